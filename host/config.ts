@@ -1,0 +1,95 @@
+import path from 'node:path';
+
+/** Everything the service reads from its environment, read once and frozen. */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** `mysql://…` to use MySQL/MariaDB; null means the embedded SQLite file in `dataDir`. */
+  readonly databaseUrl: string | null;
+  readonly adminToken: string | null;
+  readonly ingestToken: string | null;
+  readonly configDir: string | null;
+  readonly pluginsDir: string | null;
+  readonly secretKey: string | null;
+  readonly licenceCheck: 'auto' | 'strict' | 'offline';
+  readonly licencePublicKey: string | null;
+  readonly discoverTimeoutS: number;
+  readonly debounceS: number;
+  readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`invalid configuration: ${problems.join('; ')}`);
+    this.problems = problems;
+  }
+}
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+const LICENCE_CHECKS = ['auto', 'strict', 'offline'] as const;
+
+/** Reads and validates the `SERVICE_*` variables; throws ConfigError naming every bad one. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const problems: string[] = [];
+  const text = (name: string): string | null => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? null : v.trim();
+  };
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const v = text(name);
+    if (v === null) return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return n;
+  };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const v = text(name);
+    if (v === null) return fallback;
+    if (!(allowed as readonly string[]).includes(v)) {
+      problems.push(`${name} must be one of ${allowed.join(', ')}`);
+      return fallback;
+    }
+    return v as T;
+  };
+  const dir = (name: string): string | null => {
+    const v = text(name);
+    return v === null ? null : path.resolve(cwd, v);
+  };
+
+  const databaseUrl = text('SERVICE_DATABASE_URL');
+  if (databaseUrl !== null && !/^mysql2?:\/\//.test(databaseUrl)) {
+    problems.push('SERVICE_DATABASE_URL must start with mysql:// (leave it unset for the embedded SQLite)');
+  }
+  const adminToken = text('SERVICE_ADMIN_TOKEN');
+  if (adminToken !== null && adminToken.length < 32) problems.push('SERVICE_ADMIN_TOKEN must be at least 32 characters');
+  const ingestToken = text('SERVICE_INGEST_TOKEN');
+  if (ingestToken !== null && ingestToken.length < 32) problems.push('SERVICE_INGEST_TOKEN must be at least 32 characters');
+  if (adminToken !== null && adminToken === ingestToken) problems.push('SERVICE_ADMIN_TOKEN and SERVICE_INGEST_TOKEN must differ');
+  const secretKey = text('SERVICE_SECRET_KEY');
+  if (secretKey !== null && secretKey.length < 32) problems.push('SERVICE_SECRET_KEY must be at least 32 characters');
+
+  const config: Config = {
+    port: int('SERVICE_PORT', 8700, 0, 65535),
+    host: text('SERVICE_HOST') ?? '0.0.0.0',
+    dataDir: dir('SERVICE_DATA_DIR') ?? path.resolve(cwd, 'data'),
+    databaseUrl,
+    adminToken,
+    ingestToken,
+    configDir: dir('SERVICE_CONFIG_DIR'),
+    pluginsDir: dir('SERVICE_PLUGINS_DIR'),
+    secretKey,
+    licenceCheck: oneOf('SERVICE_LICENCE_CHECK', LICENCE_CHECKS, 'auto'),
+    licencePublicKey: text('SERVICE_LICENCE_PUBKEY'),
+    discoverTimeoutS: int('SERVICE_DISCOVER_TIMEOUT_S', 45, 1, 3600),
+    debounceS: int('SERVICE_DEBOUNCE_S', 20, 0, 3600),
+    logLevel: oneOf('SERVICE_LOG_LEVEL', LOG_LEVELS, 'info'),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}

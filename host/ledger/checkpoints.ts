@@ -1,0 +1,91 @@
+import { appendFile, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock } from '../clock.ts';
+import type { InstallIdentity } from '../install/identity.ts';
+import { canonicalJson } from './entry.ts';
+import type { Checkpoint, LedgerRepo } from './ledger.repo.ts';
+
+export const CHECKPOINT_EVERY_EVENTS = 1000;
+export const CHECKPOINT_EVERY_MS = 60_000;
+export const CHECKPOINT_FILE = 'ledger-checkpoints.jsonl';
+
+/** A checkpoint as a line of the file: also names the key that signed it. */
+export interface FileCheckpoint extends Checkpoint {
+  key: string;
+}
+
+export function checkpointMessage(cp: Pick<Checkpoint, 'seq' | 'hash' | 'at'>): string {
+  return `checkpoint:v1${canonicalJson({ at: cp.at, hash: cp.hash, seq: cp.seq })}`;
+}
+
+/**
+ * Writes a signed `{seq, hash, at}` of the chain head to the database and appends it to a file
+ * in the data directory, every 1,000 events or 60 s (whichever first, and only when the head
+ * moved). Verify compares the chain with both, which catches a truncated or rewritten chain.
+ */
+export class Checkpointer {
+  #last: { seq: number; atMs: number } | null = null;
+  #running: Promise<Checkpoint | null> | null = null;
+  readonly file: string;
+
+  private readonly repo: LedgerRepo;
+  private readonly identity: InstallIdentity;
+  private readonly clock: Clock;
+
+  constructor(repo: LedgerRepo, identity: InstallIdentity, clock: Clock, dataDir: string) {
+    this.repo = repo;
+    this.identity = identity;
+    this.clock = clock;
+    this.file = path.join(dataDir, CHECKPOINT_FILE);
+  }
+
+  /** Writes a checkpoint if one is due; safe to call as often as you like. */
+  maybeWrite(): Promise<Checkpoint | null> {
+    this.#running ??= this.#maybeWrite().finally(() => {
+      this.#running = null;
+    });
+    return this.#running;
+  }
+
+  async #maybeWrite(): Promise<Checkpoint | null> {
+    const now = this.clock.now().getTime();
+    if (this.#last === null) {
+      const last = await this.repo.lastCheckpoint();
+      this.#last = last === null ? { seq: 0, atMs: now } : { seq: last.seq, atMs: new Date(last.at).getTime() };
+    }
+    const head = await this.repo.head();
+    const due = head.seq - this.#last.seq >= CHECKPOINT_EVERY_EVENTS || (head.seq > this.#last.seq && now - this.#last.atMs >= CHECKPOINT_EVERY_MS);
+    if (!due) return null;
+    const at = new Date(now).toISOString();
+    const cp: Checkpoint = { seq: head.seq, hash: head.hash, at, signature: this.identity.sign(checkpointMessage({ seq: head.seq, hash: head.hash, at })) };
+    await this.repo.saveCheckpoint(cp);
+    const line: FileCheckpoint = { ...cp, key: this.identity.fingerprint };
+    await appendFile(this.file, JSON.stringify(line) + '\n', { mode: 0o600, flag: 'a' });
+    this.#last = { seq: cp.seq, atMs: now };
+    return cp;
+  }
+}
+
+/** The file's checkpoints; a missing file is none, an unreadable line is reported as such. */
+export async function readCheckpointFile(file: string): Promise<{ checkpoints: FileCheckpoint[]; unreadable: number }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { checkpoints: [], unreadable: 0 };
+    throw e;
+  }
+  const checkpoints: FileCheckpoint[] = [];
+  let unreadable = 0;
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      const v = JSON.parse(line) as FileCheckpoint;
+      if (Number.isInteger(v.seq) && typeof v.hash === 'string' && typeof v.at === 'string' && typeof v.signature === 'string' && typeof v.key === 'string') checkpoints.push(v);
+      else unreadable++;
+    } catch {
+      unreadable++;
+    }
+  }
+  return { checkpoints, unreadable };
+}

@@ -1,0 +1,65 @@
+import type { Server } from 'restify';
+import { AppError } from '../errors.ts';
+import type { Guard } from '../http/guard.ts';
+import { optionalInt, optionalText, queryOf } from '../http/query.ts';
+import { route } from '../http/respond.ts';
+import { bodyValidator } from '../http/validate.ts';
+import type { Logger } from '../log.ts';
+import type { EventInput } from './entry.ts';
+import type { Ledger } from './ledger.service.ts';
+import type { VerifyReport } from './verify.ts';
+
+export const CALLER_PREFIXES = ['signal.', 'retrieval.', 'model.', 'check.', 'decision.', 'approval.', 'action.', 'outcome.', 'config.', 'connector.', 'system.', 'human.'] as const;
+export const MAX_LEDGER_PAGE = 2000;
+const DEFAULT_LEDGER_PAGE = 100;
+
+const eventBody = bodyValidator<EventInput>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'actor'],
+  properties: {
+    type: { type: 'string', minLength: 1, maxLength: 100 },
+    actor: { type: 'string', minLength: 1, maxLength: 255 },
+    reason: { type: 'string', maxLength: 4000 },
+    data: { type: 'object' },
+    trace: { type: 'string', minLength: 1, maxLength: 128 },
+  },
+});
+
+export function ledgerRoutes(server: Server, deps: { log: Logger; guard: Guard; ledger: Ledger; verify: () => Promise<VerifyReport> }): void {
+  const { log, guard, ledger } = deps;
+
+  server.get('/v1/ledger', route(log, async (req) => {
+    guard.bearer(req);
+    const q = queryOf(req);
+    const order = q.get('order') ?? 'desc';
+    if (order !== 'asc' && order !== 'desc') throw new AppError('invalid_parameter', 'order must be asc or desc');
+    const limit = Math.min(optionalInt(q, 'limit', 1) ?? DEFAULT_LEDGER_PAGE, MAX_LEDGER_PAGE);
+    const result = await ledger.find({
+      type: optionalText(q, 'type', 100),
+      actor: optionalText(q, 'actor', 255),
+      trace: optionalText(q, 'trace', 128),
+      q: optionalText(q, 'q', 200),
+      beforeSeq: optionalInt(q, 'before_seq', 0),
+      afterSeq: optionalInt(q, 'after_seq', 0),
+      limit,
+      order,
+    });
+    return [200, result];
+  }));
+
+  server.get('/v1/ledger/verify', route(log, async (req) => {
+    guard.bearer(req);
+    return [200, await deps.verify()];
+  }));
+
+  server.post('/v1/events', route(log, async (req) => {
+    guard.ingest(req);
+    const input = eventBody(req.body);
+    if (!CALLER_PREFIXES.some((p) => input.type.startsWith(p))) {
+      throw new AppError('invalid_event_type', `type must start with one of ${CALLER_PREFIXES.join(' ')}`);
+    }
+    const { seq, hash } = await ledger.append(input);
+    return [201, { seq, hash }];
+  }));
+}

@@ -1,0 +1,173 @@
+import type { Clock } from '../clock.ts';
+import { AppError } from '../errors.ts';
+import type { Trx } from '../storage/db.ts';
+import { canonicalJson, entryHash, entryText, toEvent, type ChainHead, type EventInput, type LedgerEvent, type StoredEntry } from './entry.ts';
+import type { LedgerFilter, LedgerRepo } from './ledger.repo.ts';
+import { redactSecrets } from './redact.ts';
+
+/** An event checked, redacted and serialised, waiting only for its place in the chain. */
+interface Prepared {
+  type: string;
+  actor: string;
+  reason: string;
+  data: string;
+  trace: string | null;
+}
+
+interface Waiting {
+  event: Prepared;
+  resolve(head: ChainHead): void;
+  reject(err: unknown): void;
+}
+
+/** Appends one event inside the current transaction (see Ledger.transact). */
+export type RecordEvent = (event: EventInput) => Promise<ChainHead>;
+
+export const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$/;
+const MAX_DATA_BYTES = 64 * 1024;
+const MAX_BATCH = 1000;
+
+/**
+ * The hash-chained audit log. Two ways in:
+ * - `append(event)`: a standalone event. Concurrent calls are grouped into one transaction
+ *   (group commit), which is what makes 8 writers fast; each caller's promise resolves only
+ *   after its commit.
+ * - `transact(fn)`: an audited change. The change and its events commit in one transaction, so
+ *   when the ledger cannot be written the change is not made either (fail closed).
+ * Either way a failure to write answers `ledger_unavailable` (503).
+ */
+export class Ledger {
+  #queue: Waiting[] = [];
+  #flushing = false;
+  #listeners: Array<(head: ChainHead) => void> = [];
+
+  readonly repo: LedgerRepo;
+  private readonly clock: Clock;
+
+  constructor(repo: LedgerRepo, clock: Clock) {
+    this.repo = repo;
+    this.clock = clock;
+  }
+
+  /** Called with the new head after every commit that appended events. */
+  onCommit(listener: (head: ChainHead) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  append(input: EventInput): Promise<ChainHead> {
+    let event: Prepared;
+    try {
+      event = prepare(input);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ event, resolve, reject });
+      if (!this.#flushing) void this.#flush();
+    });
+  }
+
+  /** Runs `fn` in a transaction; `record` appends events to the chain inside that same transaction. */
+  async transact<T>(fn: (trx: Trx, record: RecordEvent) => Promise<T>): Promise<T> {
+    const done: { last: ChainHead | null } = { last: null };
+    const result = await this.#withStorage(() =>
+      this.repo.db.transaction(async (trx) => {
+        const record = async (input: EventInput): Promise<ChainHead> => {
+          const [head] = await this.#write(trx, [prepare(input)]);
+          done.last = head!;
+          return head!;
+        };
+        return fn(trx, record);
+      }),
+    );
+    if (done.last !== null) this.#committed(done.last);
+    return result;
+  }
+
+  async head(): Promise<ChainHead> {
+    return this.#withStorage(() => this.repo.head());
+  }
+
+  async find(filter: LedgerFilter): Promise<{ events: LedgerEvent[]; more: boolean }> {
+    const { rows, more } = await this.#withStorage(() => this.repo.find(filter));
+    return { events: rows.map(toEvent), more };
+  }
+
+  async #flush(): Promise<void> {
+    this.#flushing = true;
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, MAX_BATCH);
+      try {
+        const heads = await this.repo.db.transaction((trx) => this.#write(trx, batch.map((w) => w.event)));
+        batch.forEach((w, i) => w.resolve(heads[i]!));
+        this.#committed(heads[heads.length - 1]!);
+      } catch (e) {
+        const err = e instanceof AppError ? e : new AppError('ledger_unavailable');
+        for (const w of batch) w.reject(err);
+      }
+    }
+    this.#flushing = false;
+  }
+
+  /** Places events after the locked head and writes them; any storage failure is ledger_unavailable. */
+  async #write(trx: Trx, events: Prepared[]): Promise<ChainHead[]> {
+    try {
+      let head = await this.repo.lockHead(trx);
+      const at = this.clock.now().toISOString();
+      const rows: StoredEntry[] = [];
+      const heads: ChainHead[] = [];
+      for (const e of events) {
+        const seq = head.seq + 1;
+        const hash = entryHash(head.hash, entryText({ seq, at, ...e }));
+        rows.push({ seq, at, ...e, prev_hash: head.hash, hash });
+        head = { seq, hash };
+        heads.push(head);
+      }
+      await this.repo.insert(trx, rows, head);
+      return heads;
+    } catch (e) {
+      throw new AppError('ledger_unavailable', e instanceof AppError ? e.message : undefined);
+    }
+  }
+
+  #committed(head: ChainHead): void {
+    for (const l of this.#listeners) l(head);
+  }
+
+  async #withStorage<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof AppError) throw e;
+      if (isStorageFailure(e)) throw new AppError('ledger_unavailable');
+      throw e;
+    }
+  }
+}
+
+/** Connection-level failures (not a constraint violated by the change itself). */
+export function isStorageFailure(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return e instanceof Error && /Knex: Timeout acquiring a connection|pool is probably full|closed/i.test(e.message);
+  return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|PROTOCOL_CONNECTION_LOST|ER_CON_COUNT_ERROR|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_IOERR.*|SQLITE_READONLY.*|SQLITE_FULL|SQLITE_CANTOPEN|SQLITE_CORRUPT)$/.test(code);
+}
+
+function prepare(input: EventInput): Prepared {
+  if (typeof input.type !== 'string' || input.type.length > 100 || !TYPE_PATTERN.test(input.type)) {
+    throw new AppError('invalid_event_type', 'type must be a dotted lower-case name such as human.deploy');
+  }
+  if (typeof input.actor !== 'string' || input.actor.length === 0 || input.actor.length > 255) {
+    throw new AppError('invalid_body', 'actor must be 1 to 255 characters');
+  }
+  const reason = input.reason ?? '';
+  if (typeof reason !== 'string' || reason.length > 4000) throw new AppError('invalid_body', 'reason must be at most 4000 characters');
+  const trace = input.trace ?? null;
+  if (trace !== null && (typeof trace !== 'string' || trace.length === 0 || trace.length > 128)) {
+    throw new AppError('invalid_body', 'trace must be 1 to 128 characters');
+  }
+  const raw = input.data ?? {};
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new AppError('invalid_body', 'data must be an object');
+  const data = canonicalJson(redactSecrets(raw));
+  if (Buffer.byteLength(data) > MAX_DATA_BYTES) throw new AppError('invalid_body', 'data must be at most 64 KiB of JSON');
+  return { type: input.type, actor: input.actor, reason, data, trace };
+}

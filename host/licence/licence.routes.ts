@@ -1,0 +1,37 @@
+import type { Server } from 'restify';
+import type { Guard } from '../http/guard.ts';
+import { route } from '../http/respond.ts';
+import { bodyValidator } from '../http/validate.ts';
+import type { Logger } from '../log.ts';
+import type { LicenceService } from './licence.service.ts';
+
+const installBody = bodyValidator<{ licence: Record<string, unknown> }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['licence'],
+  properties: { licence: { type: 'object' } },
+});
+
+const redeemBody = bodyValidator<{ customer?: string }>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { customer: { type: 'string', minLength: 1, maxLength: 200 } },
+});
+
+export function licenceRoutes(server: Server, deps: { log: Logger; guard: Guard; licences: LicenceService }): void {
+  const { log, guard, licences } = deps;
+
+  server.post('/v1/licence', route(log, async (req) => {
+    const who = guard.bearer(req);
+    guard.role(who, 'owner');
+    const { licence } = installBody(req.body);
+    return [200, { licence: await licences.installLicence(licence, who.actor) }];
+  }));
+
+  server.post('/v1/licence/redeem', route(log, async (req) => {
+    const who = guard.bearer(req);
+    guard.role(who, 'owner');
+    const { customer } = redeemBody(req.body ?? {});
+    return [201, { licence: await licences.redeemTrial(customer, who.actor) }];
+  }));
+}

@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { KeyObject } from 'node:crypto';
+import { DAY, type Clock } from '../clock.ts';
+import { AppError } from '../errors.ts';
+import type { InstallIdentity } from '../install/identity.ts';
+import type { InstallRepo } from '../install/install.repo.ts';
+import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
+import type { Trx } from '../storage/db.ts';
+import { checkLicence, licenceStatus, parsePublicKey, signedMessage, VENDOR_PUBLIC_KEY, type Licence, type LicenceStatus } from './licence.ts';
+import type { LicenceRepo } from './licence.repo.ts';
+
+export const TRIAL_DAYS = 30;
+
+/** Called inside the transaction that changed the licence, so the mode change commits with it. */
+export type AfterLicenceChange = (trx: Trx, record: RecordEvent) => Promise<void>;
+
+/**
+ * The licence in force: a file-managed one (licence.json in SERVICE_CONFIG_DIR, read at start)
+ * or the newest one installed over the API or redeemed as a trial. Stored licences are checked
+ * again on every read, so an edited row counts as invalid.
+ */
+export class LicenceService {
+  readonly fileManaged: boolean;
+  readonly #fileLicence: Licence | null = null;
+  readonly #vendorKeys: KeyObject[];
+
+  private readonly repo: LicenceRepo;
+  private readonly install: InstallRepo;
+  private readonly identity: InstallIdentity;
+  private readonly ledger: Ledger;
+  private readonly clock: Clock;
+  private readonly afterChange: AfterLicenceChange;
+
+  constructor(
+    repo: LicenceRepo,
+    install: InstallRepo,
+    identity: InstallIdentity,
+    ledger: Ledger,
+    clock: Clock,
+    opts: { configDir: string | null; extraPublicKey: string | null },
+    afterChange: AfterLicenceChange,
+  ) {
+    this.repo = repo;
+    this.install = install;
+    this.identity = identity;
+    this.ledger = ledger;
+    this.clock = clock;
+    this.afterChange = afterChange;
+    this.#vendorKeys = [parsePublicKey(VENDOR_PUBLIC_KEY), ...(opts.extraPublicKey === null ? [] : [parsePublicKey(opts.extraPublicKey)])];
+    const file = opts.configDir === null ? null : path.join(opts.configDir, 'licence.json');
+    let text: string | null = null;
+    try {
+      if (file !== null) text = readFileSync(file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    }
+    this.fileManaged = text !== null;
+    if (text !== null) {
+      try {
+        this.#fileLicence = this.#check(JSON.parse(text));
+      } catch {
+        this.#fileLicence = null;
+      }
+    }
+  }
+
+  /** The licence in force and where it stands now. */
+  async status(trx?: Trx): Promise<LicenceStatus> {
+    if (this.fileManaged) return licenceStatus(this.#fileLicence, this.clock.now(), this.#fileLicence === null);
+    const row = await this.repo.latest(trx);
+    if (row === null) return licenceStatus(null, this.clock.now());
+    try {
+      return licenceStatus(this.#check(JSON.parse(row.body)), this.clock.now());
+    } catch {
+      return licenceStatus(null, this.clock.now(), true);
+    }
+  }
+
+  async installLicence(candidate: unknown, actor: string): Promise<LicenceStatus> {
+    if (this.fileManaged) throw new AppError('licence_file_managed', 'the licence is mounted from licence.json in SERVICE_CONFIG_DIR');
+    const licence = this.#check(candidate);
+    await this.ledger.transact(async (trx, record) => {
+      await this.repo.insert(trx, { body: JSON.stringify(licence), source: 'api', installed_by: actor, installed_at: this.clock.now().toISOString() });
+      await record({ type: 'config.licence_installed', actor, reason: `licence for ${licence.customer} installed`, data: summary(licence) });
+      await this.afterChange(trx, record);
+    });
+    return this.status();
+  }
+
+  /** Starts the 30-day trial bound to this install, once per install. */
+  async redeemTrial(customer: string | undefined, actor: string): Promise<LicenceStatus> {
+    if (this.fileManaged) throw new AppError('licence_file_managed', 'the licence is mounted from licence.json in SERVICE_CONFIG_DIR');
+    const now = this.clock.now();
+    const unsigned: Omit<Licence, 'signature'> = {
+      customer: customer ?? 'Trial',
+      tier: 'trial',
+      services: 50,
+      installs: 1,
+      features: [],
+      issued_at: now.toISOString(),
+      expires_at: new Date(now.getTime() + TRIAL_DAYS * DAY).toISOString(),
+      grace_days: 0,
+      install: this.identity.fingerprint,
+    };
+    const licence: Licence = { ...unsigned, signature: this.identity.sign(signedMessage(unsigned)) };
+    await this.ledger.transact(async (trx, record) => {
+      await this.install.lock(trx);
+      if (!(await this.install.markTrialRedeemed(trx, now.toISOString()))) throw new AppError('trial_already_used', 'this install has already had its trial');
+      await this.repo.insert(trx, { body: JSON.stringify(licence), source: 'trial', installed_by: actor, installed_at: now.toISOString() });
+      await record({ type: 'config.trial_started', actor, reason: `${TRIAL_DAYS}-day trial started`, data: summary(licence) });
+      await this.afterChange(trx, record);
+    });
+    return this.status();
+  }
+
+  /** Vendor keys for every tier; this install's own key only for its own trial. */
+  #check(candidate: unknown): Licence {
+    const tier = (candidate as { tier?: unknown } | null)?.tier;
+    const keys = tier === 'trial' ? [...this.#vendorKeys, this.identity.publicKey] : this.#vendorKeys;
+    return checkLicence(candidate, keys, this.identity.fingerprint);
+  }
+}
+
+function summary(l: Licence): Record<string, unknown> {
+  return { customer: l.customer, tier: l.tier, services: l.services, installs: l.installs, expires_at: l.expires_at, grace_days: l.grace_days };
+}

@@ -1,0 +1,53 @@
+import type { Mode } from '../http/guard.ts';
+import type { PeopleRepo } from '../identity/people.repo.ts';
+import type { InstallRepo } from '../install/install.repo.ts';
+import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
+import { isUsable } from '../licence/licence.ts';
+import type { LicenceService } from '../licence/licence.service.ts';
+import type { Trx } from '../storage/db.ts';
+
+/**
+ * The operating mode, always worked out from the database (so every host process agrees):
+ * `setup` without a usable licence, `configuring` once licensed but before the first owner,
+ * `operating` after that. The last mode seen is stored so that each change is recorded once
+ * (`system.mode_changed`), even with several processes racing.
+ */
+export class ModeService {
+  private readonly licences: LicenceService;
+  private readonly people: PeopleRepo;
+  private readonly install: InstallRepo;
+  private readonly ledger: Ledger;
+
+  constructor(
+    licences: LicenceService,
+    people: PeopleRepo,
+    install: InstallRepo,
+    ledger: Ledger,
+  ) {
+    this.licences = licences;
+    this.people = people;
+    this.install = install;
+    this.ledger = ledger;
+  }
+
+  async current(trx?: Trx): Promise<Mode> {
+    if (!isUsable(await this.licences.status(trx))) return 'setup';
+    return (await this.people.count(trx)) === 0 ? 'configuring' : 'operating';
+  }
+
+  /** Inside a change's transaction: records a mode change that change caused. */
+  async recordChange(trx: Trx, record: RecordEvent): Promise<void> {
+    const stored = (await this.install.get(trx))?.mode ?? 'setup';
+    const now = await this.current(trx);
+    if (now !== stored && (await this.install.moveMode(trx, stored, now))) {
+      await record({ type: 'system.mode_changed', actor: 'system', reason: `mode ${stored} → ${now}`, data: { from: stored, to: now } });
+    }
+  }
+
+  /** Periodic: catches changes that time alone causes (a licence running out of grace). */
+  async sync(): Promise<void> {
+    const stored = (await this.install.get())?.mode ?? 'setup';
+    if ((await this.current()) === stored) return;
+    await this.ledger.transact((trx, record) => this.recordChange(trx, record));
+  }
+}

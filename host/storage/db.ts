@@ -1,0 +1,55 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import knex, { type Knex } from 'knex';
+import type { Config } from '../config.ts';
+
+export type Db = Knex;
+export type Trx = Knex.Transaction;
+
+/** Which engine a Knex instance talks to; the few engine-specific statements branch on it. */
+export function dialect(db: Knex): 'mysql' | 'sqlite' {
+  return db.client.config.client === 'mysql2' ? 'mysql' : 'sqlite';
+}
+
+/**
+ * Opens the database the configuration names: MySQL/MariaDB through mysql2 when
+ * SERVICE_DATABASE_URL is set, else the embedded SQLite file `service.db` in the data directory
+ * (WAL, synchronous=NORMAL: a commit survives the process being killed; see docs/storage.md).
+ */
+export function openDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Db {
+  if (config.databaseUrl !== null) {
+    const url = new URL(config.databaseUrl.replace(/^mysql2:/, 'mysql:'));
+    return knex({
+      client: 'mysql2',
+      connection: {
+        host: url.hostname,
+        port: url.port === '' ? 3306 : Number(url.port),
+        user: decodeURIComponent(url.username),
+        password: decodeURIComponent(url.password),
+        database: url.pathname.replace(/^\//, ''),
+        charset: 'utf8mb4',
+        timezone: 'Z',
+        supportBigNumbers: true,
+      },
+      pool: { min: 0, max: 10 },
+      acquireConnectionTimeout: 10_000,
+    });
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+  return knex({
+    client: 'better-sqlite3',
+    connection: { filename: path.join(config.dataDir, 'service.db') },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
+        conn.pragma('journal_mode = WAL');
+        conn.pragma('synchronous = NORMAL');
+        conn.pragma('busy_timeout = 5000');
+        conn.pragma('foreign_keys = ON');
+        done(null, conn);
+      },
+    },
+  });
+}

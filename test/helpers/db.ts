@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import knex from 'knex';
+
+/**
+ * Where a test's database lives. `npm test` runs on SQLite; with TEST_DATABASE_URL set to a
+ * MySQL/MariaDB server (`mysql://root@127.0.0.1:3306`), each test gets a throwaway database of
+ * its own on that server, dropped afterwards.
+ */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL?.trim() || null;
+export const ENGINE: 'mysql' | 'sqlite' = TEST_DATABASE_URL === null ? 'sqlite' : 'mysql';
+
+export interface TestStore {
+  dataDir: string;
+  databaseUrl: string | null;
+  cleanup(): Promise<void>;
+}
+
+export async function createTestStore(): Promise<TestStore> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'oncall-test-'));
+  if (TEST_DATABASE_URL === null) {
+    return { dataDir, databaseUrl: null, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  }
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  await withServer(TEST_DATABASE_URL, (db) => db.raw(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`));
+  const url = new URL(TEST_DATABASE_URL);
+  url.pathname = `/${name}`;
+  return {
+    dataDir,
+    databaseUrl: url.toString(),
+    cleanup: async () => {
+      await withServer(TEST_DATABASE_URL, (db) => db.raw(`drop database if exists \`${name}\``));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs `fn` on a connection to the server itself (no database selected). */
+export async function withServer<T>(serverUrl: string, fn: (db: knex.Knex) => Promise<T>): Promise<T> {
+  const url = new URL(serverUrl);
+  const db = knex({
+    client: 'mysql2',
+    connection: { host: url.hostname, port: Number(url.port || 3306), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) },
+    pool: { min: 0, max: 1 },
+  });
+  try {
+    return await fn(db);
+  } finally {
+    await db.destroy();
+  }
+}
