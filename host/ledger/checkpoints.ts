@@ -2,7 +2,7 @@ import { appendFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.ts';
 import type { InstallIdentity } from '../install/identity.ts';
-import { canonicalJson } from './entry.ts';
+import { canonicalJson, type ChainHead } from './entry.ts';
 import type { Checkpoint, LedgerRepo } from './ledger.repo.ts';
 
 export const CHECKPOINT_EVERY_EVENTS = 1000;
@@ -25,7 +25,7 @@ export function checkpointMessage(cp: Pick<Checkpoint, 'seq' | 'hash' | 'at'>): 
  */
 export class Checkpointer {
   #last: { seq: number; atMs: number } | null = null;
-  #running: Promise<Checkpoint | null> | null = null;
+  #chain: Promise<unknown> = Promise.resolve();
   readonly file: string;
 
   private readonly repo: LedgerRepo;
@@ -39,23 +39,28 @@ export class Checkpointer {
     this.file = path.join(dataDir, CHECKPOINT_FILE);
   }
 
-  /** Writes a checkpoint if one is due; safe to call as often as you like. */
-  maybeWrite(): Promise<Checkpoint | null> {
-    this.#running ??= this.#maybeWrite().finally(() => {
-      this.#running = null;
-    });
-    return this.#running;
+  /**
+   * Writes a checkpoint if one is due. `head` is the head a commit just made (no read needed);
+   * without it the head is read from the database (the periodic tick, which also sees other
+   * processes' appends). Calls run one after another, each judging "due" at its own time.
+   */
+  maybeWrite(head?: ChainHead): Promise<Checkpoint | null> {
+    const run = this.#chain.then(() => this.#maybeWrite(head));
+    this.#chain = run.catch(() => null);
+    return run;
   }
 
-  async #maybeWrite(): Promise<Checkpoint | null> {
+  async #maybeWrite(known?: ChainHead): Promise<Checkpoint | null> {
     const now = this.clock.now().getTime();
     if (this.#last === null) {
       const last = await this.repo.lastCheckpoint();
       this.#last = last === null ? { seq: 0, atMs: now } : { seq: last.seq, atMs: new Date(last.at).getTime() };
     }
-    const head = await this.repo.head();
-    const due = head.seq - this.#last.seq >= CHECKPOINT_EVERY_EVENTS || (head.seq > this.#last.seq && now - this.#last.atMs >= CHECKPOINT_EVERY_MS);
-    if (!due) return null;
+    const last = this.#last;
+    const due = (h: ChainHead) => h.seq - last.seq >= CHECKPOINT_EVERY_EVENTS || (h.seq > last.seq && now - last.atMs >= CHECKPOINT_EVERY_MS);
+    if (known !== undefined && !due(known)) return null;
+    const head = known ?? (await this.repo.head());
+    if (!due(head)) return null;
     const at = new Date(now).toISOString();
     const cp: Checkpoint = { seq: head.seq, hash: head.hash, at, signature: this.identity.sign(checkpointMessage({ seq: head.seq, hash: head.hash, at })) };
     await this.repo.saveCheckpoint(cp);

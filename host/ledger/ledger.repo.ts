@@ -1,4 +1,8 @@
 import { dialect, type Db, type Trx } from '../storage/db.ts';
+import { withStatements, type Statement } from '../storage/sqlite-statements.ts';
+import { LEDGER_COLUMNS, MysqlAppender, type Chained } from './mysql-appender.ts';
+
+export type { Chained };
 import type { ChainHead, StoredEntry } from './entry.ts';
 
 /** Filters of GET /v1/ledger; every one optional. */
@@ -20,8 +24,26 @@ export interface Checkpoint {
   signature: string;
 }
 
-const COLUMNS = ['seq', 'at', 'type', 'actor', 'reason', 'data', 'trace', 'prev_hash', 'hash'] as const;
+const COLUMNS = LEDGER_COLUMNS;
+const SQL = {
+  head: 'select seq, hash from ledger_head where id = 1',
+  insert: `insert into ledger_events (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')})`,
+  setHead: 'update ledger_head set seq = ?, hash = ? where id = 1',
+  page: `select ${COLUMNS.join(', ')} from ledger_events where seq > ? order by seq limit ?`,
+};
 const INSERT_CHUNK = 200;
+
+function asHead(row: unknown): ChainHead {
+  const r = row as ChainHead | undefined;
+  if (r === undefined) throw new Error('ledger_head row is missing');
+  return { seq: Number(r.seq), hash: r.hash };
+}
+
+function insertRows(sql: (text: string) => Statement, rows: StoredEntry[], head: ChainHead): void {
+  const insert = sql(SQL.insert);
+  for (const r of rows) insert.run(...COLUMNS.map((c) => r[c]));
+  sql(SQL.setHead).run(head.seq, head.hash);
+}
 
 /** LIKE pattern that matches `text` literally (`!` is the escape character). */
 function literal(text: string): string {
@@ -31,26 +53,69 @@ function literal(text: string): string {
 /** The only code that touches ledger_events, ledger_head and ledger_checkpoints. */
 export class LedgerRepo {
   readonly db: Db;
+  /** SQLite's hot paths run on cached prepared statements (see storage/sqlite-statements.ts). */
+  readonly #sqlite: boolean;
+  readonly #mysql: MysqlAppender | null;
 
   constructor(db: Db) {
     this.db = db;
+    this.#sqlite = dialect(db) === 'sqlite';
+    this.#mysql = this.#sqlite ? null : new MysqlAppender(db);
+  }
+
+  /** Closes what the repo opened beside the Knex pool (MySQL's appender connection). */
+  async close(): Promise<void> {
+    await this.#mysql?.close();
   }
 
   /** Reads the head inside `trx`, locking it on MySQL so appends from every process queue here. */
   async lockHead(trx: Trx): Promise<ChainHead> {
-    const q = trx('ledger_head').select('seq', 'hash').where({ id: 1 });
-    const row = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q).first()) as ChainHead | undefined;
+    const row = (this.#sqlite
+      ? await withStatements(trx, ({ sql }) => sql(SQL.head).get())
+      : await trx('ledger_head').select('seq', 'hash').where({ id: 1 }).forUpdate().first()) as ChainHead | undefined;
     if (row === undefined) throw new Error('ledger_head row is missing');
     return { seq: Number(row.seq), hash: row.hash };
   }
 
   async insert(trx: Trx, rows: StoredEntry[], head: ChainHead): Promise<void> {
+    if (this.#sqlite) {
+      await withStatements(trx, ({ sql }) => insertRows(sql, rows, head));
+      return;
+    }
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) await trx('ledger_events').insert(rows.slice(i, i + INSERT_CHUNK));
     await trx('ledger_head').where({ id: 1 }).update({ seq: head.seq, hash: head.hash });
   }
 
+  /**
+   * Appends the rows `build` makes on the current head, in a transaction of their own. On SQLite
+   * this is one synchronous transaction on the raw connection (no Knex transaction per commit);
+   * the pool's single connection still serialises it with every Knex transaction. On MySQL it
+   * goes through the appender's connection in two round trips (mysql-appender.ts).
+   */
+  async appendAlone(build: (head: ChainHead) => Chained): Promise<Chained> {
+    if (this.#sqlite) {
+      return withStatements(this.db, ({ sql, atomically }) =>
+        atomically(() => {
+          const chained = build(asHead(sql(SQL.head).get()));
+          insertRows(sql, chained.rows, chained.head);
+          return chained;
+        }),
+      );
+    }
+    return this.#mysql!.append(build);
+  }
+
+  /** Appends the rows `build` makes on the head, locked, inside the caller's transaction. */
+  async appendIn(trx: Trx, build: (head: ChainHead) => Chained): Promise<Chained> {
+    const chained = build(await this.lockHead(trx));
+    await this.insert(trx, chained.rows, chained.head);
+    return chained;
+  }
+
   async head(): Promise<ChainHead> {
-    const row = (await this.db('ledger_head').select('seq', 'hash').where({ id: 1 }).first()) as ChainHead | undefined;
+    const row = (this.#sqlite
+      ? await withStatements(this.db, ({ sql }) => sql(SQL.head).get())
+      : await this.db('ledger_head').select('seq', 'hash').where({ id: 1 }).first()) as ChainHead | undefined;
     return row === undefined ? { seq: 0, hash: '0'.repeat(64) } : { seq: Number(row.seq), hash: row.hash };
   }
 
@@ -72,14 +137,29 @@ export class LedgerRepo {
     return { rows, more };
   }
 
-  /** Rows with seq > afterSeq in order, `size` at a time: verify streams the chain with this. */
-  async page(afterSeq: number, size: number): Promise<StoredEntry[]> {
-    return (await this.db('ledger_events').select(...COLUMNS).where('seq', '>', afterSeq).orderBy('seq', 'asc').limit(size)) as StoredEntry[];
-  }
-
-  async lastSeq(): Promise<number> {
-    const row = (await this.db('ledger_events').max({ seq: 'seq' }).first()) as { seq: number | null } | undefined;
-    return row?.seq == null ? 0 : Number(row.seq);
+  /**
+   * Hands the rows with seq > afterSeq to `each`, in order, at most `size` of them, and says how
+   * many there were: verify streams the chain with this. On SQLite the rows come one at a time
+   * from the statement, so none outlives its turn (verify stays in constant memory).
+   */
+  async eachAfter(afterSeq: number, size: number, each: (row: StoredEntry) => boolean): Promise<number> {
+    if (this.#sqlite) {
+      return withStatements(this.db, ({ sql }) => {
+        let n = 0;
+        for (const row of sql(SQL.page).iterate(afterSeq, size)) {
+          n++;
+          if (!each(row as StoredEntry)) break;
+        }
+        return n;
+      });
+    }
+    const rows = (await this.db('ledger_events').select(...COLUMNS).where('seq', '>', afterSeq).orderBy('seq', 'asc').limit(size)) as StoredEntry[];
+    let n = 0;
+    for (const row of rows) {
+      n++;
+      if (!each(row)) break;
+    }
+    return n;
   }
 
   async saveCheckpoint(cp: Checkpoint): Promise<void> {

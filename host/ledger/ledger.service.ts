@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Trx } from '../storage/db.ts';
 import { canonicalJson, entryHash, entryText, toEvent, type ChainHead, type EventInput, type LedgerEvent, type StoredEntry } from './entry.ts';
-import type { LedgerFilter, LedgerRepo } from './ledger.repo.ts';
+import type { Chained, LedgerFilter, LedgerRepo } from './ledger.repo.ts';
 import { redactSecrets } from './redact.ts';
 
 /** An event checked, redacted and serialised, waiting only for its place in the chain. */
@@ -63,7 +63,12 @@ export class Ledger {
     }
     return new Promise((resolve, reject) => {
       this.#queue.push({ event, resolve, reject });
-      if (!this.#flushing) void this.#flush();
+      if (!this.#flushing) {
+        // Start on the next turn, not now: writers whose previous append just resolved are
+        // still queued as microtasks, and waiting for them lets one commit carry them all.
+        this.#flushing = true;
+        setImmediate(() => void this.#flush());
+      }
     });
   }
 
@@ -73,9 +78,10 @@ export class Ledger {
     const result = await this.#withStorage(() =>
       this.repo.db.transaction(async (trx) => {
         const record = async (input: EventInput): Promise<ChainHead> => {
-          const [head] = await this.#write(trx, [prepare(input)]);
-          done.last = head!;
-          return head!;
+          const event = prepare(input);
+          const { head } = await this.#guarded(() => this.repo.appendIn(trx, (h) => this.#chain(h, [event])));
+          done.last = head;
+          return head;
         };
         return fn(trx, record);
       }),
@@ -94,37 +100,40 @@ export class Ledger {
   }
 
   async #flush(): Promise<void> {
-    this.#flushing = true;
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, MAX_BATCH);
       try {
-        const heads = await this.repo.db.transaction((trx) => this.#write(trx, batch.map((w) => w.event)));
-        batch.forEach((w, i) => w.resolve(heads[i]!));
-        this.#committed(heads[heads.length - 1]!);
+        const { rows, head } = await this.#guarded(() => this.repo.appendAlone((h) => this.#chain(h, batch.map((w) => w.event))));
+        batch.forEach((w, i) => w.resolve({ seq: rows[i]!.seq, hash: rows[i]!.hash }));
+        this.#committed(head);
       } catch (e) {
         const err = e instanceof AppError ? e : new AppError('ledger_unavailable');
         for (const w of batch) w.reject(err);
       }
+      // Same reason as in append(): let the writers just resolved queue their next events.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     this.#flushing = false;
   }
 
-  /** Places events after the locked head and writes them; any storage failure is ledger_unavailable. */
-  async #write(trx: Trx, events: Prepared[]): Promise<ChainHead[]> {
+  /** Places events after `head`: their seqs, timestamps and hashes. */
+  #chain(head: ChainHead, events: Prepared[]): Chained {
+    const at = this.clock.now().toISOString();
+    const rows: StoredEntry[] = [];
+    let h = head;
+    for (const e of events) {
+      const seq = h.seq + 1;
+      const hash = entryHash(h.hash, entryText({ at, ...e }, seq));
+      rows.push({ seq, at, ...e, prev_hash: h.hash, hash });
+      h = { seq, hash };
+    }
+    return { rows, head: h };
+  }
+
+  /** Any failure to write the chain is `ledger_unavailable`, whatever the storage said. */
+  async #guarded<T>(fn: () => Promise<T>): Promise<T> {
     try {
-      let head = await this.repo.lockHead(trx);
-      const at = this.clock.now().toISOString();
-      const rows: StoredEntry[] = [];
-      const heads: ChainHead[] = [];
-      for (const e of events) {
-        const seq = head.seq + 1;
-        const hash = entryHash(head.hash, entryText({ seq, at, ...e }));
-        rows.push({ seq, at, ...e, prev_hash: head.hash, hash });
-        head = { seq, hash };
-        heads.push(head);
-      }
-      await this.repo.insert(trx, rows, head);
-      return heads;
+      return await fn();
     } catch (e) {
       throw new AppError('ledger_unavailable', e instanceof AppError ? e.message : undefined);
     }

@@ -1,6 +1,6 @@
 import type { InstallIdentity } from '../install/identity.ts';
 import { checkpointMessage, readCheckpointFile } from './checkpoints.ts';
-import { entryHash, entryText, GENESIS_HASH, type ChainHead } from './entry.ts';
+import { entryHash, entryText, GENESIS_HASH, type ChainHead, type StoredEntry } from './entry.ts';
 import type { Checkpoint, LedgerRepo } from './ledger.repo.ts';
 
 export type VerifyProblem =
@@ -22,7 +22,8 @@ export interface VerifyReport {
   problem: VerifyProblem | null;
 }
 
-const PAGE = 5000;
+/** Rows per database round trip; small enough that a page never outlives the young generation. */
+const PAGE = 1000;
 
 /**
  * Streams the chain in pages (constant memory) and checks, in order: consecutive seqs from 1,
@@ -47,32 +48,41 @@ export async function verifyChain(repo: LedgerRepo, identity: InstallIdentity, c
 
   let checked = 0;
   let prev: ChainHead = { seq: 0, hash: GENESIS_HASH };
-  let matched: Checkpoint | null = null;
+  // Written inside the row callback, so kept in an object (TypeScript does not track closures).
+  const state: { broken: { problem: VerifyProblem; seq: number } | null; matched: Checkpoint | null } = { broken: null, matched: null };
   const fail = (problem: VerifyProblem, seq: number): VerifyReport => ({
     ok: false,
     checked,
     first_bad_seq: seq,
     head: prev,
-    checkpoint: matched === null ? null : { seq: matched.seq, hash: matched.hash, at: matched.at },
+    checkpoint: state.matched === null ? null : { seq: state.matched.seq, hash: state.matched.hash, at: state.matched.at },
     problem,
   });
 
-  for (;;) {
-    const rows = await repo.page(prev.seq, PAGE);
-    for (const row of rows) {
-      const seq = Number(row.seq);
-      if (seq !== prev.seq + 1) return fail('seq_gap', prev.seq + 1);
-      if (row.prev_hash !== prev.hash) return fail('prev_hash_mismatch', seq);
-      if (entryHash(prev.hash, entryText({ ...row, seq })) !== row.hash) return fail('hash_mismatch', seq);
+  /** Checks one row against the one before; false (and `broken` set) at the first break. */
+  const check = (row: StoredEntry): boolean => {
+    const seq = Number(row.seq);
+    if (seq !== prev.seq + 1) state.broken = { problem: 'seq_gap', seq: prev.seq + 1 };
+    else if (row.prev_hash !== prev.hash) state.broken = { problem: 'prev_hash_mismatch', seq };
+    else if (entryHash(prev.hash, entryText(row, seq)) !== row.hash) state.broken = { problem: 'hash_mismatch', seq };
+    else {
       const cp = expected.get(seq);
-      if (cp !== undefined) {
-        if (cp.hash !== row.hash) return fail('checkpoint_mismatch', (matched?.seq ?? 0) + 1);
-        matched = cp;
-      }
-      prev = { seq, hash: row.hash };
-      checked++;
+      if (cp !== undefined && cp.hash !== row.hash) state.broken = { problem: 'checkpoint_mismatch', seq: (state.matched?.seq ?? 0) + 1 };
+      else if (cp !== undefined) state.matched = cp;
     }
-    if (rows.length < PAGE) break;
+    if (state.broken !== null) return false;
+    prev = { seq, hash: row.hash };
+    checked++;
+    return true;
+  };
+
+  for (;;) {
+    // SQLite answers synchronously: give the event loop a turn between pages so that a long
+    // verify never stops the service from answering.
+    await new Promise((resolve) => setImmediate(resolve));
+    const n = await repo.eachAfter(prev.seq, PAGE, check);
+    if (state.broken !== null) return fail(state.broken.problem, state.broken.seq);
+    if (n < PAGE) break;
   }
 
   const beyond = [...expected.keys()].filter((seq) => seq > prev.seq);
@@ -80,5 +90,5 @@ export async function verifyChain(repo: LedgerRepo, identity: InstallIdentity, c
   const stored = await repo.head();
   if (stored.seq !== prev.seq || stored.hash !== prev.hash) return fail('head_mismatch', Math.min(stored.seq, prev.seq) + 1);
   if (invalidAt !== null || fromFile.unreadable > 0) return fail('checkpoint_invalid', invalidAt ?? 1);
-  return { ok: true, checked, first_bad_seq: null, head: prev, checkpoint: matched === null ? null : { seq: matched.seq, hash: matched.hash, at: matched.at }, problem: null };
+  return { ok: true, checked, first_bad_seq: null, head: prev, checkpoint: state.matched === null ? null : { seq: state.matched.seq, hash: state.matched.hash, at: state.matched.at }, problem: null };
 }

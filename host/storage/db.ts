@@ -16,7 +16,12 @@ export function dialect(db: Knex): 'mysql' | 'sqlite' {
  * SERVICE_DATABASE_URL is set, else the embedded SQLite file `service.db` in the data directory
  * (WAL, synchronous=NORMAL: a commit survives the process being killed; see docs/storage.md).
  */
-export function openDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Db {
+export function openDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>, opts: { warn?: (message: string) => void } = {}): Db {
+  // Knex prints its own warnings with console.log unless given a sink; stdout carries JSON logs
+  // (service) or --json output (CLI), so they go where the caller says, one line each.
+  const sink = opts.warn ?? ((m: string) => process.stderr.write(`knex: ${m}\n`));
+  const line = (m: unknown) => sink(String(m).split('\n')[0]!);
+  const log = { warn: line, error: line, deprecate: line, debug: () => {} };
   if (config.databaseUrl !== null) {
     const url = new URL(config.databaseUrl.replace(/^mysql2:/, 'mysql:'));
     return knex({
@@ -33,6 +38,7 @@ export function openDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Db {
       },
       pool: { min: 0, max: 10 },
       acquireConnectionTimeout: 10_000,
+      log,
     });
   }
   mkdirSync(config.dataDir, { recursive: true });
@@ -40,6 +46,7 @@ export function openDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>): Db {
     client: 'better-sqlite3',
     connection: { filename: path.join(config.dataDir, 'service.db') },
     useNullAsDefault: true,
+    log,
     pool: {
       min: 1,
       max: 1,
