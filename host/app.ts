@@ -1,6 +1,8 @@
 import type { Server } from 'restify';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { doctorRoutes } from './doctor/doctor.routes.ts';
+import { doctorDeps, runDoctor } from './doctor/doctor.service.ts';
 import { Guard } from './http/guard.ts';
 import { createServer } from './http/server.ts';
 import { authRoutes } from './identity/auth.routes.ts';
@@ -19,6 +21,7 @@ import { licenceRoutes } from './licence/licence.routes.ts';
 import { LicenceService } from './licence/licence.service.ts';
 import { createLogger, type Logger } from './log.ts';
 import { MailSettingsRepo } from './mail/mail-settings.repo.ts';
+import { loadPlugins, pluginDirs, type PluginRegistry } from './plugins/loader.ts';
 import { SecretCipher } from './secrets/cipher.ts';
 import { ModeService } from './status/mode.service.ts';
 import { statusRoutes } from './status/status.routes.ts';
@@ -46,6 +49,10 @@ export interface App {
   readonly checkpoints: Checkpointer;
   readonly licences: LicenceService;
   readonly modes: ModeService;
+  /** Plugins found at start: loaded, broken (reported and skipped) and superseded by newer versions. */
+  readonly plugins: PluginRegistry;
+  /** Authorisation checks, for areas that register their routes on `server`. */
+  readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
   readonly adminTokenToPrint: string | null;
   verifyLedger(): Promise<VerifyReport>;
@@ -59,7 +66,7 @@ export interface App {
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config);
-  const db = openDb(config);
+  const db = openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message) });
   try {
     await migrate(db);
   } catch (e) {
@@ -75,10 +82,18 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const ledgerRepo = new LedgerRepo(db);
   const ledger = new Ledger(ledgerRepo, clock);
   const checkpoints = new Checkpointer(ledgerRepo, identity, clock, config.dataDir);
-  ledger.onCommit(() => {
-    checkpoints.maybeWrite().catch((err: unknown) => log.error({ err }, 'checkpoint failed'));
+  ledger.onCommit((head) => {
+    checkpoints.maybeWrite(head).catch((err: unknown) => log.error({ err }, 'checkpoint failed'));
   });
   const verifyLedger = () => verifyChain(ledgerRepo, identity, checkpoints.file);
+
+  const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
+  for (const b of plugins.broken) {
+    // A broken plugin is reported, never fatal: not even when the report cannot be written.
+    await ledger
+      .append({ type: 'system.plugin_broken', actor: 'system', reason: b.problem.slice(0, 4000), data: { dir: b.dir, name: b.name, version: b.version } })
+      .catch((err: unknown) => log.error({ err, plugin: { dir: b.dir } }, 'could not record a broken plugin in the ledger'));
+  }
 
   const people = new PeopleRepo(db);
   const modeRef: { modes?: ModeService } = {};
@@ -95,6 +110,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   ledgerRoutes(server, { log, guard, ledger, verify: verifyLedger });
   licenceRoutes(server, { log, guard, licences });
   authRoutes(server, { log, guard, tokens, people, bootstrap });
+  doctorRoutes(server, { log, guard, clock, run: () => runDoctor(doctorDeps({ db, config, installs: installRepo, clock, plugins: async () => plugins, verifyLedger })) });
 
   const tick = async (): Promise<void> => {
     await checkpoints.maybeWrite();
@@ -104,7 +120,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   let timer: NodeJS.Timeout | null = null;
   return {
-    config, clock, log, db, server, identity, tokens, ledger, checkpoints, licences, modes,
+    config, clock, log, db, server, identity, tokens, ledger, checkpoints, licences, modes, guard, plugins,
     adminTokenToPrint: printOnce,
     verifyLedger,
     tick,
@@ -120,6 +136,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     close: async () => {
       if (timer !== null) clearInterval(timer);
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+      await ledgerRepo.close();
       await db.destroy();
     },
   };

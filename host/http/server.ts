@@ -39,6 +39,9 @@ export function createServer(log: Logger): Server {
   server.on('restifyError', (req: Request, res: Response, err: Error & { restCode?: string; statusCode?: number; toJSON?: () => unknown }, cb: () => void) => {
     const body = err instanceof AppError ? err.toBody() : { error: restifyErrorCode(err) };
     if (body.error === 'internal') log.error({ err, method: req.method, path: req.getPath() }, 'request failed');
+    // Restify sends an error as it is only when it carries a status; otherwise it wraps it in
+    // an InternalError whose message is the cause, which must not reach the caller.
+    err.statusCode ??= 500;
     err.toJSON = () => body;
     cb();
   });

@@ -36,6 +36,8 @@ export interface TestApp {
   clock: TestClock;
   store: TestStore;
   base: string;
+  /** The SERVICE_* variables the app was started with (see serviceEnv). */
+  env: Record<string, string | undefined>;
   /** Every log line the app wrote, raw. */
   logs: string[];
   /** fetch against the app; `token` goes in as a bearer, `body` as JSON (a string as is). */
@@ -50,19 +52,27 @@ export interface StartOptions {
   keepStore?: boolean;
 }
 
-/** Starts the whole service on a fresh database and a loopback port; torn down after the test. */
-export async function startApp(t: ExecutionContext, opts: StartOptions = {}): Promise<TestApp> {
-  const store = opts.store ?? (await createTestStore());
-  const clock = opts.clock ?? new TestClock('2026-06-01T00:00:00.000Z');
-  const env: Record<string, string | undefined> = {
+/**
+ * The SERVICE_* variables a test's service runs with on `store`, `overrides` last (undefined
+ * removes one). Child processes (the CLI) get the same, so they open the same install.
+ */
+export function serviceEnv(store: TestStore, overrides: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return {
     SERVICE_DATA_DIR: store.dataDir,
     SERVICE_DATABASE_URL: store.databaseUrl ?? undefined,
     SERVICE_ADMIN_TOKEN: ADMIN_TOKEN,
     SERVICE_INGEST_TOKEN: INGEST_TOKEN,
     SERVICE_LICENCE_PUBKEY: testVendor.publicKeyPem,
     SERVICE_LOG_LEVEL: 'info',
-    ...opts.env,
+    ...overrides,
   };
+}
+
+/** Starts the whole service on a fresh database and a loopback port; torn down after the test. */
+export async function startApp(t: ExecutionContext, opts: StartOptions = {}): Promise<TestApp> {
+  const store = opts.store ?? (await createTestStore());
+  const clock = opts.clock ?? new TestClock('2026-06-01T00:00:00.000Z');
+  const env = serviceEnv(store, opts.env);
   const logs: string[] = [];
   const log: Logger = createLogger(loadConfig(env), { write: (line: string) => (logs.push(line), true) } as unknown as NodeJS.WritableStream);
   const app = await createApp(loadConfig(env), { clock, log });
@@ -77,6 +87,7 @@ export async function startApp(t: ExecutionContext, opts: StartOptions = {}): Pr
     clock,
     store,
     base,
+    env,
     logs,
     call: async (method, path, o = {}) => {
       const headers: Record<string, string> = {};
