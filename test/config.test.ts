@@ -1,0 +1,45 @@
+import path from 'node:path';
+import test from 'ava';
+import { ConfigError, loadConfig } from '../host/config.ts';
+
+test('with no environment the defaults are port 8700, ./data, SQLite, no ingest token', (t) => {
+  const c = loadConfig({}, '/srv/app');
+  t.like(c, { port: 8700, dataDir: path.resolve('/srv/app', 'data'), databaseUrl: null, adminToken: null, ingestToken: null, licenceCheck: 'auto', debounceS: 20, discoverTimeoutS: 45, logLevel: 'info' });
+  t.true(Object.isFrozen(c));
+});
+
+test('every SERVICE_ variable is read', (t) => {
+  const c = loadConfig(
+    {
+      SERVICE_PORT: '9000',
+      SERVICE_DATA_DIR: 'var',
+      SERVICE_DATABASE_URL: 'mysql://u:p@db:3306/x',
+      SERVICE_ADMIN_TOKEN: 'a'.repeat(32),
+      SERVICE_INGEST_TOKEN: 'i'.repeat(32),
+      SERVICE_CONFIG_DIR: '/etc/oncall',
+      SERVICE_PLUGINS_DIR: '/opt/plugins',
+      SERVICE_SECRET_KEY: 's'.repeat(32),
+      SERVICE_LICENCE_CHECK: 'offline',
+      SERVICE_LICENCE_PUBKEY: 'k',
+      SERVICE_DISCOVER_TIMEOUT_S: '10',
+      SERVICE_DEBOUNCE_S: '0',
+      SERVICE_LOG_LEVEL: 'warn',
+    },
+    '/srv/app',
+  );
+  t.like(c, { port: 9000, dataDir: '/srv/app/var', databaseUrl: 'mysql://u:p@db:3306/x', configDir: '/etc/oncall', pluginsDir: '/opt/plugins', licenceCheck: 'offline', discoverTimeoutS: 10, debounceS: 0, logLevel: 'warn' });
+});
+
+test('bad values are refused together, each named', (t) => {
+  const err = t.throws(
+    () => loadConfig({ SERVICE_PORT: 'eighty', SERVICE_DATABASE_URL: 'postgres://x', SERVICE_ADMIN_TOKEN: 'short', SERVICE_LICENCE_CHECK: 'sometimes', SERVICE_LOG_LEVEL: 'loud' }),
+    { instanceOf: ConfigError },
+  );
+  const text = err!.problems.join('\n');
+  for (const name of ['SERVICE_PORT', 'SERVICE_DATABASE_URL', 'SERVICE_ADMIN_TOKEN', 'SERVICE_LICENCE_CHECK', 'SERVICE_LOG_LEVEL']) t.true(text.includes(name), name);
+  t.false(text.includes('short'), 'a bad token value is never echoed');
+});
+
+test('the admin and ingest tokens must differ', (t) => {
+  t.throws(() => loadConfig({ SERVICE_ADMIN_TOKEN: 'x'.repeat(40), SERVICE_INGEST_TOKEN: 'x'.repeat(40) }), { instanceOf: ConfigError });
+});
