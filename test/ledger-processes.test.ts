@@ -1,4 +1,4 @@
-import test, { type ExecutionContext } from 'ava';
+import type { ExecutionContext } from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -6,8 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import mysql from 'mysql2/promise';
-import { withServer } from './helpers/db.ts';
+import { MARIADB_URL, mariadbTest, withServer } from './helpers/db.ts';
 
 /**
  * Two real host processes on one MySQL database, started at the same moment (so their
@@ -15,7 +14,7 @@ import { withServer } from './helpers/db.ts';
  * must verify and hand out every seq exactly once. Always runs on MariaDB, even in the SQLite
  * pass, since SQLite has no second process to race with.
  */
-const SERVER_URL = process.env.TEST_DATABASE_URL?.trim() || 'mysql://root@127.0.0.1:3306';
+const SERVER_URL = MARIADB_URL;
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ADMIN_TOKEN = 'admin-token-for-processes-0123456789abcdef';
 const INGEST_TOKEN = 'ingest-token-for-processes-0123456789abcdef';
@@ -25,22 +24,6 @@ const CLIENTS = 8;
 const EVENTS_PER_CLIENT = 100;
 const BOOT_DEADLINE_MS = 30_000;
 const TITLE = 'two host processes sharing one MySQL database appending at once leave a chain that verifies';
-
-/** Why MariaDB cannot be used, or null when it answers. */
-async function unreachable(): Promise<string | null> {
-  const url = new URL(SERVER_URL);
-  try {
-    const conn = await mysql.createConnection({ host: url.hostname, port: Number(url.port || 3306), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password), connectTimeout: 5000 });
-    try {
-      await conn.query('select 1');
-    } finally {
-      await conn.end();
-    }
-    return null;
-  } catch (e) {
-    return `MariaDB at ${new URL(SERVER_URL).host} not reachable: ${(e as Error).message}`;
-  }
-}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -134,66 +117,56 @@ async function call(host: Host, method: string, route: string, token: string, bo
   return { status: res.status, body: parsed };
 }
 
-const reason = await unreachable();
-
-if (reason === null) {
-  test(TITLE, async (t) => {
-    t.timeout(110_000);
-    const name = `t_${randomBytes(6).toString('hex')}`;
-    await withServer(SERVER_URL, (db) => db.raw(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`));
-    const url = new URL(SERVER_URL);
-    url.pathname = `/${name}`;
-    const dirs = Array.from({ length: PROCESSES }, () => mkdtempSync(path.join(tmpdir(), 'oncall-proc-')));
-    const hosts: Host[] = [];
-    t.teardown(async () => {
-      await Promise.all(hosts.map(stopHost));
-      await withServer(SERVER_URL, (db) => db.raw(`drop database if exists \`${name}\``));
-      for (const d of dirs) rmSync(d, { recursive: true, force: true });
-    });
-
-    // Both start at the same moment on an empty database: migrations and install row race.
-    const ports = [await freePort(), await freePort()];
-    for (let i = 0; i < PROCESSES; i++) hosts.push(startHost(`host ${i + 1}`, ports[i]!, dirs[i]!, url.toString()));
-    await Promise.all(hosts.map((h) => waitForHealth(t, h)));
-    for (const h of hosts) t.is(h.exited, null, `${h.name} is still running after the simultaneous start`);
-
-    const statuses = await Promise.all(hosts.map((h) => call(h, 'GET', '/v1/status', ADMIN_TOKEN)));
-    t.is(statuses[0]!.body.fingerprint, statuses[1]!.body.fingerprint, 'both processes are the same install');
-    // Whatever the hosts record about themselves at start (none on a clean tree) comes first.
-    const base = Math.max(...statuses.map((s) => Number(s.body.ledger_head?.seq ?? 0)));
-
-    // Every client of every process appends its events one after another, all at once.
-    const total = PROCESSES * CLIENTS * EVENTS_PER_CLIENT;
-    const answers = await Promise.all(
-      hosts.flatMap((h) =>
-        Array.from({ length: CLIENTS }, async (_, c) => {
-          const got: Array<{ status: number; body: any }> = [];
-          for (let n = 0; n < EVENTS_PER_CLIENT; n++) {
-            got.push(await call(h, 'POST', '/v1/events', INGEST_TOKEN, { type: 'human.test', actor: `${h.name} client ${c}`, reason: `event ${n}`, data: { process: h.name, client: c, n } }));
-          }
-          return got;
-        }),
-      ),
-    ).then((per) => per.flat());
-
-    const refused = answers.filter((a) => a.status !== 201);
-    t.is(refused.length, 0, `every append answers 201; first refusal: ${JSON.stringify(refused[0])}`);
-    const seqs = answers.map((a) => a.body?.seq as number).sort((a, b) => a - b);
-    t.is(new Set(seqs).size, total, 'each seq is handed out once');
-    t.deepEqual(seqs, Array.from({ length: total }, (_, i) => base + i + 1), 'the seqs are exactly 1..N (after what the hosts recorded at start)');
-    t.is(new Set(answers.map((a) => a.body?.hash)).size, total, 'each hash is distinct');
-
-    for (const h of hosts) {
-      const verify = await call(h, 'GET', '/v1/ledger/verify', ADMIN_TOKEN);
-      t.is(verify.status, 200);
-      t.like(verify.body, { ok: true, checked: base + total, first_bad_seq: null, head: { seq: base + total } }, `verify as seen by ${h.name}`);
-    }
-    for (const h of hosts) t.is(h.exited, null, `${h.name} is still running after the appends`);
+await mariadbTest(TITLE, async (t) => {
+  t.timeout(110_000);
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  await withServer(SERVER_URL, (db) => db.raw(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`));
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  const dirs = Array.from({ length: PROCESSES }, () => mkdtempSync(path.join(tmpdir(), 'oncall-proc-')));
+  const hosts: Host[] = [];
+  t.teardown(async () => {
+    await Promise.all(hosts.map(stopHost));
+    await withServer(SERVER_URL, (db) => db.raw(`drop database if exists \`${name}\``));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
   });
-} else if (process.env.CI === 'true') {
-  test(TITLE, (t) => {
-    t.fail(`${reason} (under CI=true this test must run)`);
-  });
-} else {
-  test.skip(`${TITLE} (skipped: ${reason})`, () => {});
-}
+
+  // Both start at the same moment on an empty database: migrations and install row race.
+  const ports = [await freePort(), await freePort()];
+  for (let i = 0; i < PROCESSES; i++) hosts.push(startHost(`host ${i + 1}`, ports[i]!, dirs[i]!, url.toString()));
+  await Promise.all(hosts.map((h) => waitForHealth(t, h)));
+  for (const h of hosts) t.is(h.exited, null, `${h.name} is still running after the simultaneous start`);
+
+  const statuses = await Promise.all(hosts.map((h) => call(h, 'GET', '/v1/status', ADMIN_TOKEN)));
+  t.is(statuses[0]!.body.fingerprint, statuses[1]!.body.fingerprint, 'both processes are the same install');
+  // Whatever the hosts record about themselves at start (none on a clean tree) comes first.
+  const base = Math.max(...statuses.map((s) => Number(s.body.ledger_head?.seq ?? 0)));
+
+  // Every client of every process appends its events one after another, all at once.
+  const total = PROCESSES * CLIENTS * EVENTS_PER_CLIENT;
+  const answers = await Promise.all(
+    hosts.flatMap((h) =>
+      Array.from({ length: CLIENTS }, async (_, c) => {
+        const got: Array<{ status: number; body: any }> = [];
+        for (let n = 0; n < EVENTS_PER_CLIENT; n++) {
+          got.push(await call(h, 'POST', '/v1/events', INGEST_TOKEN, { type: 'human.test', actor: `${h.name} client ${c}`, reason: `event ${n}`, data: { process: h.name, client: c, n } }));
+        }
+        return got;
+      }),
+    ),
+  ).then((per) => per.flat());
+
+  const refused = answers.filter((a) => a.status !== 201);
+  t.is(refused.length, 0, `every append answers 201; first refusal: ${JSON.stringify(refused[0])}`);
+  const seqs = answers.map((a) => a.body?.seq as number).sort((a, b) => a - b);
+  t.is(new Set(seqs).size, total, 'each seq is handed out once');
+  t.deepEqual(seqs, Array.from({ length: total }, (_, i) => base + i + 1), 'the seqs are exactly 1..N (after what the hosts recorded at start)');
+  t.is(new Set(answers.map((a) => a.body?.hash)).size, total, 'each hash is distinct');
+
+  for (const h of hosts) {
+    const verify = await call(h, 'GET', '/v1/ledger/verify', ADMIN_TOKEN);
+    t.is(verify.status, 200);
+    t.like(verify.body, { ok: true, checked: base + total, first_bad_seq: null, head: { seq: base + total } }, `verify as seen by ${h.name}`);
+  }
+  for (const h of hosts) t.is(h.exited, null, `${h.name} is still running after the appends`);
+});
