@@ -29,6 +29,8 @@ export const ERROR_STATUS = {
   trial_already_used: 409,
   no_licence: 409,
   already_bootstrapped: 409,
+  // alert intake
+  unreadable_alert: 400,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

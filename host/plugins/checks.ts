@@ -138,7 +138,7 @@ export async function importEntry(file: string, entry: string): Promise<unknown>
 
 /** What each kind's default export must carry: a function, or for packs an array. */
 const REQUIRED: Record<PluginKind, { functions: string[]; arrays: string[]; optionalFunctions: string[] }> = {
-  normaliser: { functions: ['normalise'], arrays: [], optionalFunctions: ['detect'] },
+  normaliser: { functions: ['normalise', 'detect'], arrays: [], optionalFunctions: [] },
   connector: { functions: ['test'], arrays: [], optionalFunctions: [] },
   pack: { functions: [], arrays: ['checks'], optionalFunctions: [] },
 };

@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import { AppError } from '../errors.ts';
+import { ajv } from '../http/validate.ts';
+import { canonicalJson } from '../ledger/entry.ts';
+import type { AlertSeverity, AlertStatus, NormalisedAlert, NormaliserPlugin } from '../plugins/contract.ts';
+import type { LoadedPlugin } from '../plugins/loader.ts';
+
+/** An alert as the service keeps it: flat string labels with `siem`, and its fingerprint. */
+export interface Signal {
+  fingerprint: string;
+  name: string;
+  severity: AlertSeverity;
+  status: AlertStatus;
+  service: string | null;
+  labels: Record<string, string>;
+  summary: string;
+  id: string | null;
+}
+
+/** The catch-all normaliser: any source word that no other normaliser claims. */
+export const GENERIC = 'generic';
+const MAX_ALERTS = 1000;
+const MAX_LABELS = 200;
+const MAX_DEPTH = 8;
+
+const checkAlert = ajv.compile<NormalisedAlert>({
+  type: 'object',
+  required: ['name', 'severity', 'status', 'service', 'labels', 'summary', 'id'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 500 },
+    severity: { enum: ['critical', 'warning', 'info'] },
+    status: { enum: ['firing', 'resolved'] },
+    service: { type: ['string', 'null'], maxLength: 200 },
+    labels: { type: 'object' },
+    summary: { type: 'string' },
+    id: { type: ['string', 'null'], maxLength: 500 },
+    identity: { type: 'array', items: { type: 'string' } },
+  },
+});
+
+/**
+ * Picks a normaliser for a source word and turns bodies into signals. The host, not the plugin,
+ * flattens labels, stamps `labels.siem` and computes fingerprints, so no plugin can get them wrong.
+ */
+export class Normalisers {
+  readonly #byWord = new Map<string, { name: string; plugin: NormaliserPlugin }>();
+  /** Specific normalisers first (by name), the generic one last: the order `auto` asks them in. */
+  readonly #detectOrder: Array<{ name: string; plugin: NormaliserPlugin }> = [];
+
+  constructor(plugins: ReadonlyArray<LoadedPlugin>) {
+    const normalisers = plugins.filter((p) => p.kind === 'normaliser').sort((a, b) => (a.name === GENERIC ? 1 : b.name === GENERIC ? -1 : a.name.localeCompare(b.name)));
+    for (const p of normalisers) {
+      const entry = { name: p.name, plugin: p.plugin as NormaliserPlugin };
+      this.#detectOrder.push(entry);
+      for (const word of [p.name, ...(p.manifest.aliases ?? [])]) if (!this.#byWord.has(word)) this.#byWord.set(word, entry);
+    }
+  }
+
+  /** The normaliser names, in the order `auto` tries them. */
+  get names(): string[] {
+    return this.#detectOrder.map((n) => n.name);
+  }
+
+  /**
+   * The signals in `body` pushed to `/v1/alerts/<source>`: all of them, or 400
+   * `unreadable_alert` for the whole body (a batch is accepted or refused whole).
+   */
+  normalise(source: string, body: unknown): Signal[] {
+    const word = source.toLowerCase();
+    const chosen = word === 'auto' ? this.#detectOrder.find((n) => safely(() => n.plugin.detect(body), false)) : (this.#byWord.get(word) ?? this.#byWord.get(GENERIC));
+    if (chosen === undefined) throw new AppError('unreadable_alert', word === 'auto' ? 'no normaliser recognises this body' : `no normaliser for ${word}`);
+    const alerts = safely(() => chosen.plugin.normalise(body), null);
+    if (!Array.isArray(alerts) || alerts.length === 0) throw new AppError('unreadable_alert', `the body is not a ${chosen.name} alert`);
+    if (alerts.length > MAX_ALERTS) throw new AppError('unreadable_alert', `at most ${MAX_ALERTS} alerts per push`);
+    // An alias names the tool more exactly than the normaliser does (grafana, not alertmanager);
+    // `auto` and unknown words fall back to what was recognised or said.
+    const siem = word === 'auto' ? chosen.name : word;
+    return alerts.map((a, i) => toSignal(chosen.name, siem, a, i));
+  }
+}
+
+function safely<T>(fn: () => T, fallback: T): T {
+  try {
+    return fn();
+  } catch {
+    return fallback;
+  }
+}
+
+function toSignal(normaliser: string, siem: string, alert: unknown, index: number): Signal {
+  if (!checkAlert(alert)) throw new AppError('unreadable_alert', `alert ${index + 1}: the ${normaliser} normaliser could not read it`);
+  const labels = flattenLabels(alert.labels);
+  delete labels.siem;
+  const fingerprint = alert.id ?? hashFingerprint(normaliser, alert.name, pick(labels, alert.identity));
+  return {
+    fingerprint,
+    name: alert.name,
+    severity: alert.severity,
+    status: alert.status,
+    service: alert.service === '' ? null : alert.service,
+    labels: { ...labels, siem },
+    summary: alert.summary,
+    id: alert.id,
+  };
+}
+
+/**
+ * Flat string labels: nested objects become dotted keys, numbers and booleans strings, arrays
+ * comma-joined, nulls dropped. Past 200 labels or 8 levels the rest is left out.
+ */
+export function flattenLabels(value: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (v: unknown, key: string, depth: number): void => {
+    if (Object.keys(out).length >= MAX_LABELS || v === null || v === undefined) return;
+    if (Array.isArray(v)) {
+      const parts = v.filter((x) => x !== null && typeof x !== 'object').map(String);
+      if (parts.length > 0) out[key] = parts.join(',');
+      return;
+    }
+    if (typeof v === 'object') {
+      if (depth >= MAX_DEPTH) return;
+      for (const [k, x] of Object.entries(v as Record<string, unknown>)) walk(x, key === '' ? k : `${key}.${k}`, depth + 1);
+      return;
+    }
+    if (key !== '') out[key] = String(v);
+  };
+  walk(value, '', 0);
+  return out;
+}
+
+function pick(labels: Record<string, string>, keys: string[] | undefined): Record<string, string> {
+  if (keys === undefined) return labels;
+  return Object.fromEntries(keys.filter((k) => k in labels).map((k) => [k, labels[k]!]));
+}
+
+/** sha256 of the normaliser, the name and the identifying labels (canonical JSON), 32 hex digits. */
+export function hashFingerprint(normaliser: string, name: string, labels: Record<string, string>): string {
+  return createHash('sha256').update(canonicalJson({ labels, name, source: normaliser })).digest('hex').slice(0, 32);
+}
