@@ -118,3 +118,14 @@ test('a body a normaliser cannot read, or reads into a bad alert, is refused who
   }
   t.throws(() => new Normalisers([]).normalise('nagios', {}), { instanceOf: AppError });
 });
+
+test('the host clips long names and services for every normaliser, and hashes an id too long to keep', (t) => {
+  const longId = 'i'.repeat(600);
+  const [s] = new Normalisers([stub([{ ...alert, name: 'n'.repeat(800), service: 's'.repeat(300), id: longId }])]).normalise('stub', {});
+  t.is(s!.name.length, 500);
+  t.is(s!.service!.length, 200);
+  t.is(s!.id!.length, 500);
+  t.regex(s!.fingerprint, /^[0-9a-f]{64}$/);
+  const [again] = new Normalisers([stub([{ ...alert, id: longId }])]).normalise('stub', {});
+  t.is(again!.fingerprint, s!.fingerprint, 'still stable');
+});

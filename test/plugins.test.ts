@@ -237,7 +237,8 @@ test('the host starts and serves /health with broken plugins present, and record
   t.deepEqual((await ta.call('GET', '/health', { token: null })).body, { status: 'ok' });
   const broken = ta.app.plugins.broken;
   t.deepEqual(broken.map((b) => path.basename(b.dir)), ['bad-json', 'bad-manifest', 'bad-settings', 'escaping-entry', 'missing-function', 'throwing-entry', 'wrong-api']);
-  t.deepEqual(ta.app.plugins.loaded.map((l) => l.name), ['good-connector', 'good-normaliser', 'twin']);
+  t.deepEqual(ta.app.plugins.loaded.filter((l) => l.dir.startsWith(FIXTURES)).map((l) => l.name), ['good-connector', 'good-normaliser', 'twin']);
+  t.true(ta.app.plugins.loaded.some((l) => l.name === 'generic' && l.kind === 'normaliser'), 'the built-in plugins load beside them');
   const res = await ta.call('GET', '/v1/ledger?type=system.plugin_broken&order=asc&limit=100');
   t.is(res.status, 200);
   t.deepEqual(

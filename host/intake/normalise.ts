@@ -22,18 +22,22 @@ export const GENERIC = 'generic';
 const MAX_ALERTS = 1000;
 const MAX_LABELS = 200;
 const MAX_DEPTH = 8;
+/** Lengths the host clips to, for every normaliser alike. */
+const MAX_NAME = 500;
+const MAX_SERVICE = 200;
+const MAX_ID = 500;
 
 const checkAlert = ajv.compile<NormalisedAlert>({
   type: 'object',
   required: ['name', 'severity', 'status', 'service', 'labels', 'summary', 'id'],
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 500 },
+    name: { type: 'string', minLength: 1 },
     severity: { enum: ['critical', 'warning', 'info'] },
     status: { enum: ['firing', 'resolved'] },
-    service: { type: ['string', 'null'], maxLength: 200 },
+    service: { type: ['string', 'null'] },
     labels: { type: 'object' },
     summary: { type: 'string' },
-    id: { type: ['string', 'null'], maxLength: 500 },
+    id: { type: ['string', 'null'] },
     identity: { type: 'array', items: { type: 'string' } },
   },
 });
@@ -91,16 +95,19 @@ function toSignal(normaliser: string, siem: string, alert: unknown, index: numbe
   if (!checkAlert(alert)) throw new AppError('unreadable_alert', `alert ${index + 1}: the ${normaliser} normaliser could not read it`);
   const labels = flattenLabels(alert.labels);
   delete labels.siem;
-  const fingerprint = alert.id ?? hashFingerprint(normaliser, alert.name, pick(labels, alert.identity));
+  const name = alert.name.slice(0, MAX_NAME);
+  // An id too long to keep is still the tool's identity: its hash stands in for it.
+  const id = alert.id === null || alert.id === '' ? null : alert.id;
+  const fingerprint = id === null ? hashFingerprint(normaliser, name, pick(labels, alert.identity)) : id.length <= MAX_ID ? id : createHash('sha256').update(id).digest('hex');
   return {
     fingerprint,
-    name: alert.name,
+    name,
     severity: alert.severity,
     status: alert.status,
-    service: alert.service === '' ? null : alert.service,
+    service: alert.service === null || alert.service.trim() === '' ? null : alert.service.slice(0, MAX_SERVICE),
     labels: { ...labels, siem },
     summary: alert.summary,
-    id: alert.id,
+    id: id === null ? null : id.slice(0, MAX_ID),
   };
 }
 
