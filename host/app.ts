@@ -19,6 +19,10 @@ import { verifyChain, type VerifyReport } from './ledger/verify.ts';
 import { LicenceRepo } from './licence/licence.repo.ts';
 import { licenceRoutes } from './licence/licence.routes.ts';
 import { LicenceService } from './licence/licence.service.ts';
+import { HeldRepo } from './intake/held.repo.ts';
+import { intakeRoutes } from './intake/intake.routes.ts';
+import { IntakeService } from './intake/intake.service.ts';
+import { Normalisers } from './intake/normalise.ts';
 import { createLogger, type Logger } from './log.ts';
 import { MailSettingsRepo } from './mail/mail-settings.repo.ts';
 import { loadPlugins, pluginDirs, type PluginRegistry } from './plugins/loader.ts';
@@ -110,11 +114,14 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   ledgerRoutes(server, { log, guard, ledger, verify: verifyLedger });
   licenceRoutes(server, { log, guard, licences });
   authRoutes(server, { log, guard, tokens, people, bootstrap });
+  const intake = new IntakeService(new Normalisers(plugins.loaded), new HeldRepo(db), ledger, clock);
+  intakeRoutes(server, { log, guard, intake });
   doctorRoutes(server, { log, guard, clock, run: () => runDoctor(doctorDeps({ db, config, installs: installRepo, clock, plugins: async () => plugins, verifyLedger })) });
 
   const tick = async (): Promise<void> => {
     await checkpoints.maybeWrite();
     await modes.sync();
+    await intake.releaseStale();
   };
   await modes.sync();
 
