@@ -136,3 +136,13 @@ test('intake answers 403 ingest_disabled without an ingest token, 401 for a wron
   t.is(early.status, 503);
   t.deepEqual(early.body, { error: 'not_operating' });
 });
+
+test('concurrent pushes of new and repeated alerts all succeed and leave one held row per fingerprint', async (t) => {
+  const ta = await operating(t);
+  const body = (i: number) => ({ version: '4', status: 'firing', alerts: [{ status: 'firing', labels: { alertname: `Load${i % 8}`, instance: `host-${i % 12}` } }] });
+  const results = await Promise.all(Array.from({ length: 48 }, (_, i) => push(ta, 'alertmanager', body(i))));
+  t.deepEqual([...new Set(results.map((r) => r.status))], [202], JSON.stringify(results.find((r) => r.status !== 202)?.body));
+  const distinct = new Set(results.map((r) => r.body.signals[0].fingerprint));
+  t.is((await held(ta)).length, distinct.size);
+  t.true((await ta.app.verifyLedger()).ok);
+});

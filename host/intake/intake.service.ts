@@ -75,7 +75,7 @@ export class IntakeService {
         reason: `${signals.length} alert(s) from ${source}`,
         data: { source, ...counts, fingerprints: signals.slice(0, LISTED).map((s) => s.fingerprint), listed_all: signals.length <= LISTED },
       });
-    });
+    }, { headFirst: true });
     return { accepted: signals.length, resolved: counts.resolved + counts.unknown_resolved, signals };
   }
 
@@ -92,7 +92,7 @@ export class IntakeService {
           await record({ type: 'signal.released', actor: 'system', reason: `${stale.length} alert(s) not sent again for 4 hours`, data: { count: stale.length, fingerprints: stale.slice(0, LISTED).map((a) => a.fingerprint) } });
         }
         return stale.length;
-      });
+      }, { headFirst: true });
       total += released;
       if (released < RELEASE_BATCH) return total;
     }

@@ -73,10 +73,15 @@ export class Ledger {
   }
 
   /** Runs `fn` in a transaction; `record` appends events to the chain inside that same transaction. */
-  async transact<T>(fn: (trx: Trx, record: RecordEvent) => Promise<T>): Promise<T> {
+  async transact<T>(fn: (trx: Trx, record: RecordEvent) => Promise<T>, opts: { headFirst?: boolean } = {}): Promise<T> {
     const done: { last: ChainHead | null } = { last: null };
     const result = await this.#withStorage(() =>
       this.repo.db.transaction(async (trx) => {
+        // Changes that touch rows many writers insert at once (the held set) take the chain
+        // head first: on MySQL, locking rows that do not exist yet takes gap locks, and two such
+        // transactions inserting into the same gap deadlock. The head lock queues them instead,
+        // which costs nothing more, since each would wait for the head to append anyway.
+        if (opts.headFirst === true) await this.#guarded(() => this.repo.lockHead(trx));
         const record = async (input: EventInput): Promise<ChainHead> => {
           const event = prepare(input);
           const { head } = await this.#guarded(() => this.repo.appendIn(trx, (h) => this.#chain(h, [event])));
