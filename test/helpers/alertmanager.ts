@@ -1,0 +1,99 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+
+/** Debian's `prometheus-alertmanager` (installed by .ci/run); ALERTMANAGER_BIN overrides it. */
+export const ALERTMANAGER_BIN = process.env.ALERTMANAGER_BIN?.trim() || '/usr/bin/prometheus-alertmanager';
+
+/**
+ * Declares a test that needs a real Alertmanager. When the binary is absent it is skipped with
+ * the reason in its title, and under CI=true it fails instead: CI must run it (as mariadbTest).
+ */
+export function alertmanagerTest(title: string, fn: (t: ExecutionContext) => Promise<void>): void {
+  const reason = existsSync(ALERTMANAGER_BIN) ? null : `${ALERTMANAGER_BIN} not found (apt-get install prometheus-alertmanager)`;
+  if (reason === null) test(title, fn);
+  else if (process.env.CI === 'true') test(title, (t) => t.fail(`${reason} (under CI=true this test must run)`));
+  else test.skip(`${title} (skipped: ${reason})`, () => {});
+}
+
+/** A loopback TCP port nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr !== null ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Polls `check` every `everyMs` until it answers truthy, or throws `what` after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown = null;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export interface RunningAlertmanager {
+  /** `http://127.0.0.1:<port>` */
+  base: string;
+  /** Everything it wrote on stdout and stderr (its logs), for failure messages. */
+  output(): string;
+}
+
+/**
+ * Starts Alertmanager with `config` (YAML) on a loopback port, clustering off, its storage in a
+ * temp dir, and waits for `/-/ready`. It is killed and its files removed after the test, always.
+ */
+export async function startAlertmanager(t: ExecutionContext, config: string): Promise<RunningAlertmanager> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'oncall-am-'));
+  const configFile = path.join(dir, 'alertmanager.yml');
+  writeFileSync(configFile, config);
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  let out = '';
+  const child: ChildProcess = spawn(
+    ALERTMANAGER_BIN,
+    [`--config.file=${configFile}`, `--storage.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address=', '--log.level=debug'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  let exited: string | null = null;
+  const gone = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => ((exited = `exited ${code ?? signal}`), resolve()));
+    child.once('error', (e) => ((exited = `could not start: ${e.message}`), resolve())); // no 'exit' follows a failed spawn
+  });
+  t.teardown(async () => {
+    if (exited === null) {
+      child.kill('SIGTERM');
+      const killed = await Promise.race([gone.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+      if (!killed) {
+        child.kill('SIGKILL');
+        await gone;
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (exited !== null) throw new Error(`alertmanager ${exited} before it was ready:\n${out}`);
+    if (await fetch(`${base}/-/ready`).then((r) => r.ok, () => false)) break;
+    if (Date.now() > deadline) throw new Error(`alertmanager not ready after 20 s:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { base, output: () => out };
+}
