@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import test, { type ExecutionContext } from 'ava';
+import type { ExecutionContext } from 'ava';
+import { testNeeding } from './needs.ts';
 
 /** Debian's `prometheus-alertmanager` (installed by .ci/run); ALERTMANAGER_BIN overrides it. */
 export const ALERTMANAGER_BIN = process.env.ALERTMANAGER_BIN?.trim() || '/usr/bin/prometheus-alertmanager';
@@ -13,10 +14,7 @@ export const ALERTMANAGER_BIN = process.env.ALERTMANAGER_BIN?.trim() || '/usr/bi
  * the reason in its title, and under CI=true it fails instead: CI must run it (as mariadbTest).
  */
 export function alertmanagerTest(title: string, fn: (t: ExecutionContext) => Promise<void>): void {
-  const reason = existsSync(ALERTMANAGER_BIN) ? null : `${ALERTMANAGER_BIN} not found (apt-get install prometheus-alertmanager)`;
-  if (reason === null) test(title, fn);
-  else if (process.env.CI === 'true') test(title, (t) => t.fail(`${reason} (under CI=true this test must run)`));
-  else test.skip(`${title} (skipped: ${reason})`, () => {});
+  testNeeding(existsSync(ALERTMANAGER_BIN) ? null : `${ALERTMANAGER_BIN} not found (apt-get install prometheus-alertmanager)`, title, fn);
 }
 
 /** A loopback TCP port nothing listens on right now. */

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import test, { type ExecutionContext } from 'ava';
+import type { ExecutionContext } from 'ava';
+import { testNeeding } from './needs.ts';
 import knex from 'knex';
 
 /**
@@ -61,11 +62,9 @@ export const MARIADB_URL = TEST_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306';
  * with the reason in its title, and under CI=true it fails instead: CI must run it.
  */
 export async function mariadbTest(title: string, fn: (t: ExecutionContext) => Promise<void>): Promise<void> {
-  const reason = await withServer(MARIADB_URL, (db) => db.raw('select 1')).then(
+  const missing = await withServer(MARIADB_URL, (db) => db.raw('select 1')).then(
     () => null,
     (e: Error) => `MariaDB at ${new URL(MARIADB_URL).host} not reachable: ${e.message}`,
   );
-  if (reason === null) test(title, fn);
-  else if (process.env.CI === 'true') test(title, (t) => t.fail(`${reason} (under CI=true this test must run)`));
-  else test.skip(`${title} (skipped: ${reason})`, () => {});
+  testNeeding(missing, title, fn);
 }
