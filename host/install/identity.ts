@@ -10,14 +10,12 @@ import type { InstallRepo } from './install.repo.ts';
  */
 export class InstallIdentity {
   readonly fingerprint: string;
-  readonly publicKeyPem: string;
   private readonly privateKey: KeyObject;
   readonly publicKey: KeyObject;
 
   constructor(privateKey: KeyObject, publicKey: KeyObject) {
     this.privateKey = privateKey;
     this.publicKey = publicKey;
-    this.publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
     this.fingerprint = fingerprintOf(publicKey);
   }
 

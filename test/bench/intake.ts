@@ -29,6 +29,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { signedMessage, type Licence } from '../../host/licence/licence.ts';
+import { closingLines, count, cpuModel, type Check, createStore, enginesToRun, mb, runBenchmark, running, table, type Engine } from './common.ts';
 
 const ADMIN_TOKEN = `bench-admin-${randomBytes(16).toString('hex')}`;
 const INGEST_TOKEN = `bench-ingest-${randomBytes(16).toString('hex')}`;
@@ -36,7 +37,6 @@ const SECRET_KEY = 'intake-benchmark-secret-key-0123456789abcdef';
 const HOST = '127.0.0.1';
 const BATCH = 100;
 const BATCH_POOL = 20_000;
-const MB = 1024 * 1024;
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 const TARGETS = {
@@ -44,7 +44,6 @@ const TARGETS = {
   mysql: { single: 1_500, p99: 200 as number | null, batchAlerts: 30_000 },
 } as const;
 
-type Engine = 'sqlite' | 'mysql';
 
 // ------------------------------------------------------------------ autocannon (no bundled types)
 
@@ -86,31 +85,8 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 // ------------------------------------------------------------------ helpers
 
-function option(name: string, envName: string): string | undefined {
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === `--${name}`) return argv[i + 1];
-    if (a.startsWith(`--${name}=`)) return a.slice(name.length + 3);
-  }
-  const v = process.env[envName]?.trim();
-  return v === undefined || v === '' ? undefined : v;
-}
-
 function flag(name: string, envName: string): boolean {
   return process.argv.slice(2).includes(`--${name}`) || ['1', 'true', 'yes'].includes(process.env[envName]?.trim() ?? '');
-}
-
-function count(name: string, envName: string, fallback: number): number {
-  const v = option(name, envName);
-  if (v === undefined) return fallback;
-  const n = Number(v.replace(/[_,]/g, ''));
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number ≥ 1, not ${v}`);
-  return n;
-}
-
-function mb(bytes: number): number {
-  return Math.round((bytes / MB) * 10) / 10;
 }
 
 function procStatusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number | null {
@@ -196,8 +172,6 @@ interface Service {
   output: () => string;
 }
 
-const running = new Set<ChildProcess>();
-const cleanups = new Set<() => Promise<void>>();
 
 async function startService(dataDir: string, databaseUrl: string | null, profileDir: string | null): Promise<Service> {
   const port = await freePort();
@@ -270,48 +244,6 @@ async function makeOperating(base: string): Promise<void> {
 }
 
 // ------------------------------------------------------------------ stores
-
-interface Store {
-  dataDir: string;
-  databaseUrl: string | null;
-  cleanup(): Promise<void>;
-}
-
-async function onServer(url: string, sql: string): Promise<void> {
-  const { default: mysql } = await import('mysql2/promise');
-  const u = new URL(url.replace(/^mysql2:/, 'mysql:'));
-  const conn = await mysql.createConnection({ host: u.hostname, port: u.port === '' ? 3306 : Number(u.port), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), connectTimeout: 10_000 });
-  try {
-    await conn.query(sql);
-  } finally {
-    await conn.end();
-  }
-}
-
-/** A fresh data dir, and for MySQL a fresh `bench_<random>` database beside the one named. */
-async function createStore(engine: Engine, serverUrl: string | null): Promise<Store> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'oncall-bench-intake-'));
-  let databaseUrl: string | null = null;
-  let drop = async () => {};
-  if (engine === 'mysql') {
-    const name = `bench_${randomBytes(6).toString('hex')}`;
-    await onServer(serverUrl!, `create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);
-    const u = new URL(serverUrl!);
-    u.pathname = `/${name}`;
-    databaseUrl = u.toString();
-    drop = () => onServer(serverUrl!, `drop database if exists \`${name}\``);
-  }
-  const cleanup = async () => {
-    cleanups.delete(cleanup);
-    try {
-      await drop();
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  };
-  cleanups.add(cleanup);
-  return { dataDir, databaseUrl, cleanup };
-}
 
 // ------------------------------------------------------------------ load
 
@@ -419,7 +351,7 @@ interface EngineResult {
 
 async function benchEngine(engine: Engine, serverUrl: string | null, o: { duration: number; connections: number; batchConnections: number; pool: number; profile: boolean }): Promise<EngineResult> {
   const log = (s: string) => process.stderr.write(`[${engine}] ${s}\n`);
-  const store = await createStore(engine, serverUrl);
+  const store = await createStore(engine, serverUrl, 'intake');
   const profileDir = o.profile ? mkdtempSync(path.join(os.tmpdir(), 'oncall-bench-prof-')) : null;
   let service: Service | null = null;
   try {
@@ -457,14 +389,6 @@ async function benchEngine(engine: Engine, serverUrl: string | null, o: { durati
 
 // ------------------------------------------------------------------ report
 
-interface Check {
-  engine: Engine;
-  what: string;
-  value: number;
-  target: string;
-  pass: boolean;
-}
-
 function checks(r: EngineResult): Check[] {
   const t = TARGETS[r.engine];
   const out: Check[] = [
@@ -473,19 +397,6 @@ function checks(r: EngineResult): Check[] {
   if (t.p99 !== null) out.push({ engine: r.engine, what: 'single-alert push p99 (ms)', value: r.single.p99_ms, target: `< ${t.p99}`, pass: r.single.clean && r.single.p99_ms < t.p99 });
   out.push({ engine: r.engine, what: `alerts/s in batches of ${r.batch_size}`, value: r.batch.alerts_per_s, target: `≥ ${t.batchAlerts.toLocaleString('en')}`, pass: r.batch.clean && r.batch.alerts_per_s >= t.batchAlerts });
   return out;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => (i <= 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()).join('\n');
-}
-
-function cpuModel(): string {
-  try {
-    return /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? 'unknown';
-  } catch {
-    return os.cpus()[0]?.model ?? 'unknown';
-  }
 }
 
 function report(results: EngineResult[], started: Date, duration: number, mysqlSkipped: boolean): void {
@@ -521,10 +432,7 @@ function report(results: EngineResult[], started: Date, duration: number, mysqlS
     for (const p of [r.single, r.batch]) if (!p.clean) out.push(`${r.engine}: a phase had errors (${state(p)}): its figures do not count`);
     if (r.profile !== null) out.push(...r.profile.map((l) => `${r.engine}: ${l}`));
   }
-  if (mysqlSkipped) out.push('mysql: not run (set SERVICE_DATABASE_URL=mysql://root@127.0.0.1:3306/bench to include it)');
-  const missed = all.filter((c) => !c.pass);
-  out.push(`${all.length - missed.length} of ${all.length} targets met${missed.length === 0 ? '' : `; missed: ${missed.map((c) => `${c.engine} ${c.what}`).join('; ')}`}`);
-  out.push('', JSON.stringify(summary));
+  out.push(...closingLines(all, mysqlSkipped, summary));
   process.stdout.write(out.join('\n') + '\n');
 }
 
@@ -534,41 +442,13 @@ async function main(): Promise<void> {
   const batchConnections = count('batch-connections', 'BENCH_BATCH_CONNECTIONS', 8);
   const pool = count('pool', 'BENCH_POOL', 5_000);
   const profile = flag('profile', 'BENCH_PROFILE');
-  const only = option('only', 'BENCH_ONLY');
-  const serverUrl = process.env.SERVICE_DATABASE_URL?.trim() || null;
-  if (serverUrl !== null && !/^mysql2?:\/\//.test(serverUrl)) throw new Error('SERVICE_DATABASE_URL must start with mysql://');
-  if (only !== undefined && only !== 'sqlite' && only !== 'mysql') throw new Error(`--only must be sqlite or mysql, not ${only}`);
-  if (only === 'mysql' && serverUrl === null) throw new Error('--only mysql needs SERVICE_DATABASE_URL=mysql://user@host:port/db');
-  const engines: Engine[] = [];
-  if (only !== 'mysql') engines.push('sqlite');
-  if (only !== 'sqlite' && serverUrl !== null) engines.push('mysql');
+  const { engines, serverUrl, mysqlSkipped } = enginesToRun();
 
   const started = new Date();
   process.stderr.write(`intake benchmark: ${engines.join(' + ')}; ${duration} s per phase${profile ? ', under --cpu-prof' : ''}\n`);
   const results: EngineResult[] = [];
   for (const engine of engines) results.push(await benchEngine(engine, serverUrl, { duration, connections, batchConnections, pool, profile }));
-  report(results, started, duration, serverUrl === null && only !== 'sqlite');
+  report(results, started, duration, mysqlSkipped);
 }
 
-async function cleanupAll(): Promise<void> {
-  for (const child of running) child.kill('SIGKILL');
-  for (const c of [...cleanups]) await c().catch(() => {});
-}
-
-// Whatever happens, no service outlives the benchmark.
-process.once('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
-});
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    process.stderr.write(`\n${signal}: stopping the service, removing the benchmark stores\n`);
-    void cleanupAll().finally(() => process.exit(130));
-  });
-}
-try {
-  await main();
-} catch (e) {
-  process.stderr.write(`intake benchmark failed: ${(e as Error).stack ?? String(e)}\n`);
-  await cleanupAll();
-  process.exitCode = 1;
-}
+await runBenchmark('intake', main);

@@ -18,8 +18,7 @@
  * at most 20,000 on MySQL), --only sqlite|mysql (BENCH_ONLY).
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
@@ -27,13 +26,13 @@ import { fileURLToPath } from 'node:url';
 import type { App } from '../../host/app.ts';
 import type { StoredEntry } from '../../host/ledger/entry.ts';
 import type { VerifyReport } from '../../host/ledger/verify.ts';
+import { closingLines, count, cpuModel, type Check, createStore, enginesToRun, mb, runBenchmark, running, table, type Engine, type Store } from './common.ts';
 
 const SECRET_KEY = 'ledger-benchmark-secret-key-0123456789abcdef';
 const WRITERS = 8;
 const MYSQL_SINGLE_WRITER_CAP = 20_000;
 const FILL_TX_ROWS = 10_000;
 const RSS_SAMPLE_MS = 50;
-const MB = 1024 * 1024;
 
 const TARGETS = {
   sqlite: { append8: 20_000, verify: 100_000 },
@@ -41,7 +40,6 @@ const TARGETS = {
   verifyRssMb: 150,
 } as const;
 
-type Engine = 'sqlite' | 'mysql';
 type VerifyMode = 'service' | 'lean';
 
 interface Rate {
@@ -75,31 +73,8 @@ type VerifyResult = Rate & Memory & { mode: VerifyMode };
 
 // ------------------------------------------------------------------ helpers
 
-function option(name: string, envName: string): string | undefined {
-  const argv = process.argv.slice(2);
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === `--${name}`) return argv[i + 1];
-    if (a.startsWith(`--${name}=`)) return a.slice(name.length + 3);
-  }
-  const v = process.env[envName]?.trim();
-  return v === undefined || v === '' ? undefined : v;
-}
-
-function count(name: string, envName: string, fallback: number): number {
-  const v = option(name, envName);
-  if (v === undefined) return fallback;
-  const n = Number(v.replace(/[_,]/g, ''));
-  if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number ≥ 1, not ${v}`);
-  return n;
-}
-
 function rate(events: number, ms: number): Rate {
   return { events, seconds: Math.round(ms) / 1000, per_s: Math.round((events * 1000) / ms) };
-}
-
-function mb(bytes: number): number {
-  return Math.round((bytes / MB) * 10) / 10;
 }
 
 function maxRssMb(): number {
@@ -306,50 +281,6 @@ function runWorker<T>(kind: string, store: Store, ...numbers: number[]): Promise
 
 // ------------------------------------------------------------------ stores (parent)
 
-interface Store {
-  dataDir: string;
-  databaseUrl: string | null;
-  cleanup(): Promise<void>;
-}
-
-const running = new Set<ReturnType<typeof spawn>>();
-const cleanups = new Set<() => Promise<void>>();
-
-async function onServer(url: string, sql: string): Promise<void> {
-  const { default: mysql } = await import('mysql2/promise');
-  const u = new URL(url.replace(/^mysql2:/, 'mysql:'));
-  const conn = await mysql.createConnection({ host: u.hostname, port: u.port === '' ? 3306 : Number(u.port), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), connectTimeout: 10_000 });
-  try {
-    await conn.query(sql);
-  } finally {
-    await conn.end();
-  }
-}
-
-/** A fresh data dir, and for MySQL a fresh `bench_<random>` database beside the one named. */
-async function createStore(engine: Engine, serverUrl: string | null): Promise<Store> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'oncall-bench-'));
-  let databaseUrl: string | null = null;
-  let drop = async () => {};
-  if (engine === 'mysql') {
-    const name = `bench_${randomBytes(6).toString('hex')}`;
-    await onServer(serverUrl!, `create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);
-    const u = new URL(serverUrl!);
-    u.pathname = `/${name}`;
-    databaseUrl = u.toString();
-    drop = () => onServer(serverUrl!, `drop database if exists \`${name}\``);
-  }
-  const cleanup = async () => {
-    cleanups.delete(cleanup);
-    try {
-      await drop();
-    } finally {
-      rmSync(dataDir, { recursive: true, force: true });
-    }
-  };
-  cleanups.add(cleanup);
-  return { dataDir, databaseUrl, cleanup };
-}
 
 // ------------------------------------------------------------------ one engine
 
@@ -366,7 +297,7 @@ async function benchEngine(engine: Engine, serverUrl: string | null, events: num
   if (single !== events) notes.push(`the 1-writer phase appends ${single.toLocaleString('en')} events (one commit each) to keep the run short`);
   const log = (s: string) => process.stderr.write(`[${engine}] ${s}\n`);
 
-  const small = await createStore(engine, serverUrl);
+  const small = await createStore(engine, serverUrl, 'ledger');
   let appended: AppendResult;
   try {
     log(`append ${single} events with 1 writer, then ${events} with ${WRITERS} writers, then verify…`);
@@ -375,7 +306,7 @@ async function benchEngine(engine: Engine, serverUrl: string | null, events: num
     await small.cleanup();
   }
 
-  const big = await createStore(engine, serverUrl);
+  const big = await createStore(engine, serverUrl, 'ledger');
   let fill: EngineResult['fill_direct'], verifyService: VerifyResult, verifyLean: VerifyResult;
   try {
     log(`fill a ${verifyEvents}-event chain directly…`);
@@ -392,14 +323,6 @@ async function benchEngine(engine: Engine, serverUrl: string | null, events: num
 
 // ------------------------------------------------------------------ report
 
-interface Check {
-  engine: Engine;
-  what: string;
-  value: number;
-  target: string;
-  pass: boolean;
-}
-
 function checks(r: EngineResult): Check[] {
   const t = TARGETS[r.engine];
   const n = r.verify_big.events.toLocaleString('en');
@@ -409,19 +332,6 @@ function checks(r: EngineResult): Check[] {
     { engine: r.engine, what: `verify, ${n} events, service process (events/s)`, value: r.verify_big.per_s, target: `≥ ${t.verify.toLocaleString('en')}`, pass: r.verify_big.per_s >= t.verify },
     { engine: r.engine, what: `peak RSS verifying ${n} events, as oncall ledger-verify (MB)`, value: r.verify_big_lean.max_rss_mb, target: `< ${TARGETS.verifyRssMb}`, pass: r.verify_big_lean.max_rss_mb < TARGETS.verifyRssMb },
   ];
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => (i <= 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()).join('\n');
-}
-
-function cpuModel(): string {
-  try {
-    return /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? 'unknown';
-  } catch {
-    return os.cpus()[0]?.model ?? 'unknown';
-  }
 }
 
 function report(results: EngineResult[], started: Date, events: number, verifyEvents: number, mysqlSkipped: boolean): void {
@@ -466,24 +376,14 @@ function report(results: EngineResult[], started: Date, events: number, verifyEv
     out.push(`${r.engine}: service process after the appends: RSS ${r.rss_after_appends_mb} MB, maxRSS ${r.max_rss_mb} MB; fill process maxRSS ${r.fill_direct.max_rss_mb} MB (not targets)`);
     for (const n of r.notes) out.push(`${r.engine}: note: ${n}`);
   }
-  if (mysqlSkipped) out.push('mysql: not run (set SERVICE_DATABASE_URL=mysql://root@127.0.0.1:3306/bench to include it)');
-  const missed = all.filter((c) => !c.pass);
-  out.push(`${all.length - missed.length} of ${all.length} targets met${missed.length === 0 ? '' : `; missed: ${missed.map((c) => `${c.engine} ${c.what}`).join('; ')}`}`);
-  out.push('', JSON.stringify(summary));
+  out.push(...closingLines(all, mysqlSkipped, summary));
   process.stdout.write(out.join('\n') + '\n');
 }
 
 async function main(): Promise<void> {
   const events = count('events', 'BENCH_EVENTS', 100_000);
   const verifyEvents = count('verify-events', 'BENCH_VERIFY_EVENTS', 1_000_000);
-  const only = option('only', 'BENCH_ONLY');
-  const serverUrl = process.env.SERVICE_DATABASE_URL?.trim() || null;
-  if (serverUrl !== null && !/^mysql2?:\/\//.test(serverUrl)) throw new Error('SERVICE_DATABASE_URL must start with mysql://');
-  if (only !== undefined && only !== 'sqlite' && only !== 'mysql') throw new Error(`--only must be sqlite or mysql, not ${only}`);
-  if (only === 'mysql' && serverUrl === null) throw new Error('--only mysql needs SERVICE_DATABASE_URL=mysql://user@host:port/db');
-  const engines: Engine[] = [];
-  if (only !== 'mysql') engines.push('sqlite');
-  if (only !== 'sqlite' && serverUrl !== null) engines.push('mysql');
+  const { engines, serverUrl, mysqlSkipped } = enginesToRun();
 
   const started = new Date();
   process.stderr.write(`ledger benchmark: ${engines.join(' + ')}; ${events} events appended, ${verifyEvents} verified\n`);
@@ -492,28 +392,11 @@ async function main(): Promise<void> {
     const single = count('single-writer-events', 'BENCH_SINGLE_WRITER_EVENTS', engine === 'mysql' ? Math.min(events, MYSQL_SINGLE_WRITER_CAP) : events);
     results.push(await benchEngine(engine, serverUrl, events, single, verifyEvents));
   }
-  report(results, started, events, verifyEvents, serverUrl === null && only !== 'sqlite');
-}
-
-async function cleanupAll(): Promise<void> {
-  for (const child of running) child.kill('SIGKILL');
-  for (const c of [...cleanups]) await c().catch(() => {});
+  report(results, started, events, verifyEvents, mysqlSkipped);
 }
 
 if (process.argv[2] === '--worker') {
   await worker(process.argv.slice(3));
 } else {
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      process.stderr.write(`\n${signal}: removing the benchmark stores\n`);
-      void cleanupAll().finally(() => process.exit(130));
-    });
-  }
-  try {
-    await main();
-  } catch (e) {
-    process.stderr.write(`ledger benchmark failed: ${(e as Error).stack ?? String(e)}\n`);
-    await cleanupAll();
-    process.exitCode = 1;
-  }
+  await runBenchmark('ledger', main);
 }
