@@ -1,10 +1,22 @@
 import type { Server } from 'restify';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { readConnectorsFile } from './connectors/connectors.file.ts';
+import { ConnectorsRepo } from './connectors/connectors.repo.ts';
+import { connectorRoutes } from './connectors/connectors.routes.ts';
+import { ConnectorService } from './connectors/connectors.service.ts';
+import { ConnectorKinds } from './connectors/kinds.ts';
+import { discoveryRoutes } from './discovery/discovery.routes.ts';
+import { DiscoveryService } from './discovery/discovery.service.ts';
+import { JobsRepo } from './discovery/jobs.repo.ts';
 import { doctorRoutes } from './doctor/doctor.routes.ts';
-import { doctorDeps, runDoctor } from './doctor/doctor.service.ts';
+import { doctorDeps, runDoctor, type DoctorExtras } from './doctor/doctor.service.ts';
+import { createGovernance, type Governance } from './governance/governance.ts';
+import { consoleRoutes } from './http/console.ts';
 import { Guard } from './http/guard.ts';
 import { createServer } from './http/server.ts';
+import { accessRoutes } from './identity/access.routes.ts';
+import { AccessPolicyService } from './identity/access.service.ts';
 import { authRoutes } from './identity/auth.routes.ts';
 import { BootstrapService } from './identity/bootstrap.service.ts';
 import { PeopleRepo } from './identity/people.repo.ts';
@@ -17,19 +29,46 @@ import { ledgerRoutes } from './ledger/ledger.routes.ts';
 import { Ledger } from './ledger/ledger.service.ts';
 import { verifyChain, type VerifyReport } from './ledger/verify.ts';
 import { LicenceRepo } from './licence/licence.repo.ts';
+import { LicenceCheck, LicenceCheckRepo } from './licence/licence-check.ts';
+import { LicenceLimitsRepo, ServiceLimits } from './licence/licence-limits.ts';
+import { liveRoutes } from './live/live.routes.ts';
+import { LiveService } from './live/live.service.ts';
+import { TickMonitor } from './live/tick-monitor.ts';
+import { parseQuery } from './episodes/query/parse.ts';
+import { VERSION } from './version.ts';
 import { licenceRoutes } from './licence/licence.routes.ts';
 import { LicenceService } from './licence/licence.service.ts';
+import { EpisodeReader } from './episodes/episode.reader.ts';
+import { EpisodeRepo } from './episodes/episode.repo.ts';
+import { episodeRoutes } from './episodes/episode.routes.ts';
+import { EpisodeService } from './episodes/episode.service.ts';
+import { FiringsRepo } from './intake/firings.repo.ts';
 import { HeldRepo } from './intake/held.repo.ts';
 import { intakeRoutes } from './intake/intake.routes.ts';
 import { IntakeService } from './intake/intake.service.ts';
 import { Normalisers } from './intake/normalise.ts';
 import { createLogger, type Logger } from './log.ts';
+import { policyRoutes } from './policy/policy.routes.ts';
+import { PolicyService } from './policy/policy.service.ts';
 import { MailSettingsRepo } from './mail/mail-settings.repo.ts';
+import { mailRoutes } from './mail/mail.routes.ts';
+import { MailService } from './mail/mail.service.ts';
 import { loadPlugins, pluginDirs, type PluginRegistry } from './plugins/loader.ts';
 import { SecretCipher } from './secrets/cipher.ts';
+import { SettingsRepo } from './settings/settings.repo.ts';
+import { ClientAddress } from './http/client-address.ts';
+import { AttemptsRepo } from './identity/attempts.repo.ts';
+import { peopleRoutes } from './identity/people.routes.ts';
+import { PeopleService } from './identity/people.service.ts';
+import { SessionService } from './identity/session.service.ts';
+import { SessionsRepo } from './identity/sessions.repo.ts';
+import { SignInCodesRepo } from './identity/sign-in-codes.repo.ts';
+import { SignInService } from './identity/sign-in.service.ts';
 import { ModeService } from './status/mode.service.ts';
 import { statusRoutes } from './status/status.routes.ts';
 import { StatusService } from './status/status.service.ts';
+import { LeaseRepo } from './schedule/lease.repo.ts';
+import { Poller } from './schedule/poller.ts';
 import { openDb, type Db } from './storage/db.ts';
 import { migrate } from './storage/migrate.ts';
 
@@ -55,6 +94,20 @@ export interface App {
   readonly modes: ModeService;
   /** Plugins found at start: loaded, broken (reported and skipped) and superseded by newer versions. */
   readonly plugins: PluginRegistry;
+  /** Grouping of held alerts into episodes; tests await `episodes.process()` after a push. */
+  readonly episodes: EpisodeService;
+  /** Sign-in; tests await `signIn.idle()` for the codes asked for to be sent. */
+  readonly signIn: SignInService;
+  /** Autonomy, approvals, the halt switch and the action gate every action passes. */
+  readonly governance: Governance;
+  /** Discovery jobs; tests await `discovery.idle()` for a started job to end. */
+  readonly discovery: DiscoveryService;
+  /** Online licence confirmation every 6 hours (SERVICE_LICENCE_CHECK). */
+  readonly licenceCheck: LicenceCheck;
+  /** Tier limits on services (services named by alerts against the licence's number). */
+  readonly serviceLimits: ServiceLimits;
+  /** Polls alert-source connectors; tests call `poller.pollNow()`. */
+  readonly poller: Poller;
   /** Authorisation checks, for areas that register their routes on `server`. */
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
@@ -79,6 +132,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   }
 
   const cipher = SecretCipher.load(config.secretKey, config.dataDir);
+  const settings = new SettingsRepo(db);
   const installRepo = new InstallRepo(db);
   const identity = await ensureIdentity(installRepo, cipher, clock);
   const { tokens, printOnce } = await settleMachineTokens(config, installRepo);
@@ -105,29 +159,106 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     modeRef.modes!.recordChange(trx, record),
   );
   const modes = (modeRef.modes = new ModeService(licences, people, installRepo, ledger));
-  const bootstrap = new BootstrapService(people, installRepo, new MailSettingsRepo(cipher), modes, ledger, clock);
+  const bootstrap = new BootstrapService(people, installRepo, new MailSettingsRepo(settings, cipher), modes, ledger, clock);
   const status = new StatusService(identity, licences, modes, people, ledger);
-  const guard = new Guard(tokens, () => modes.current());
+  const guard = new Guard(tokens, () => modes.current(), clock);
 
   const server = createServer(log);
+  consoleRoutes(server);
   statusRoutes(server, { log, status });
   ledgerRoutes(server, { log, guard, ledger, verify: verifyLedger });
   licenceRoutes(server, { log, guard, licences });
-  authRoutes(server, { log, guard, tokens, people, bootstrap });
-  const intake = new IntakeService(new Normalisers(plugins.loaded), new HeldRepo(db), ledger, clock);
+  const sessions = new SessionService(new SessionsRepo(db), clock);
+  guard.useSessions(sessions);
+  const mail = new MailService({ settings, cipher, ledger, clock, log, config });
+  mailRoutes(server, { log, guard, mail });
+  const access = new AccessPolicyService({ settings, people, ledger, clock, sessions });
+  accessRoutes(server, { log, guard, access });
+  sessions.useAccess(access);
+  bootstrap.useAccess(access);
+  status.useBreakGlass(() => mail.breakGlass());
+  const signIn = new SignInService({ people, codes: new SignInCodesRepo(db), attempts: new AttemptsRepo(db), sessions, access, mail, ledger, clock, log, codeKey: cipher.derive('sign-in-codes') });
+  authRoutes(server, { log, guard, tokens, people, bootstrap, signIn, sessions, client: new ClientAddress(config.trustedProxies) });
+  peopleRoutes(server, { log, guard, people: new PeopleService(people, sessions, access, ledger, clock) });
+  const policy = new PolicyService({ settings, ledger, clock, log, configDir: config.configDir });
+  await policy.start();
+  policyRoutes(server, { log, guard, policy });
+  const governance = createGovernance({
+    db, server, log, guard, ledger, clock, known: { knownServices: () => serviceLimits.knownServices() },
+    policy,
+    coverage: { covers: (service) => connectors.covers(service) },
+  });
+  const connectors = new ConnectorService({ repo: new ConnectorsRepo(db), cipher, ledger, clock, log, kinds: new ConnectorKinds(plugins.loaded, plugins.broken), file: readConnectorsFile(config.configDir) });
+  connectorRoutes(server, { log, guard, connectors });
+  const discovery = new DiscoveryService({ repo: new JobsRepo(db), connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS });
+  discoveryRoutes(server, { log, guard, discovery });
+  // Licence confirmation every 6 hours, tier limits on services, doctor's components, GET /v1/live.
+  const licenceCheck = new LicenceCheck({
+    repo: new LicenceCheckRepo(db), licences, ledger, clock, log: log.child({ component: 'licence-check' }),
+    mode: config.licenceCheck, server: config.licenceServer, fingerprint: identity.fingerprint, version: VERSION,
+  });
+  await licenceCheck.load();
+  licences.useConfirmation(licenceCheck.hook);
+  const serviceLimits = new ServiceLimits({ repo: new LicenceLimitsRepo(db), licences, ledger, clock, log });
+  status.useLicenceUsage(() => serviceLimits.usage());
+  const ticks = new TickMonitor(clock, TICK_MS);
+  const doctorExtras: DoctorExtras = {
+    connectors: () => connectors.list(),
+    mail: () => mail.breakGlass(),
+    licence: async () => ({ status: await licences.status(), confirmation: await licenceCheck.view(), usage: await serviceLimits.usage(), overLimit: await serviceLimits.overLimit() }),
+    schedules: async () => ticks.seen(),
+  };
+  const liveHeld = new HeldRepo(db);
+  const liveEpisodes = new EpisodeRepo(db);
+  const liveJobs = new JobsRepo(db);
+  const openQuery = parseQuery('state:open');
+  liveRoutes(server, { log, guard, live: new LiveService({
+    clock, debounceS: config.debounceS,
+    ungrouped: () => liveHeld.ungroupedByService(),
+    openEpisodes: async (limit) => (await liveEpisodes.list({ limit, incidentsOnly: false, query: openQuery, after: null, nowMs: clock.now().getTime() })).episodes
+      .map((e) => ({ id: e.id, kind: e.kind, service: e.service, t_open: e.t_open, alerts: e.alerts })),
+    pendingApprovals: async (limit) => (await governance.approvals.list({ state: 'pending', limit }))
+      .map((a) => ({ id: a.id, kind: a.kind, service: a.service, summary: a.summary, requested_by: a.requested_by, requested_at: a.requested_at, expires_at: a.expires_at })),
+    discoveryJobs: async () => {
+      const job = await liveJobs.running();
+      return job === null ? [] : [{ id: job.id, kind: 'discovery', started_at: job.started_at, progress: { state: job.state, connections: job.connections, found: job.found, failed: job.failed } }];
+    },
+    polls: () => poller.schedule(),
+    tick: () => ticks.seen(),
+  }) });
+  /** The tick's last step: confirmation when due, limits, the mode change either may cause. */
+  const licenceTick = () => ticks.last(async () => {
+    await licenceCheck.tick();
+    await serviceLimits.tick();
+    await modes.sync();
+  });
+  const held = new HeldRepo(db);
+  const firings = new FiringsRepo(db);
+  const episodeRepo = new EpisodeRepo(db);
+  const episodes = new EpisodeService({ episodes: episodeRepo, held, firings, ledger, clock, log, debounceS: config.debounceS });
+  const intake = new IntakeService({ normalisers: new Normalisers(plugins.loaded), held, firings, membership: episodeRepo, ledger, clock, changed: () => episodes.nudge() });
   intakeRoutes(server, { log, guard, intake });
-  doctorRoutes(server, { log, guard, clock, run: () => runDoctor(doctorDeps({ db, config, installs: installRepo, clock, plugins: async () => plugins, verifyLedger })) });
+  const poller = new Poller({ connectors, intake, leases: new LeaseRepo(db), clock, log, operating: async () => (await modes.current()) === 'operating' });
+  server.server.once('listening', () => poller.start());
+  episodeRoutes(server, { log, guard, reader: new EpisodeReader(episodeRepo, ledger, clock) });
+  doctorRoutes(server, { log, guard, clock, run: () => runDoctor(doctorDeps({ db, config, installs: installRepo, clock, plugins: async () => plugins, verifyLedger, extras: doctorExtras })) });
 
   const tick = async (): Promise<void> => {
     await checkpoints.maybeWrite();
     await modes.sync();
     await intake.releaseStale();
+    await episodes.process();
+    await firings.prune(clock.now().getTime());
+    await signIn.prune();
+    await governance.tick();
+    await licenceTick();
   };
   await modes.sync();
 
   let timer: NodeJS.Timeout | null = null;
   return {
-    config, clock, log, db, server, identity, tokens, ledger, checkpoints, licences, modes, guard, plugins,
+    config, clock, log, db, server, identity, tokens, ledger, checkpoints, licences, modes, guard, plugins, episodes, signIn, governance, discovery,
+    licenceCheck, serviceLimits, poller,
     adminTokenToPrint: printOnce,
     verifyLedger,
     tick,
@@ -142,7 +273,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       }),
     close: async () => {
       if (timer !== null) clearInterval(timer);
+      await poller.stop();
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+      await episodes.stop();
+      await signIn.idle();
       await ledgerRepo.close();
       await db.destroy();
     },

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import path from 'node:path';
 
 /** Everything the service reads from its environment, read once and frozen. */
@@ -17,6 +18,14 @@ export interface Config {
   readonly discoverTimeoutS: number;
   readonly debounceS: number;
   readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+  /** Proxies whose X-Forwarded-For is believed (addresses or CIDR blocks); empty: none. */
+  readonly trustedProxies: readonly string[];
+  /** Base address of the Resend-compatible mail API. */
+  readonly mailApiUrl: string;
+  /** PEM file of extra certificate authorities trusted for SMTP TLS (an internal relay's CA). */
+  readonly mailCaFile: string | null;
+  /** Base address of the vendor's licence server for the 6-hourly confirmation; null: nothing is asked. */
+  readonly licenceServer: string | null;
 }
 
 export class ConfigError extends Error {
@@ -74,6 +83,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const secretKey = text('SERVICE_SECRET_KEY');
   if (secretKey !== null && secretKey.length < 32) problems.push('SERVICE_SECRET_KEY must be at least 32 characters');
 
+  const trustedProxies = (text('SERVICE_TRUSTED_PROXIES') ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '');
+  for (const p of trustedProxies) {
+    const [addr, bits, extra] = p.split('/');
+    if (extra !== undefined || net.isIP(addr ?? '') === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))) problems.push(`SERVICE_TRUSTED_PROXIES: "${p}" is not an address or CIDR block`);
+  }
+  const mailApiUrl = text('SERVICE_MAIL_API_URL') ?? 'https://api.resend.com';
+  if (!/^https?:\/\/[^\s]+$/.test(mailApiUrl)) problems.push('SERVICE_MAIL_API_URL must be an http(s) address');
+
+  const licenceServer = text('SERVICE_LICENCE_SERVER');
+  if (licenceServer !== null && !/^https?:\/\/[^\s]+$/.test(licenceServer)) problems.push('SERVICE_LICENCE_SERVER must be an http(s) address');
+  if (licenceServer === null && text('SERVICE_LICENCE_CHECK') === 'strict') problems.push('SERVICE_LICENCE_CHECK=strict needs SERVICE_LICENCE_SERVER (the licence server to confirm with)');
+
   const config: Config = {
     port: int('SERVICE_PORT', 8700, 0, 65535),
     host: text('SERVICE_HOST') ?? '0.0.0.0',
@@ -89,6 +110,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     discoverTimeoutS: int('SERVICE_DISCOVER_TIMEOUT_S', 45, 1, 3600),
     debounceS: int('SERVICE_DEBOUNCE_S', 20, 0, 3600),
     logLevel: oneOf('SERVICE_LOG_LEVEL', LOG_LEVELS, 'info'),
+    trustedProxies: Object.freeze(trustedProxies),
+    mailApiUrl: mailApiUrl.replace(/\/+$/, ''),
+    mailCaFile: dir('SERVICE_MAIL_CA_FILE'),
+    licenceServer: licenceServer === null ? null : licenceServer.replace(/\/+$/, ''),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

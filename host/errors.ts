@@ -31,6 +31,44 @@ export const ERROR_STATUS = {
   already_bootstrapped: 409,
   // alert intake
   unreadable_alert: 400,
+  // people and sign-in
+  invalid_code: 401,
+  invalid_credentials: 401,
+  rate_limited: 429,
+  last_owner: 409,
+  person_exists: 409,
+  not_allowed_by_policy: 400,
+  would_lock_out_owners: 409,
+  password_not_allowed: 409,
+  directory_managed: 409,
+  sender_not_verified: 400,
+  mail_failed: 502,
+  // episodes
+  bad_query: 400,
+  bad_cursor: 400,
+  // policy
+  policy_file_managed: 409,
+  policy_version_conflict: 409,
+  // connectors
+  connector_file_managed: 409,
+  unknown_kind: 400,
+  invalid_settings: 400,
+  invalid_connector_name: 400,
+  query_not_supported: 400,
+  // governance: autonomy, approvals, the halt switch and the action gate
+  unknown_service: 404,
+  level_not_allowed: 400,
+  by_required: 400,
+  own_request: 403,
+  already_decided: 409,
+  approval_closed: 409,
+  halted: 409,
+  action_not_approved: 409,
+  frozen: 409,
+  autonomy_too_low: 409,
+  action_cap_reached: 409,
+  // discovery
+  discovery_running: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -10,7 +10,7 @@ import { INGEST_TOKEN, makeOperating, startApp } from './helpers/app.ts';
 
 type HeldRow = { fingerprint: string; status: string; name: string; severity: string; service: string | null; source: string; ended_at: unknown };
 
-alertmanagerTest('Alertmanager delivers a firing then a resolved alert through its webhook: held, resolved, and in the ledger', async (t) => {
+alertmanagerTest('Alertmanager delivers a firing then a resolved alert through its webhook: held, resolved, in the ledger, and one episode opened and closed', async (t) => {
   const ta = await startApp(t);
   await makeOperating(ta);
 
@@ -59,6 +59,13 @@ receivers:
   const amAlerts = (await (await fetch(`${am.base}/api/v2/alerts`)).json()) as Array<{ fingerprint: string }>;
   t.deepEqual(amAlerts.map((a) => a.fingerprint), [firing.fingerprint]);
 
+  // The debounce (20 s on the injected clock) passes: one episode opens for payments.
+  ta.clock.advance(20_000);
+  await ta.app.tick();
+  const opened = (await ta.call('GET', '/v1/episodes')).body.episodes;
+  t.is(opened.length, 1);
+  t.like(opened[0], { service: 'payments', alerts: ['DiskFull'], kind: 'incident', state: 'open', decision: 'abstain', outcome: 'escalated' });
+
   // Resolved: the same alert with endsAt in the past; sent on at the next group interval.
   await post([{ labels, annotations, startsAt, endsAt: new Date(Date.now() - 1000).toISOString() }]);
   const resolved = await wait('the service to hold the alert resolved', async () => {
@@ -67,6 +74,11 @@ receivers:
   });
   t.is(resolved.fingerprint, firing.fingerprint);
   t.not(resolved.ended_at, null);
+  await ta.app.episodes.process();
+  const closed = (await ta.call('GET', `/v1/episodes/${opened[0].id}`)).body;
+  t.like(closed, { state: 'closed', duration_s: 0 });
+  t.deepEqual(closed.signals.map((s: { fingerprint: string; status: string }) => [s.fingerprint, s.status]), [[firing.fingerprint, 'resolved']]);
+  t.deepEqual(closed.timeline.map((e: { type: string }) => e.type), ['episode.opened', 'episode.decided', 'episode.closed']);
 
   // The ledger: one signal.pushed per webhook call (newest first), actor the ingest token.
   const events = await pushed();
@@ -77,7 +89,4 @@ receivers:
   const verify = await ta.call('GET', '/v1/ledger/verify');
   t.is(verify.status, 200);
   t.true(verify.body.ok, JSON.stringify(verify.body));
-
-  // episodes: assert the episode here once they exist (one episode for DiskFull/payments,
-  // opened by the firing push and closed by the resolved one).
 });

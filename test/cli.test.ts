@@ -1,35 +1,13 @@
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { INGEST_TOKEN, serviceEnv, signLicence, startApp, type TestApp } from './helpers/app.ts';
 import { createTestStore, type TestStore } from './helpers/db.ts';
+import { json, oncall, ROOT } from './helpers/cli.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const RUN = path.join(ROOT, 'bin', 'run.js');
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the real CLI in a child process with exactly the SERVICE_* variables given. */
-function oncall(args: string[], env: Record<string, string | undefined> = {}): Promise<Ran> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SERVICE_')));
-  const extra = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
-  return new Promise((resolve) => {
-    execFile(process.execPath, [RUN, ...args], { cwd: ROOT, env: { ...base, ...extra, NO_COLOR: '1' }, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof err.code === 'number' ? err.code : -1;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-const json = (r: Ran): any => JSON.parse(r.stdout);
 
 async function appendEvents(ta: TestApp, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {

@@ -144,5 +144,17 @@ test('concurrent pushes of new and repeated alerts all succeed and leave one hel
   t.deepEqual([...new Set(results.map((r) => r.status))], [202], JSON.stringify(results.find((r) => r.status !== 202)?.body));
   const distinct = new Set(results.map((r) => r.body.signals[0].fingerprint));
   t.is((await held(ta)).length, distinct.size);
+  // Pushes that arrive together share one commit, but each keeps its own event.
+  const pushed = (await ta.call('GET', '/v1/ledger?type=signal.pushed&limit=100')).body.events;
+  t.is(pushed.length, 48);
   t.true((await ta.app.verifyLedger()).ok);
+});
+
+test('a push once the licence is past its grace answers 503 at once: being operating is not remembered past the clock', async (t) => {
+  const ta = await operating(t);
+  t.is((await push(ta, 'generic', { name: 'x' })).status, 202);
+  ta.clock.advance(2 * 365 * 24 * HOUR);
+  const res = await push(ta, 'generic', { name: 'x' });
+  t.is(res.status, 503);
+  t.deepEqual(res.body, { error: 'not_operating' });
 });

@@ -16,7 +16,7 @@ test('installing a vendor-signed licence moves the install from setup to configu
   t.like(res.body.licence, { state: 'valid', customer: 'Acme Bank', in_grace: false });
   const status = (await ta.call('GET', '/v1/status')).body;
   t.is(status.mode, 'configuring');
-  t.deepEqual(status.licence, { state: 'valid', customer: 'Acme Bank', expires_at: '2027-01-01T00:00:00.000Z', in_grace: false });
+  t.deepEqual(status.licence, { state: 'valid', customer: 'Acme Bank', expires_at: '2027-01-01T00:00:00.000Z', in_grace: false, services_used: 0, services_allowed: 250 });
   t.is(status.setup.next, 'owner');
   t.deepEqual(await types(ta), ['config.licence_installed', 'system.mode_changed']);
   const change = (await ta.call('GET', '/v1/ledger?type=system.mode_changed')).body.events[0];

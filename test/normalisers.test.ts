@@ -97,10 +97,12 @@ test('labels are flattened to strings with dotted keys, and siem is the source w
   t.deepEqual(flattenLabels({ a: { b: { c: 1 } } }), { 'a.b.c': '1' });
 });
 
-test('without a tool id the fingerprint hashes the normaliser, the name and the identifying labels only', (t) => {
+test('without a tool id the fingerprint hashes the normaliser, the name, the identifying labels and the service only', (t) => {
   const n = new Normalisers([stub([{ ...alert, labels: { host: 'a', value: '97%' }, identity: ['host'] }])]);
   const [a] = n.normalise('stub', {});
-  t.is(a!.fingerprint, hashFingerprint('stub', 'Disk full', { host: 'a' }));
+  t.is(a!.fingerprint, hashFingerprint('stub', 'Disk full', { host: 'a' }, 'db'));
+  const [other] = new Normalisers([stub([{ ...alert, service: 'web', labels: { host: 'a', value: '97%' }, identity: ['host'] }])]).normalise('stub', {});
+  t.not(a!.fingerprint, other!.fingerprint, 'the same alert for another service is another alert');
   const [b] = new Normalisers([stub([{ ...alert, labels: { host: 'a', value: '12%' }, identity: ['host'] }])]).normalise('stub', {});
   t.is(a!.fingerprint, b!.fingerprint, 'a volatile value does not change it');
   const [c] = new Normalisers([stub([{ ...alert, labels: { host: 'b' } }])]).normalise('stub', {});

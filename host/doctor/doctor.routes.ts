@@ -13,7 +13,7 @@ export function doctorRoutes(server: Server, deps: { log: Logger; guard: Guard; 
   const reports = new DoctorReports(deps.run, deps.clock);
 
   server.get('/v1/doctor', route(deps.log, async (req) => {
-    deps.guard.bearer(req);
+    await deps.guard.bearer(req);
     const fresh = queryOf(req).get('fresh') ?? '0';
     if (fresh !== '0' && fresh !== '1') throw new AppError('invalid_parameter', 'fresh must be 1 (run now) or 0');
     return [200, await reports.get(fresh === '1')];

@@ -2,6 +2,9 @@ import path from 'node:path';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { InstallRepo } from '../install/install.repo.ts';
+import type { ConfirmationView } from '../licence/licence-check.ts';
+import type { ServiceUsage } from '../licence/licence-limits.ts';
+import type { LicenceStatus } from '../licence/licence.ts';
 import type { VerifyProblem, VerifyReport } from '../ledger/verify.ts';
 import type { Db } from '../storage/db.ts';
 import { pendingMigrations } from '../storage/migrate.ts';
@@ -18,10 +21,48 @@ export interface DoctorCheck {
   detail: string;
 }
 
+export type ComponentName = 'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules';
+
+/** One part of the install as an operator sees it: how it is and, unless fine, what to do. */
+export interface DoctorComponent {
+  name: ComponentName;
+  status: CheckLevel;
+  detail: string;
+  /** What to do about it; null when nothing is needed. */
+  fix: string | null;
+}
+
 export interface DoctorReport {
   ok: boolean;
   checked_at: string;
   checks: DoctorCheck[];
+  /**
+   * Every component with a status and a fix hint. The running service reports all of database,
+   * ledger, plugins, connectors, mail, licence, schedules; the CLI the ones it can see alone.
+   */
+  components: DoctorComponent[];
+}
+
+/** What doctor reads of the connectors (ConnectorService.list() fits as it is). */
+export interface ConnectorsSeen {
+  connectors: ReadonlyArray<{ name: string; kind: string; state: 'ok' | 'problem' | 'unchecked'; last_problem: string | null; last_checked_at: string | null }>;
+  file: { path: string; problem: string | null } | null;
+}
+
+/** What doctor reads of the licence: where it stands, its confirmation, and services against its limit. */
+export interface LicenceSeen {
+  status: LicenceStatus;
+  confirmation: ConfirmationView | null;
+  usage: ServiceUsage | null;
+  /** Services beyond the licence's limit (alerts taken in, not added to the estate or autonomy). */
+  overLimit: ReadonlyArray<{ service: string }>;
+}
+
+/** The background tick of this host process. */
+export interface TickSeen {
+  last_run_at: string | null;
+  last_error: string | null;
+  every_ms: number;
 }
 
 /** What doctor needs of the plugin registry (the loader's PluginRegistry fits as it is). */
@@ -48,7 +89,16 @@ export interface DoctorDeps {
   /** Whether the install row holds the hash of a generated admin token. */
   adminTokenStored(): Promise<boolean>;
   ingestEnabled: boolean;
+  /** The running service adds these; the CLI reports only what it can see alone. */
+  connectors?(): Promise<ConnectorsSeen>;
+  /** The mail service's break-glass state (open: codes cannot be sent). */
+  mail?(): Promise<{ open: boolean; reason: string | null }>;
+  licence?(): Promise<LicenceSeen>;
+  schedules?(): Promise<TickSeen>;
 }
+
+/** What only the running service can add to doctor; the CLI reports the components it can see alone. */
+export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules'>;
 
 /** The usual deps on one database: both the host and the CLI build theirs with this. */
 export function doctorDeps(opts: {
@@ -58,6 +108,7 @@ export function doctorDeps(opts: {
   clock: Clock;
   plugins: () => Promise<PluginsSeen>;
   verifyLedger: () => Promise<VerifyReport>;
+  extras?: DoctorExtras;
 }): DoctorDeps {
   const { db, config, installs } = opts;
   return {
@@ -72,6 +123,7 @@ export function doctorDeps(opts: {
     adminTokenFromEnv: config.adminToken !== null,
     adminTokenStored: async () => (await installs.get())?.admin_token_hash != null,
     ingestEnabled: config.ingestToken !== null,
+    ...opts.extras,
   };
 }
 
@@ -172,5 +224,107 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
     ['tokens', tokens],
   ];
   const checks = findings.map(([name, f]) => ({ name, ok: f.level !== 'fail', level: f.level, detail: f.detail }));
-  return { ok: checks.every((c) => c.ok), checked_at: checkedAt, checks };
+  const components = await runComponents(deps, { database, ledger, plugins });
+  return { ok: checks.every((c) => c.ok) && components.every((c) => c.status !== 'fail'), checked_at: checkedAt, checks, components };
+}
+
+type Part = Omit<DoctorComponent, 'name'>;
+const part = (status: CheckLevel, detail: string, fix: string | null = null): Part => ({ status, detail, fix: status === 'ok' ? null : fix });
+
+async function attemptPart(fn: () => Promise<Part>, what: string, fix: string): Promise<Part> {
+  try {
+    return await fn();
+  } catch (e) {
+    return part('fail', `${what}: ${e instanceof Error ? e.message : String(e)}`, fix);
+  }
+}
+
+/** Components of the report: the first checks seen as parts, then what the running service adds. */
+async function runComponents(deps: DoctorDeps, first: { database: Finding; ledger: Finding; plugins: Finding }): Promise<DoctorComponent[]> {
+  const out: DoctorComponent[] = [
+    { name: 'database', ...part(first.database.level, first.database.detail, 'check SERVICE_DATABASE_URL (or SERVICE_DATA_DIR for SQLite) and that the database server is running') },
+    { name: 'ledger', ...part(first.ledger.level, first.ledger.detail, 'run `oncall ledger-verify` and restore the ledger from a backup taken before the first bad seq (docs/ledger.md)') },
+    { name: 'plugins', ...part(first.plugins.level, first.plugins.detail, 'fix or remove the broken plugin folder named above and restart; the others still load') },
+  ];
+  if (deps.connectors !== undefined) {
+    const read = deps.connectors;
+    out.push({ name: 'connectors', ...(await attemptPart(async () => describeConnectors(await read()), 'cannot list the connectors', 'check the database, then GET /v1/connectors')) });
+  }
+  if (deps.mail !== undefined) {
+    const read = deps.mail;
+    out.push({ name: 'mail', ...(await attemptPart(async () => describeMail(await read()), 'cannot read the mail state', 'check the database, then GET /v1/settings/mail')) });
+  }
+  if (deps.licence !== undefined) {
+    const read = deps.licence;
+    out.push({ name: 'licence', ...(await attemptPart(async () => describeLicence(await read()), 'cannot read the licence', 'check the database, then GET /v1/status')) });
+  }
+  if (deps.schedules !== undefined) {
+    const read = deps.schedules;
+    const now = deps.clock.now().getTime();
+    out.push({ name: 'schedules', ...(await attemptPart(async () => describeTick(await read(), now), 'cannot read the schedules', 'restart the service')) });
+  }
+  return out;
+}
+
+function describeConnectors(seen: ConnectorsSeen): Part {
+  const fileProblem = seen.file?.problem ?? null;
+  if (fileProblem !== null) return part('fail', `connectors.json (${seen.file!.path}): ${fileProblem}`, 'correct connectors.json in SERVICE_CONFIG_DIR and restart');
+  if (seen.connectors.length === 0) return part('warn', 'no connectors configured: nothing can be investigated', 'add one in the console or with PUT /v1/connectors/{name} (docs/connectors.md)');
+  const bad = seen.connectors.filter((c) => c.state === 'problem');
+  const unchecked = seen.connectors.filter((c) => c.state === 'unchecked');
+  const counts = `${plural(seen.connectors.length, 'connector')}: ${seen.connectors.length - bad.length - unchecked.length} ok, ${bad.length} with a problem, ${unchecked.length} unchecked`;
+  if (bad.length > 0) {
+    return part('fail', `${counts}; ${bad.map((c) => `${c.name} (${c.kind}): ${c.last_problem ?? 'problem'}`).join('; ')}`, `fix the settings or the system they reach, then POST /v1/connectors/{name}/check (or \`oncall connectors check <name>\`)`);
+  }
+  if (unchecked.length > 0) return part('warn', `${counts}; not checked yet: ${unchecked.map((c) => c.name).join(', ')}`, 'check them: POST /v1/connectors/{name}/check (or `oncall connectors check <name>`)');
+  return part('ok', counts);
+}
+
+function describeMail(glass: { open: boolean; reason: string | null }): Part {
+  if (!glass.open) return part('ok', 'sign-in codes can be sent; break-glass is closed');
+  return part('warn', `break-glass is open (the admin token can sign in): ${glass.reason ?? 'codes cannot be sent'}`, 'configure a mail provider and send a test: PUT /v1/settings/mail, POST /v1/settings/mail/test (docs/mail.md)');
+}
+
+function describeLicence(seen: LicenceSeen): Part {
+  const s = seen.status;
+  const c = seen.confirmation;
+  const who = s.customer === null ? '' : ` (${s.customer}, ${s.tier ?? 'unknown tier'}, expires ${s.expires_at})`;
+  const usage = seen.usage === null ? '' : `; ${seen.usage.services_used} of ${seen.usage.services_allowed ?? 'unlimited'} services`;
+  let confirm = '';
+  if (c !== null) {
+    if (c.mode === 'offline') confirm = '; confirmation off (SERVICE_LICENCE_CHECK=offline)';
+    else if (c.server === null) confirm = '; not confirmed online: SERVICE_LICENCE_SERVER is unset';
+    else if (c.applies) confirm = `; confirmation ${c.mode}: last confirmed ${c.last_confirmed_at ?? 'never'}${c.last_result === null || c.last_result === 'valid' ? '' : `, last attempt ${c.last_result}${c.last_problem === null ? '' : ` (${c.last_problem})`}`}${c.lapses_at === null ? '' : `, unconfirmed it stops counting at ${c.lapses_at}`}`;
+  }
+  const detail = `licence ${s.state}${who}${usage}${confirm}`;
+  switch (s.state) {
+    case 'none':
+      return part('warn', detail, 'install a licence (POST /v1/licence) or start the 30-day trial (POST /v1/licence/redeem)');
+    case 'invalid':
+      return part('fail', detail, 'the licence does not verify: install the one the vendor sent, unedited (`oncall licence-verify <file>` checks it)');
+    case 'expired':
+      return part('fail', detail, 'install a renewed licence (POST /v1/licence)');
+    case 'revoked':
+      return part('fail', detail, 'the vendor revoked this licence: contact the vendor and install a new one');
+    case 'unconfirmed':
+      return part('fail', detail, `the licence server could not confirm the licence within its grace: let the service reach ${c?.server ?? 'SERVICE_LICENCE_SERVER'}, or set SERVICE_LICENCE_CHECK=auto`);
+    case 'grace':
+      return part('warn', detail, 'the licence has expired and runs on its grace days: install a renewed licence');
+  }
+  if (seen.overLimit.length > 0) {
+    const names = seen.overLimit.slice(0, 10).map((o) => o.service).join(', ');
+    return part('warn', `${detail}; ${plural(seen.overLimit.length, 'service')} beyond the licence (alerts taken in, not added to the estate or autonomy): ${names}${seen.overLimit.length > 10 ? ', …' : ''}`, 'a licence with more services lifts the limit (contact the vendor)');
+  }
+  if (c !== null && c.applies && (c.last_result === 'unreachable' || c.last_result === 'error')) {
+    return part('warn', detail, `let the service reach ${c.server} (outbound HTTPS); it retries every 6 hours`);
+  }
+  return part('ok', detail);
+}
+
+function describeTick(tick: TickSeen, nowMs: number): Part {
+  if (tick.last_error !== null) return part('fail', `the last background tick failed: ${tick.last_error}`, 'read the service log for "tick failed"; the tick retries on its own');
+  if (tick.last_run_at === null) return part('warn', 'the background tick has not run yet in this process', `it runs every ${tick.every_ms / 1000} s once the service listens`);
+  const age = nowMs - Date.parse(tick.last_run_at);
+  if (age > 6 * tick.every_ms) return part('fail', `the background tick last ran at ${tick.last_run_at} (${Math.round(age / 1000)} s ago)`, 'the tick is stalled: read the service log and restart the service');
+  return part('ok', `the background tick last ran at ${tick.last_run_at}`);
 }

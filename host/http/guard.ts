@@ -1,14 +1,43 @@
 import type { Request } from 'restify';
+import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { MachineTokens } from '../identity/tokens.ts';
 
 export type Role = 'owner' | 'admin' | 'viewer';
 const RANK: Record<Role, number> = { viewer: 1, admin: 2, owner: 3 };
 
-/** Who is calling, as far as the API is concerned. Sessions of people join in a later issue. */
-export type Principal = { kind: 'admin_token'; actor: 'admin-token'; role: 'owner' };
+/** Who is calling, as far as the API is concerned. */
+export type Principal = AdminPrincipal | SessionPrincipal;
+export interface AdminPrincipal {
+  kind: 'admin_token';
+  actor: 'admin-token';
+  role: 'owner';
+  email: null;
+}
+export interface SessionPrincipal {
+  kind: 'session';
+  /** The person's e-mail; `admin-token` for a break-glass session. */
+  actor: string;
+  role: Role;
+  /** null for a break-glass session of the admin token. */
+  email: string | null;
+  /** Names the session (for logout) without being the token. */
+  tokenHash: string;
+  breakGlass: boolean;
+  /** The person as the session check read them (null for break-glass). */
+  profile: { name: string; teams: string[]; tags: string[] } | null;
+}
+
+/** Turns a bearer token into a session principal; null when it names no session; throws
+ * `unauthorized` with the reason when the session it names has ended. */
+export interface SessionAuthenticator {
+  authenticate(token: string): Promise<SessionPrincipal | null>;
+}
+
+const ADMIN: AdminPrincipal = { kind: 'admin_token', actor: 'admin-token', role: 'owner', email: null };
 
 export type Mode = 'setup' | 'configuring' | 'operating';
+const OPERATING_HOLD_MS = 1000;
 
 export function bearerToken(req: Request): string | null {
   const h = req.headers.authorization;
@@ -21,23 +50,50 @@ export function bearerToken(req: Request): string | null {
 export class Guard {
   private readonly tokens: MachineTokens;
   private readonly mode: () => Promise<Mode>;
+  private readonly clock: Clock;
+  #sessions: SessionAuthenticator | null = null;
+  /** When `operating` was last confirmed, in real and in service time. */
+  #confirmed: { real: number; at: number } | null = null;
 
-  constructor(tokens: MachineTokens, mode: () => Promise<Mode>) {
+  constructor(tokens: MachineTokens, mode: () => Promise<Mode>, clock: Clock) {
     this.tokens = tokens;
     this.mode = mode;
+    this.clock = clock;
+  }
+
+  /** Sessions are checked by the sign-in area, which is built after the guard. */
+  useSessions(sessions: SessionAuthenticator): void {
+    this.#sessions = sessions;
   }
 
   /** A session or the admin token; the ingest token opens nothing here. */
-  bearer(req: Request): Principal {
+  async bearer(req: Request): Promise<Principal> {
     const token = bearerToken(req);
-    if (token !== null && this.tokens.isAdmin(token)) return { kind: 'admin_token', actor: 'admin-token', role: 'owner' };
-    throw new AppError('unauthorized');
+    if (token === null) throw new AppError('unauthorized');
+    if (this.tokens.isAdmin(token)) return ADMIN;
+    const session = this.#sessions === null ? null : await this.#sessions.authenticate(token);
+    if (session === null) throw new AppError('unauthorized');
+    return session;
+  }
+
+  /** A session and nothing else (logout, the signed-in person). */
+  async session(req: Request): Promise<SessionPrincipal> {
+    const who = await this.bearer(req);
+    if (who.kind !== 'session') throw new AppError('unauthorized', 'sign in first: the admin token is not a session');
+    return who;
+  }
+
+  /** Bearer with at least this role. */
+  async withRole(req: Request, needed: Role): Promise<Principal> {
+    const who = await this.bearer(req);
+    this.role(who, needed);
+    return who;
   }
 
   /** The admin token and nothing else (bootstrap). */
-  adminToken(req: Request): Principal {
+  adminToken(req: Request): AdminPrincipal {
     const token = bearerToken(req);
-    if (token !== null && this.tokens.isAdmin(token)) return { kind: 'admin_token', actor: 'admin-token', role: 'owner' };
+    if (token !== null && this.tokens.isAdmin(token)) return ADMIN;
     throw new AppError('unauthorized');
   }
 
@@ -53,7 +109,20 @@ export class Guard {
     if (RANK[principal.role] < RANK[needed]) throw new AppError('forbidden', `needs the ${needed} role`);
   }
 
+  /**
+   * 503 unless the install is operating. A confirmation holds for one second (of real time and
+   * of service time both), so a stream of pushes does not read the licence for each one; a
+   * licence change made by another host process is seen within that second.
+   */
   async operating(): Promise<void> {
-    if ((await this.mode()) !== 'operating') throw new AppError('not_operating');
+    const real = performance.now();
+    const at = this.clock.now().getTime();
+    const c = this.#confirmed;
+    if (c !== null && real - c.real < OPERATING_HOLD_MS && at >= c.at && at - c.at < OPERATING_HOLD_MS) return;
+    if ((await this.mode()) !== 'operating') {
+      this.#confirmed = null;
+      throw new AppError('not_operating');
+    }
+    this.#confirmed = { real, at };
   }
 }

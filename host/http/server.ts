@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import restify, { type Request, type Response, type Server } from 'restify';
 import { AppError } from '../errors.ts';
 import { INVALID_JSON } from './validate.ts';
@@ -8,10 +6,9 @@ import { VERSION } from '../version.ts';
 import { restifyErrorCode } from './respond.ts';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
-const CONSOLE_DIRS = ['../../web/dist/', '../../web/static/'].map((p) => fileURLToPath(new URL(p, import.meta.url)));
 
 /**
- * The one HTTP server: API under /v1 (and /health), the console's static files for the rest.
+ * The one HTTP server: API under /v1 (and /health); the console's files come from console.ts.
  * Bodies are read up to 1 MiB (413 past it) and parsed as JSON whatever the content type,
  * since alert tools are careless with it; bad JSON is 400 `invalid_json` once the route has
  * checked who is calling.
@@ -50,12 +47,5 @@ export function createServer(log: Logger): Server {
     log.info({ method: req.method, path: req.getPath(), status: res.statusCode, ms: Date.now() - req.time() }, 'request');
   });
 
-  const dir = CONSOLE_DIRS.find((d) => existsSync(d));
-  if (dir !== undefined) {
-    const files = restify.plugins.serveStatic({ directory: dir, default: 'index.html', maxAge: 0 });
-    const assets = restify.plugins.serveStatic({ directory: dir, maxAge: 31_536_000 });
-    server.get('/', files);
-    server.get('/assets/*', assets);
-  }
   return server;
 }

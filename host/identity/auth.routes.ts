@@ -4,8 +4,11 @@ import type { Guard } from '../http/guard.ts';
 import { route } from '../http/respond.ts';
 import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
+import type { ClientAddress } from '../http/client-address.ts';
 import type { BootstrapInput, BootstrapService } from './bootstrap.service.ts';
 import type { PeopleRepo } from './people.repo.ts';
+import type { SessionService } from './session.service.ts';
+import type { SignInService } from './sign-in.service.ts';
 import type { MachineTokens } from './tokens.ts';
 
 const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as const;
@@ -29,18 +32,80 @@ const bootstrapBody = bodyValidator<BootstrapInput>({
   },
 });
 
-export function authRoutes(server: Server, deps: { log: Logger; guard: Guard; tokens: MachineTokens; people: PeopleRepo; bootstrap: BootstrapService }): void {
-  const { log, guard, tokens } = deps;
+const emailBody = bodyValidator<{ email: string }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['email'],
+  properties: { email: EMAIL },
+});
+
+const verifyBody = bodyValidator<{ email: string; code: string }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['email', 'code'],
+  properties: { email: EMAIL, code: { type: 'string', minLength: 1, maxLength: 32 } },
+});
+
+const passwordBody = bodyValidator<{ email: string; password: string }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['email', 'password'],
+  properties: { email: EMAIL, password: { type: 'string', minLength: 1, maxLength: 200 } },
+});
+
+export interface AuthDeps {
+  log: Logger;
+  guard: Guard;
+  tokens: MachineTokens;
+  people: PeopleRepo;
+  bootstrap: BootstrapService;
+  signIn: SignInService;
+  sessions: SessionService;
+  client: ClientAddress;
+}
+
+export function authRoutes(server: Server, deps: AuthDeps): void {
+  const { log, guard, tokens, signIn, client } = deps;
 
   /**
    * The admin token at the console's door. Before the first owner exists it opens the
-   * bootstrap; after that people sign in as themselves (break-glass arrives with sign-in).
+   * bootstrap; after that it opens a break-glass session only while no code can be sent.
    */
   server.post('/v1/login', route(log, async (req) => {
     const { token } = loginBody(req.body);
     if (!tokens.isAdmin(token)) throw new AppError('unauthorized');
     if ((await deps.people.count()) === 0) return [200, { bootstrap: true }];
-    throw new AppError('use_email', 'sign in with your e-mail address');
+    return [200, await signIn.adminLogin(client.of(req))];
+  }));
+
+  /** Always the same 202, whether or not the address may sign in. */
+  server.post('/v1/auth/request', route(log, async (req) => {
+    const { email } = emailBody(req.body);
+    await signIn.requestCode(email, client.of(req));
+    return [202, { sent: true }];
+  }));
+
+  server.post('/v1/auth/verify', route(log, async (req) => {
+    const { email, code } = verifyBody(req.body);
+    return [200, await signIn.verifyCode(email, code, client.of(req))];
+  }));
+
+  server.post('/v1/auth/password', route(log, async (req) => {
+    const { email, password } = passwordBody(req.body);
+    return [200, await signIn.withPassword(email, password, client.of(req))];
+  }));
+
+  server.post('/v1/auth/logout', route(log, async (req) => {
+    const who = await guard.session(req);
+    await deps.sessions.logout(who.tokenHash);
+    return [200, { signed_out: true }];
+  }));
+
+  /** Who the token belongs to: a person, a break-glass session, or the admin token. */
+  server.get('/v1/auth/me', route(log, async (req) => {
+    const who = await guard.bearer(req);
+    const user = who.kind === 'session' && who.email !== null && who.profile !== null ? { email: who.email, role: who.role, ...who.profile } : null;
+    return [200, { user, actor: who.actor, role: who.role, via: who.kind === 'session' ? (who.breakGlass ? 'break_glass' : 'session') : 'admin_token' }];
   }));
 
   server.post('/v1/auth/bootstrap', route(log, async (req) => {

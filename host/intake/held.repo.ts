@@ -1,4 +1,5 @@
 import { dialect, type Db, type Trx } from '../storage/db.ts';
+import { withStatements } from '../storage/sqlite-statements.ts';
 import type { Signal } from './normalise.ts';
 
 export type HeldStatus = 'firing' | 'resolved' | 'released';
@@ -15,10 +16,30 @@ export interface HeldAlert {
   first_seen: string;
   last_seen: string;
   ended_at: string | null;
+  /** When the current firing began (a re-send does not move it): the debounce counts from here. */
+  fired_at: string | null;
+  /** The episode the alert belongs to while it fires; NULL until grouped, and again after a new firing. */
+  episode_id: string | null;
+}
+
+/** Firing alerts of one service that no episode has taken yet. */
+export interface UngroupedService {
+  service: string | null;
+  count: number;
+  first_fired: string;
 }
 
 type Row = Omit<HeldAlert, 'labels'> & { labels: string };
 const fromRow = (r: Row): HeldAlert => ({ ...r, labels: JSON.parse(r.labels) as Record<string, string> });
+const toRow = (a: HeldAlert): Row => ({ ...a, labels: JSON.stringify(a.labels) });
+/** Rows per multi-row upsert: 13 columns each stays far below both engines' parameter limits. */
+const UPSERT_CHUNK = 200;
+const COLUMNS = ['fingerprint', 'source', 'name', 'severity', 'status', 'service', 'labels', 'summary', 'first_seen', 'last_seen', 'ended_at', 'fired_at', 'episode_id'] as const;
+/** SQLite runs the hot path one row at a time on cached statements: no per-call SQL to build or prepare. */
+const SQLITE = {
+  one: `select ${COLUMNS.join(', ')} from held_alerts where fingerprint = ?`,
+  upsert: `insert into held_alerts (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')}) on conflict (fingerprint) do update set ${COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`,
+};
 
 /** The only code that touches `held_alerts`. */
 export class HeldRepo {
@@ -31,6 +52,16 @@ export class HeldRepo {
   /** The rows for these fingerprints, locked on MySQL for the rest of `trx`. */
   async lockMany(trx: Trx, fingerprints: string[]): Promise<Map<string, HeldAlert>> {
     const out = new Map<string, HeldAlert>();
+    if (dialect(this.db) === 'sqlite') {
+      await withStatements(trx, ({ sql }) => {
+        const one = sql(SQLITE.one);
+        for (const f of fingerprints) {
+          const r = one.get(f) as Row | undefined;
+          if (r !== undefined) out.set(r.fingerprint, fromRow(r));
+        }
+      });
+      return out;
+    }
     for (let i = 0; i < fingerprints.length; i += 500) {
       const q = trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + 500));
       const rows = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as Row[];
@@ -39,13 +70,26 @@ export class HeldRepo {
     return out;
   }
 
-  async insert(trx: Trx, a: HeldAlert): Promise<void> {
-    await trx('held_alerts').insert({ ...a, labels: JSON.stringify(a.labels) });
+  /** Writes these rows whole, new or not, in as few statements as the engine allows. */
+  async upsert(trx: Trx, alerts: HeldAlert[]): Promise<void> {
+    if (dialect(this.db) === 'sqlite') {
+      await withStatements(trx, ({ sql }) => {
+        const upsert = sql(SQLITE.upsert);
+        for (const a of alerts) {
+          const r = toRow(a);
+          upsert.run(...COLUMNS.map((c) => r[c]));
+        }
+      });
+      return;
+    }
+    for (let i = 0; i < alerts.length; i += UPSERT_CHUNK) {
+      await trx('held_alerts').insert(alerts.slice(i, i + UPSERT_CHUNK).map(toRow)).onConflict('fingerprint').merge();
+    }
   }
 
   async update(trx: Trx, a: HeldAlert): Promise<void> {
-    const { fingerprint, ...rest } = a;
-    await trx('held_alerts').where({ fingerprint }).update({ ...rest, labels: JSON.stringify(a.labels) });
+    const { fingerprint, ...rest } = toRow(a);
+    await trx('held_alerts').where({ fingerprint }).update(rest);
   }
 
   /** Firing alerts last seen before `cutoff`, locked on MySQL. */
@@ -54,9 +98,42 @@ export class HeldRepo {
     return ((await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
   }
 
+  /** Services with firing alerts that belong to no episode yet, with the oldest firing. */
+  async ungroupedByService(): Promise<UngroupedService[]> {
+    const rows = (await this.db('held_alerts')
+      .select('service')
+      .count({ count: '*' })
+      .min({ first_fired: 'fired_at' })
+      .whereNull('episode_id')
+      .andWhere({ status: 'firing' })
+      .groupBy('service')) as { service: string | null; count: number | string; first_fired: string | null }[];
+    return rows.map((r) => ({ service: r.service, count: Number(r.count), first_fired: r.first_fired ?? '' }));
+  }
+
+  /** Up to `limit` firing alerts of `service` in no episode, oldest first; locked on MySQL. */
+  async ungroupedOf(trx: Trx, service: string | null, limit: number): Promise<HeldAlert[]> {
+    const q = trx('held_alerts').whereNull('episode_id').andWhere({ status: 'firing' });
+    if (service === null) q.whereNull('service');
+    else q.andWhere({ service });
+    q.orderBy('fired_at').limit(limit);
+    return ((await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
+  }
+
+  async setEpisode(trx: Trx, fingerprints: string[], episodeId: string): Promise<void> {
+    for (let i = 0; i < fingerprints.length; i += 500) {
+      await trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + 500)).update({ episode_id: episodeId });
+    }
+  }
+
   async list(status?: HeldStatus): Promise<HeldAlert[]> {
     const q = this.db('held_alerts').orderBy('last_seen', 'desc');
     if (status !== undefined) q.where({ status });
     return ((await q) as Row[]).map(fromRow);
+  }
+
+  /** Every service an alert has named, sorted (governance: the services one may set autonomy for). */
+  async knownServices(): Promise<string[]> {
+    const rows = (await this.db('held_alerts').distinct('service').whereNotNull('service').orderBy('service')) as { service: string }[];
+    return rows.map((r) => r.service);
   }
 }

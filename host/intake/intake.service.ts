@@ -1,14 +1,52 @@
 import { HOUR, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
+import type { EventInput } from '../ledger/entry.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Trx } from '../storage/db.ts';
+import type { FiringsRepo } from './firings.repo.ts';
 import type { HeldAlert, HeldRepo } from './held.repo.ts';
-import type { Normalisers, Signal } from './normalise.ts';
+import { POLLER_LABEL, type Normalisers, type Signal } from './normalise.ts';
 
 /** A firing alert not sent again for this long is released from the held set. */
 export const HOLD_MS = 4 * HOUR;
 /** At most this many fingerprints are listed in one ledger event; the counts are always whole. */
 const LISTED = 100;
 const RELEASE_BATCH = 500;
+
+/** Pushes per shared commit, and alerts (a push is never split). */
+const MAX_PUSHES = 256;
+const MAX_ALERTS = 10_000;
+
+interface Counts {
+  fired: number;
+  refreshed: number;
+  resolved: number;
+  unknown_resolved: number;
+}
+
+interface Pending {
+  source: string;
+  actor: string;
+  signals: Signal[];
+  /**
+   * Set for a poll: the connector, and the fingerprints resolved because the poll no longer
+   * returned them (each resolved only while its held row still carries that connector's
+   * `labels.poller`: a push in between takes the alert over).
+   */
+  polled?: { connector: string; absent: Set<string> };
+  resolve(counts: Counts): void;
+  reject(err: unknown): void;
+}
+
+/** What one poll's alerts did to the held set. */
+export interface PolledResult {
+  /** Alerts the poll returned. */
+  returned: number;
+  fired: number;
+  refreshed: number;
+  /** Held alerts of the connector resolved: no longer returned (or returned resolved). */
+  resolved: number;
+}
 
 export interface PushResult {
   /** Every alert of the push: the body was taken in whole. */
@@ -21,19 +59,43 @@ export interface PushResult {
 /**
  * Alert intake: a push is read whole (or refused whole), then its held-set changes and its
  * `signal.pushed` event commit in one transaction before the 202, so an answered push is never
- * lost. The held set lives in the database: restarts lose and duplicate nothing.
+ * lost; pushes that arrive together share that transaction (group commit). The held set lives in the database: restarts lose and duplicate nothing.
  */
+/** Where an alert's end is noted in the episode it belongs to (episodes own that table). */
+export interface EpisodeMembership {
+  endAlert(trx: Trx, episodeId: string, fingerprint: string, status: 'resolved' | 'released', at: string): Promise<void>;
+}
+
+export interface IntakeDeps {
+  normalisers: Normalisers;
+  held: HeldRepo;
+  firings: FiringsRepo;
+  membership: EpisodeMembership;
+  ledger: Ledger;
+  clock: Clock;
+  /** Called after each commit that changed the held set: the grouping into episodes runs next. */
+  changed: () => void;
+}
+
 export class IntakeService {
   readonly #normalisers: Normalisers;
   readonly #held: HeldRepo;
+  readonly #firings: FiringsRepo;
+  readonly #membership: EpisodeMembership;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
+  readonly #changed: () => void;
+  #queue: Pending[] = [];
+  #flushing = false;
 
-  constructor(normalisers: Normalisers, held: HeldRepo, ledger: Ledger, clock: Clock) {
-    this.#normalisers = normalisers;
-    this.#held = held;
-    this.#ledger = ledger;
-    this.#clock = clock;
+  constructor(deps: IntakeDeps) {
+    this.#normalisers = deps.normalisers;
+    this.#held = deps.held;
+    this.#firings = deps.firings;
+    this.#membership = deps.membership;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
+    this.#changed = deps.changed;
   }
 
   async push(source: string, body: unknown, actor: string): Promise<PushResult> {
@@ -47,36 +109,132 @@ export class IntakeService {
       }
       throw e;
     }
-    const now = this.#clock.now().toISOString();
-    const counts = { fired: 0, refreshed: 0, resolved: 0, unknown_resolved: 0 };
-    await this.#ledger.transact(async (trx, record) => {
-      const known = await this.#held.lockMany(trx, [...new Set(signals.map((s) => s.fingerprint))]);
-      for (const s of signals) {
-        const held = known.get(s.fingerprint);
-        if (s.status === 'firing') {
-          const next: HeldAlert = { fingerprint: s.fingerprint, source: s.labels.siem ?? source, name: s.name, severity: s.severity, status: 'firing', service: s.service, labels: s.labels, summary: s.summary, first_seen: held?.first_seen ?? now, last_seen: now, ended_at: null };
-          if (held === undefined) await this.#held.insert(trx, next);
-          else await this.#held.update(trx, next);
-          if (held?.status === 'firing') counts.refreshed++;
-          else counts.fired++;
-          known.set(s.fingerprint, next);
-        } else if (held?.status === 'firing') {
-          const next: HeldAlert = { ...held, status: 'resolved', last_seen: now, ended_at: now };
-          await this.#held.update(trx, next);
-          known.set(s.fingerprint, next);
-          counts.resolved++;
-        } else {
-          counts.unknown_resolved++;
+    const counts = await new Promise<Counts>((resolve, reject) => {
+      this.#queue.push({ source, actor, signals, resolve, reject });
+      if (!this.#flushing) {
+        // Start on the next turn: pushes arriving meanwhile share the commit.
+        this.#flushing = true;
+        setImmediate(() => void this.#flush());
+      }
+    });
+    if (counts.fired + counts.refreshed + counts.resolved > 0) this.#changed();
+    return { accepted: signals.length, resolved: counts.resolved + counts.unknown_resolved, signals };
+  }
+
+  /**
+   * Group commit: every push waiting when a commit starts goes into it, each with its own
+   * `signal.pushed` event, so concurrent pushes cost one transaction instead of one each. When a
+   * shared commit fails, each push is tried again alone, so one push never fails another.
+   */
+  async #flush(): Promise<void> {
+    while (this.#queue.length > 0) {
+      let alerts = 0;
+      let n = 0;
+      while (n < this.#queue.length && n < MAX_PUSHES && (n === 0 || alerts + this.#queue[n]!.signals.length <= MAX_ALERTS)) alerts += this.#queue[n++]!.signals.length;
+      const batch = this.#queue.splice(0, n);
+      try {
+        const results = await this.#commit(batch);
+        batch.forEach((p, i) => p.resolve(results[i]!));
+      } catch (e) {
+        if (batch.length === 1) batch[0]!.reject(e);
+        else {
+          for (const p of batch) await this.#commit([p]).then((r) => p.resolve(r[0]!), (err: unknown) => p.reject(err));
         }
       }
-      await record({
-        type: 'signal.pushed',
-        actor,
-        reason: `${signals.length} alert(s) from ${source}`,
-        data: { source, ...counts, fingerprints: signals.slice(0, LISTED).map((s) => s.fingerprint), listed_all: signals.length <= LISTED },
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.#flushing = false;
+  }
+
+  /** One transaction: the held-set changes of every push in order, then their events. */
+  async #commit(batch: Pending[]): Promise<Counts[]> {
+    const nowDate = this.#clock.now();
+    const now = nowDate.toISOString();
+    return this.#ledger.transact(async (trx, record) => {
+      const known = await this.#held.lockMany(trx, [...new Set(batch.flatMap((p) => p.signals.map((s) => s.fingerprint)))]);
+      const changed = new Map<string, HeldAlert>();
+      const started: string[] = [];
+      const ended: HeldAlert[] = [];
+      const events: EventInput[] = [];
+      const results = batch.map(({ source, actor, signals, polled }) => {
+        const counts: Counts = { fired: 0, refreshed: 0, resolved: 0, unknown_resolved: 0 };
+        for (const s of signals) {
+          const held = known.get(s.fingerprint);
+          let next: HeldAlert;
+          if (s.status === 'firing') {
+            // A re-send keeps its episode and its debounce start; a new firing starts both afresh.
+            const refresh = held?.status === 'firing';
+            next = {
+              fingerprint: s.fingerprint, source: s.labels.siem ?? source, name: s.name, severity: s.severity, status: 'firing', service: s.service, labels: s.labels, summary: s.summary,
+              first_seen: held?.first_seen ?? now, last_seen: now, ended_at: null,
+              fired_at: refresh ? held.fired_at : now, episode_id: refresh ? held.episode_id : null,
+            };
+            if (refresh) counts.refreshed++;
+            else {
+              counts.fired++;
+              started.push(s.fingerprint);
+            }
+          } else if (held?.status === 'firing' && (polled === undefined || !polled.absent.has(s.fingerprint) || held.labels[POLLER_LABEL] === polled.connector)) {
+            next = { ...held, status: 'resolved', last_seen: now, ended_at: now };
+            if (held.episode_id !== null) ended.push(held);
+            counts.resolved++;
+          } else {
+            counts.unknown_resolved++;
+            continue;
+          }
+          known.set(s.fingerprint, next);
+          changed.set(s.fingerprint, next);
+        }
+        const fingerprints = signals.slice(0, LISTED).map((s) => s.fingerprint);
+        if (polled === undefined) {
+          events.push({ type: 'signal.pushed', actor, reason: `${signals.length} alert(s) from ${source}`, data: { source, ...counts, fingerprints, listed_all: signals.length <= LISTED } });
+        } else {
+          const returned = signals.length - polled.absent.size;
+          events.push({
+            type: 'signal.polled',
+            actor,
+            reason: `${returned} alert(s) polled from connector ${polled.connector} (${source}), ${polled.absent.size} no longer returned`,
+            data: { source, connector: polled.connector, returned, absent: polled.absent.size, ...counts, fingerprints, listed_all: signals.length <= LISTED },
+          });
+        }
+        return counts;
       });
+      await this.#held.upsert(trx, [...changed.values()]);
+      if (started.length > 0) await this.#firings.record(trx, started, nowDate.getTime());
+      for (const a of ended) await this.#membership.endAlert(trx, a.episode_id!, a.fingerprint, 'resolved', now);
+      await record(events);
+      return results;
     }, { headFirst: true });
-    return { accepted: signals.length, resolved: counts.resolved + counts.unknown_resolved, signals };
+  }
+
+  /**
+   * Takes the alerts one successful poll of a connector returned (`kind` is its kind, the source
+   * word): they go through the same checks, fingerprints and group commit as pushes, and firing
+   * alerts held from this connector (`labels.poller`) that the poll no longer returned are
+   * resolved in the same transaction. One `signal.polled` event per poll that returned or
+   * resolved anything; a poll that returned nothing and had nothing to resolve writes nothing.
+   * Throws 400 `unreadable_alert` (nothing taken) when an alert is not in the common shape.
+   */
+  async takePolled(connector: string, kind: string, alerts: unknown[]): Promise<PolledResult> {
+    const signals = this.#normalisers.polled(kind, connector, alerts);
+    const seen = new Set(signals.map((s) => s.fingerprint));
+    const absent: Signal[] = (await this.#held.list('firing'))
+      .filter((a) => a.labels[POLLER_LABEL] === connector && !seen.has(a.fingerprint))
+      .map((a) => ({ fingerprint: a.fingerprint, name: a.name, severity: a.severity, status: 'resolved', service: a.service, labels: a.labels, summary: a.summary, id: null }));
+    if (signals.length + absent.length === 0) return { returned: 0, fired: 0, refreshed: 0, resolved: 0 };
+    const counts = await this.#enqueue({ source: kind, actor: `poller:${connector}`, signals: [...signals, ...absent], polled: { connector, absent: new Set(absent.map((a) => a.fingerprint)) } });
+    if (counts.fired + counts.refreshed + counts.resolved > 0) this.#changed();
+    return { returned: signals.length, fired: counts.fired, refreshed: counts.refreshed, resolved: counts.resolved };
+  }
+
+  #enqueue(p: Omit<Pending, 'resolve' | 'reject'>): Promise<Counts> {
+    return new Promise<Counts>((resolve, reject) => {
+      this.#queue.push({ ...p, resolve, reject });
+      if (!this.#flushing) {
+        this.#flushing = true;
+        setImmediate(() => void this.#flush());
+      }
+    });
   }
 
   /** Releases firing alerts not sent again for 4 hours, with one ledger event per batch. */
@@ -87,13 +245,17 @@ export class IntakeService {
     for (;;) {
       const released = await this.#ledger.transact(async (trx, record) => {
         const stale = await this.#held.staleFiring(trx, cutoff, RELEASE_BATCH);
-        for (const a of stale) await this.#held.update(trx, { ...a, status: 'released', ended_at: now });
+        for (const a of stale) {
+          await this.#held.update(trx, { ...a, status: 'released', ended_at: now });
+          if (a.episode_id !== null) await this.#membership.endAlert(trx, a.episode_id, a.fingerprint, 'released', now);
+        }
         if (stale.length > 0) {
           await record({ type: 'signal.released', actor: 'system', reason: `${stale.length} alert(s) not sent again for 4 hours`, data: { count: stale.length, fingerprints: stale.slice(0, LISTED).map((a) => a.fingerprint) } });
         }
         return stale.length;
       }, { headFirst: true });
       total += released;
+      if (released > 0) this.#changed();
       if (released < RELEASE_BATCH) return total;
     }
   }

@@ -20,6 +20,10 @@ export interface Signal {
 /** The catch-all normaliser: any source word that no other normaliser claims. */
 export const GENERIC = 'generic';
 const MAX_ALERTS = 1000;
+/** Alerts one poll may answer (a pushed body is limited to MAX_ALERTS). */
+const MAX_POLLED = 10_000;
+/** The label the host stamps on polled alerts: the name of the connector that polled them. */
+export const POLLER_LABEL = 'poller';
 const MAX_LABELS = 200;
 const MAX_DEPTH = 8;
 /** Lengths the host clips to, for every normaliser alike. */
@@ -81,6 +85,24 @@ export class Normalisers {
     const siem = word === 'auto' ? chosen.name : word;
     return alerts.map((a, i) => toSignal(chosen.name, siem, a, i));
   }
+
+  /**
+   * The signals of alerts a connector polled (already in the common shape): the same checks,
+   * flattening, clipping and fingerprint rules as pushed alerts, with the connector's kind as the
+   * source word (`labels.siem`, and the name hashed for alerts without an id: a polled
+   * `alertmanager` alert gets the fingerprint a pushed one gets). The connector's name is stamped
+   * as `labels.poller` after the fingerprint is computed, so it never changes the fingerprint;
+   * a successful poll later resolves what it no longer returns by that label. All or nothing:
+   * one unreadable alert refuses the whole poll.
+   */
+  polled(kind: string, connector: string, alerts: unknown[]): Signal[] {
+    if (alerts.length > MAX_POLLED) throw new AppError('unreadable_alert', `at most ${MAX_POLLED} alerts per poll; narrow the connector's filter`);
+    const word = kind.toLowerCase();
+    return alerts.map((a, i) => {
+      const s = toSignal(word, word, a, i);
+      return { ...s, labels: { ...s.labels, [POLLER_LABEL]: connector } };
+    });
+  }
 }
 
 function safely<T>(fn: () => T, fallback: T): T {
@@ -98,13 +120,14 @@ function toSignal(normaliser: string, siem: string, alert: unknown, index: numbe
   const name = alert.name.slice(0, MAX_NAME);
   // An id too long to keep is still the tool's identity: its hash stands in for it.
   const id = alert.id === null || alert.id === '' ? null : alert.id;
-  const fingerprint = id === null ? hashFingerprint(normaliser, name, pick(labels, alert.identity)) : id.length <= MAX_ID ? id : createHash('sha256').update(id).digest('hex');
+  const service = alert.service === null || alert.service.trim() === '' ? null : alert.service.slice(0, MAX_SERVICE);
+  const fingerprint = id === null ? hashFingerprint(normaliser, name, pick(labels, alert.identity), service) : id.length <= MAX_ID ? id : createHash('sha256').update(id).digest('hex');
   return {
     fingerprint,
     name,
     severity: alert.severity,
     status: alert.status,
-    service: alert.service === null || alert.service.trim() === '' ? null : alert.service.slice(0, MAX_SERVICE),
+    service,
     labels: { ...labels, siem },
     summary: alert.summary,
     id: id === null ? null : id.slice(0, MAX_ID),
@@ -140,7 +163,12 @@ function pick(labels: Record<string, string>, keys: string[] | undefined): Recor
   return Object.fromEntries(keys.filter((k) => k in labels).map((k) => [k, labels[k]!]));
 }
 
-/** sha256 of the normaliser, the name and the identifying labels (canonical JSON), 32 hex digits. */
-export function hashFingerprint(normaliser: string, name: string, labels: Record<string, string>): string {
-  return createHash('sha256').update(canonicalJson({ labels, name, source: normaliser })).digest('hex').slice(0, 32);
+/**
+ * sha256 of the normaliser, the name, the identifying labels and the service (canonical JSON),
+ * 32 hex digits. The service is part of the identity: the same alert name firing for two
+ * services is two alerts. (Without a service the text is what it always was.)
+ */
+export function hashFingerprint(normaliser: string, name: string, labels: Record<string, string>, service: string | null = null): string {
+  const identity = service === null ? { labels, name, source: normaliser } : { labels, name, service, source: normaliser };
+  return createHash('sha256').update(canonicalJson(identity)).digest('hex').slice(0, 32);
 }

@@ -30,7 +30,7 @@ export function ledgerRoutes(server: Server, deps: { log: Logger; guard: Guard; 
   const { log, guard, ledger } = deps;
 
   server.get('/v1/ledger', route(log, async (req) => {
-    guard.bearer(req);
+    await guard.bearer(req);
     const q = queryOf(req);
     const order = q.get('order') ?? 'desc';
     if (order !== 'asc' && order !== 'desc') throw new AppError('invalid_parameter', 'order must be asc or desc');
@@ -49,7 +49,7 @@ export function ledgerRoutes(server: Server, deps: { log: Logger; guard: Guard; 
   }));
 
   server.get('/v1/ledger/verify', route(log, async (req) => {
-    guard.bearer(req);
+    await guard.bearer(req);
     return [200, await deps.verify()];
   }));
 

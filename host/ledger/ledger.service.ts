@@ -20,8 +20,8 @@ interface Waiting {
   reject(err: unknown): void;
 }
 
-/** Appends one event inside the current transaction (see Ledger.transact). */
-export type RecordEvent = (event: EventInput) => Promise<ChainHead>;
+/** Appends one event, or several in order, inside the current transaction (see Ledger.transact). */
+export type RecordEvent = (event: EventInput | EventInput[]) => Promise<ChainHead>;
 
 export const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$/;
 const MAX_DATA_BYTES = 64 * 1024;
@@ -82,9 +82,9 @@ export class Ledger {
         // transactions inserting into the same gap deadlock. The head lock queues them instead,
         // which costs nothing more, since each would wait for the head to append anyway.
         if (opts.headFirst === true) await this.#guarded(() => this.repo.lockHead(trx));
-        const record = async (input: EventInput): Promise<ChainHead> => {
-          const event = prepare(input);
-          const { head } = await this.#guarded(() => this.repo.appendIn(trx, (h) => this.#chain(h, [event])));
+        const record = async (input: EventInput | EventInput[]): Promise<ChainHead> => {
+          const events = (Array.isArray(input) ? input : [input]).map(prepare);
+          const { head } = await this.#guarded(() => this.repo.appendIn(trx, (h) => this.#chain(h, events)));
           done.last = head;
           return head;
         };

@@ -1,4 +1,7 @@
-import type { Db, Trx } from '../storage/db.ts';
+import { dialect, type Db, type Trx } from '../storage/db.ts';
+import { withStatements } from '../storage/sqlite-statements.ts';
+
+const LATEST = 'select id, body, source, installed_by, installed_at from licences order by id desc limit 1';
 
 export interface LicenceRow {
   id: number;
@@ -16,8 +19,11 @@ export class LicenceRepo {
     this.db = db;
   }
 
+  /** Read on every request (the mode): on SQLite through a cached prepared statement. */
   async latest(trx?: Trx): Promise<LicenceRow | null> {
-    return ((await (trx ?? this.db)('licences').orderBy('id', 'desc').first()) as LicenceRow | undefined) ?? null;
+    const q = trx ?? this.db;
+    if (dialect(this.db) === 'sqlite') return ((await withStatements(q, ({ sql }) => sql(LATEST).get())) as LicenceRow | undefined) ?? null;
+    return ((await q('licences').orderBy('id', 'desc').first()) as LicenceRow | undefined) ?? null;
   }
 
   async insert(trx: Trx, row: Omit<LicenceRow, 'id'>): Promise<void> {

@@ -22,14 +22,14 @@ export function licenceRoutes(server: Server, deps: { log: Logger; guard: Guard;
   const { log, guard, licences } = deps;
 
   server.post('/v1/licence', route(log, async (req) => {
-    const who = guard.bearer(req);
+    const who = await guard.bearer(req);
     guard.role(who, 'owner');
     const { licence } = installBody(req.body);
     return [200, { licence: await licences.installLicence(licence, who.actor) }];
   }));
 
   server.post('/v1/licence/redeem', route(log, async (req) => {
-    const who = guard.bearer(req);
+    const who = await guard.bearer(req);
     guard.role(who, 'owner');
     const { customer } = redeemBody(req.body ?? {});
     return [201, { licence: await licences.redeemTrial(customer, who.actor) }];

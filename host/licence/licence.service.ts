@@ -16,6 +16,12 @@ export const TRIAL_DAYS = 30;
 export type AfterLicenceChange = (trx: Trx, record: RecordEvent) => Promise<void>;
 
 /**
+ * Online confirmation's say on a licence (licence-check.ts): may turn a usable status into
+ * `revoked` or `unconfirmed`. Synchronous: it runs on every status read.
+ */
+export type ConfirmationHook = (licence: Licence, status: LicenceStatus) => LicenceStatus;
+
+/**
  * The licence in force: a file-managed one (licence.json in SERVICE_CONFIG_DIR, read at start)
  * or the newest one installed over the API or redeemed as a trial. Stored licences are checked
  * again on every read, so an edited row counts as invalid.
@@ -23,7 +29,11 @@ export type AfterLicenceChange = (trx: Trx, record: RecordEvent) => Promise<void
 export class LicenceService {
   readonly fileManaged: boolean;
   readonly #fileLicence: Licence | null = null;
+  /** The stored licence text last checked and what it proved to be: every request reads the
+   * mode, and a signature check per request would cost more than the request itself. */
+  #lastChecked: { body: string; licence: Licence | null } | null = null;
   readonly #vendorKeys: KeyObject[];
+  #confirmation: ConfirmationHook | null = null;
 
   private readonly repo: LicenceRepo;
   private readonly install: InstallRepo;
@@ -65,16 +75,38 @@ export class LicenceService {
     }
   }
 
+  /** Online confirmation (built after this service) may downgrade the status: see ConfirmationHook. */
+  useConfirmation(hook: ConfirmationHook): void {
+    this.#confirmation = hook;
+  }
+
   /** The licence in force and where it stands now. */
   async status(trx?: Trx): Promise<LicenceStatus> {
-    if (this.fileManaged) return licenceStatus(this.#fileLicence, this.clock.now(), this.#fileLicence === null);
+    const { licence, invalid } = await this.#inForce(trx);
+    const status = licenceStatus(licence, this.clock.now(), invalid);
+    return licence === null || this.#confirmation === null ? status : this.#confirmation(licence, status);
+  }
+
+  /** The licence in force (checked), or null when there is none or it does not verify. */
+  async inForce(trx?: Trx): Promise<Licence | null> {
+    return (await this.#inForce(trx)).licence;
+  }
+
+  async #inForce(trx?: Trx): Promise<{ licence: Licence | null; invalid: boolean }> {
+    if (this.fileManaged) return { licence: this.#fileLicence, invalid: this.#fileLicence === null };
     const row = await this.repo.latest(trx);
-    if (row === null) return licenceStatus(null, this.clock.now());
-    try {
-      return licenceStatus(this.#check(JSON.parse(row.body)), this.clock.now());
-    } catch {
-      return licenceStatus(null, this.clock.now(), true);
+    if (row === null) return { licence: null, invalid: false };
+    if (this.#lastChecked?.body !== row.body) {
+      let licence: Licence | null;
+      try {
+        licence = this.#check(JSON.parse(row.body));
+      } catch {
+        licence = null;
+      }
+      this.#lastChecked = { body: row.body, licence };
     }
+    const { licence } = this.#lastChecked;
+    return { licence, invalid: licence === null };
   }
 
   async installLicence(candidate: unknown, actor: string): Promise<LicenceStatus> {

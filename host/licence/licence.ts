@@ -23,7 +23,8 @@ export interface Licence {
   signature: string;
 }
 
-export type LicenceState = 'none' | 'valid' | 'grace' | 'expired' | 'invalid';
+/** `revoked` and `unconfirmed` come only from online confirmation (licence-check.ts). */
+export type LicenceState = 'none' | 'valid' | 'grace' | 'expired' | 'invalid' | 'revoked' | 'unconfirmed';
 
 export interface LicenceStatus {
   state: LicenceState;

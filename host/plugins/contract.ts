@@ -144,3 +144,121 @@ export interface PluginByKind {
   /** A `pack` entry default-exports this. */
   pack: PackPlugin;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Connector additions (plugin API 1.x, backwards-compatible: every member below is optional, so
+// a connector written against the first version of this contract keeps loading and working).
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What the host hands a connector's methods. It is a {@link PluginContext} (a connector written
+ * against `PluginContext` keeps working) plus what the host adds for calls that reach outside.
+ * @typeParam S - the shape of the connector's settings.
+ */
+export interface ConnectorContext<S extends Record<string, unknown> = Record<string, unknown>> extends PluginContext<S> {
+  /**
+   * Aborted when the host stops waiting for this call: its cut-off passed (15 s, or the
+   * connector's own `timeout_s` setting when lower). Hand it to `fetch` and other I/O so nothing
+   * is left running after the host has given up. Absent when a host older than this addition
+   * calls the plugin, so write `ctx.signal ?? undefined`-tolerant code.
+   */
+  signal?: AbortSignal;
+  /** When the host will give up on this call, in milliseconds from now; absent as `signal`. */
+  timeoutMs?: number;
+}
+
+/**
+ * What a connector's `test` may add to {@link ConnectorTestResult} to say what it found
+ * (`POST /v1/connectors/test` shows it). Extra members of a test result are allowed: TypeScript
+ * accepts them on an object typed as `ConnectorTestResult & ConnectorFindings`.
+ */
+export interface ConnectorFindings {
+  /**
+   * Facts a person can check against the system: a version, a cluster name, a count of targets.
+   * Plain JSON values (strings, numbers, booleans, null, arrays and objects of those), kept
+   * small (the host keeps at most 8 KiB of it). Never a secret: the host also blanks any value
+   * equal to one of the connector's secret settings, but do not rely on that.
+   */
+  found?: Record<string, unknown>;
+}
+
+/** A read-only question a connector answers (`POST /v1/connectors/{name}/query`). */
+export interface ConnectorQueryRequest {
+  /** The question in the system's own language: PromQL for `prometheus`, a path for `http`. */
+  query: string;
+  /** The moment asked about (ISO 8601); omitted: now. Connectors that have no notion of time ignore it. */
+  at?: string;
+  /** Extra kind-specific parameters, all strings; a connector ignores those it does not know. */
+  params?: Record<string, string>;
+}
+
+/** What a connector's `query` answers: a failure is data, as for `test`. */
+export interface ConnectorQueryResult {
+  /** True when the system answered the question. */
+  ok: boolean;
+  /** Null when `ok`; otherwise why not, in words a person can act on. */
+  problem: string | null;
+  /**
+   * The answer, as plain JSON (the host keeps at most 1 MiB of it). Its shape is the
+   * connector's to document in its README; for `prometheus` it is the API's `data` object.
+   */
+  data?: unknown;
+}
+
+/**
+ * The optional methods a connector may offer beyond `test`. A connector's default export is a
+ * {@link ConnectorPlugin} and may also carry these; the host checks each is a function before it
+ * calls it, and answers "not supported by this kind" otherwise.
+ *
+ * Every method must be read-only: it may look, never change anything in the outside system.
+ * The host calls them with a {@link ConnectorContext}, cuts each call off at its timeout, and
+ * turns a throw or a rejected promise into a problem; a plugin can never take the host down.
+ */
+export interface ConnectorCapabilities {
+  /** Answers one read-only question (an instant query, a GET of a path). */
+  query?(ctx: ConnectorContext, request: ConnectorQueryRequest): Promise<ConnectorQueryResult> | ConnectorQueryResult;
+  /**
+   * For alert sources the host polls instead of being pushed to: answers the alerts firing now
+   * (and, where the source says so, those just resolved) in the common shape. The host stamps
+   * source and fingerprint as for pushed alerts. Reserved for the polling schedule: this host
+   * version lists the capability in the catalogue but does not poll yet.
+   */
+  pollAlerts?(ctx: ConnectorContext): Promise<NormalisedAlert[]> | NormalisedAlert[];
+}
+
+/** A connector's default export with the optional capabilities: what vendors should type it as. */
+export type ConnectorPluginWithCapabilities = ConnectorPlugin & ConnectorCapabilities;
+
+// ---------------------------------------------------------------------------------------------
+// Discovery (plugin API 1.x, backwards-compatible: optional, declared by merging into
+// ConnectorCapabilities, so connectors without it keep loading and working).
+// ---------------------------------------------------------------------------------------------
+
+/** One service name a connector proposes: a candidate for a person to add, never a service. */
+export interface DiscoveredService {
+  /** The service's name as the system spells it: a letter or digit, then letters, digits, `.`, `_`, `-` (at most 200). */
+  name: string;
+  /** How it was found, one short word: `manifest`, `folder`, `codeowners`, `label`, ... */
+  source: string;
+  /**
+   * Why the connector believes it: where it was read (a file path, a label and its value), the
+   * owners it names, a commit. Plain JSON, small (the host keeps at most 4 KiB per entry). Never a secret.
+   */
+  evidence: Record<string, unknown>;
+}
+
+/** What a connector's `discover` answers. */
+export interface DiscoveryResult {
+  /** The names found; the same name may come several times with different sources (the host merges them). */
+  services: DiscoveredService[];
+}
+
+export interface ConnectorCapabilities {
+  /**
+   * Proposes the services the system knows of (`POST /v1/discover`). Read-only like every
+   * capability. The host cuts the call off at `SERVICE_DISCOVER_TIMEOUT_S` (45 s by default;
+   * `ctx.timeoutMs` says when) and aborts `ctx.signal`; a throw becomes the connection's problem.
+   * What it answers is kept as candidates until a person adds them.
+   */
+  discover?(ctx: ConnectorContext): Promise<DiscoveryResult> | DiscoveryResult;
+}

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -27,6 +27,11 @@ export class SecretCipher {
     }
     const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
     return new SecretCipher(key);
+  }
+
+  /** A key for one purpose (HKDF-SHA256 of the secret key): the secret itself never leaves here. */
+  derive(purpose: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.#key, Buffer.alloc(0), `oncall:${purpose}`, 32));
   }
 
   /** `v1.<iv>.<tag>.<ciphertext>`, all base64url. */

@@ -30,9 +30,16 @@ export class ModeService {
     this.ledger = ledger;
   }
 
+  #hasPeople = false;
+
   async current(trx?: Trx): Promise<Mode> {
     if (!isUsable(await this.licences.status(trx))) return 'setup';
-    return (await this.people.count(trx)) === 0 ? 'configuring' : 'operating';
+    // The last owner can never be removed, so once someone exists (committed: read outside a
+    // transaction that could still roll back) that stays true.
+    if (this.#hasPeople) return 'operating';
+    const has = (await this.people.count(trx)) > 0;
+    if (has && trx === undefined) this.#hasPeople = true;
+    return has ? 'operating' : 'configuring';
   }
 
   /** Inside a change's transaction: records a mode change that change caused. */

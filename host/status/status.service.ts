@@ -18,10 +18,11 @@ export interface Status {
   version: string;
   fingerprint: string;
   mode: Mode;
-  licence: Pick<LicenceStatus, 'state' | 'customer' | 'expires_at' | 'in_grace'>;
+  /** `services_used`/`services_allowed` (null: unlimited) once the licence limits are wired. */
+  licence: Pick<LicenceStatus, 'state' | 'customer' | 'expires_at' | 'in_grace'> & { services_used?: number; services_allowed?: number | null };
   setup: { steps: SetupStep[]; done: number; total: number; next: SetupStep['step'] | null };
   ledger_head: ChainHead;
-  auth: { sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean } };
+  auth: { sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean }; break_glass: { open: boolean; reason: string | null } };
 }
 
 /** What GET /v1/status answers: no secrets, open to anyone who can reach the port. */
@@ -31,6 +32,19 @@ export class StatusService {
   private readonly modes: ModeService;
   private readonly people: PeopleRepo;
   private readonly ledger: Ledger;
+  #breakGlass: (() => Promise<{ open: boolean; reason: string | null }>) | null = null;
+
+  #usage: (() => Promise<{ services_used: number; services_allowed: number | null }>) | null = null;
+
+  /** The licence limits tell how many services count and how many the licence allows (built after status). */
+  useLicenceUsage(read: () => Promise<{ services_used: number; services_allowed: number | null }>): void {
+    this.#usage = read;
+  }
+
+  /** The mail area tells whether break-glass is open (built after status). */
+  useBreakGlass(read: () => Promise<{ open: boolean; reason: string | null }>): void {
+    this.#breakGlass = read;
+  }
 
   constructor(
     identity: InstallIdentity,
@@ -53,14 +67,17 @@ export class StatusService {
       { step: 'owner', done: owners > 0, label: 'Create the first owner' },
     ];
     const done = steps.filter((s) => s.done).length;
+    // Break-glass exists only once the first owner does: before that the admin token bootstraps.
+    const glass = owners > 0 && this.#breakGlass !== null ? await this.#breakGlass() : { open: false, reason: null };
+    const usage = this.#usage === null ? {} : await this.#usage();
     return {
       version: VERSION,
       fingerprint: this.identity.fingerprint,
       mode,
-      licence: { state: licence.state, customer: licence.customer, expires_at: licence.expires_at, in_grace: licence.in_grace },
+      licence: { state: licence.state, customer: licence.customer, expires_at: licence.expires_at, in_grace: licence.in_grace, ...usage },
       setup: { steps, done, total: steps.length, next: steps.find((s) => !s.done)?.step ?? null },
       ledger_head: head,
-      auth: { sso: { mode: 'off', label: null, local: true } },
+      auth: { sso: { mode: 'off', label: null, local: true }, break_glass: glass },
     };
   }
 }

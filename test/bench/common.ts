@@ -1,7 +1,9 @@
 /**
  * What the benchmarks share: flags, throwaway stores (a temp data dir and, for MySQL, a
  * `bench_<random>` database beside the one SERVICE_DATABASE_URL names), cleanup on any exit,
- * and the report table. Each benchmark keeps only its own measurements.
+ * small figures (memory from /proc, load average, medians) and the report's head, table and
+ * last lines. Each benchmark keeps only its own measurements; the benchmarks that drive the
+ * real service over HTTP share it from service.ts.
  */
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -36,6 +38,10 @@ export function option(name: string, envName: string): string | undefined {
   const v = process.env[envName]?.trim();
   return v === undefined || v === '' ? undefined : v;
 }
+/** A switch: `--name` given, or `envName` set to 1, true or yes. */
+export function flag(name: string, envName: string): boolean {
+  return process.argv.slice(2).includes(`--${name}`) || ['1', 'true', 'yes'].includes(process.env[envName]?.trim() ?? '');
+}
 export function count(name: string, envName: string, fallback: number): number {
   const v = option(name, envName);
   if (v === undefined) return fallback;
@@ -43,8 +49,23 @@ export function count(name: string, envName: string, fallback: number): number {
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a whole number ≥ 1, not ${v}`);
   return n;
 }
+export const round1 = (n: number): number => Math.round(n * 10) / 10;
+/** The middle value (the upper one of an even count). */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 export function mb(bytes: number): number {
-  return Math.round((bytes / MB) * 10) / 10;
+  return round1(bytes / MB);
+}
+/** A memory figure of /proc/<pid>/status in MB: VmHWM (the peak RSS) or VmRSS; null where there is none. */
+export function procStatusMb(pid: number | 'self', field: 'VmHWM' | 'VmRSS'): number | null {
+  try {
+    const kb = new RegExp(`${field}:\\s+(\\d+)\\s*kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? null : mb(Number(kb) * 1024);
+  } catch {
+    return null;
+  }
+}
+export function loadAverage(): string {
+  return os.loadavg().map((l) => l.toFixed(2)).join(' ');
 }
 export interface Store {
   dataDir: string;
@@ -71,6 +92,15 @@ export function cpuModel(): string {
   } catch {
     return os.cpus()[0]?.model ?? 'unknown';
   }
+}
+
+/** The report's title line, e.g. `Intake benchmark <start>: Node <version>, <cpus> × <model>`. */
+export function heading(title: string, started: Date): string {
+  return `${title} benchmark ${started.toISOString()}: Node ${process.version}, ${os.cpus().length} × ${cpuModel()}`;
+}
+/** The first fields of a report's JSON line: which benchmark, when, on what machine. */
+export function machine(bench: string, started: Date) {
+  return { bench, at: started.toISOString(), node: process.version, cpus: os.cpus().length, cpu: cpuModel(), mem_gb: Math.round(os.totalmem() / 1024 ** 3) };
 }
 
 /** A fresh data dir, and for MySQL a fresh `bench_<random>` database beside the one named. */
@@ -106,6 +136,11 @@ export function closingLines(checks: Check[], mysqlSkipped: boolean, summary: un
   out.push(`${checks.length - missed.length} of ${checks.length} targets met${missed.length === 0 ? '' : `; missed: ${missed.map((c) => `${c.engine} ${c.what}`).join('; ')}`}`);
   out.push('', JSON.stringify(summary));
   return out;
+}
+
+/** Writes the report to stdout: `lines`, then its closing lines (see closingLines). */
+export function printReport(lines: string[], checks: Check[], mysqlSkipped: boolean, summary: unknown): void {
+  process.stdout.write([...lines, ...closingLines(checks, mysqlSkipped, summary)].join('\n') + '\n');
 }
 
 /** The engines to measure: SQLite always, MySQL when SERVICE_DATABASE_URL names a server; `--only` narrows. */

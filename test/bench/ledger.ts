@@ -19,14 +19,13 @@
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import os from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { App } from '../../host/app.ts';
 import type { StoredEntry } from '../../host/ledger/entry.ts';
 import type { VerifyReport } from '../../host/ledger/verify.ts';
-import { closingLines, count, cpuModel, type Check, createStore, enginesToRun, mb, runBenchmark, running, table, type Engine, type Store } from './common.ts';
+import { count, type Check, createStore, enginesToRun, heading, machine, mb, procStatusMb, printReport, runBenchmark, running, table, type Engine, type Store } from './common.ts';
 
 const SECRET_KEY = 'ledger-benchmark-secret-key-0123456789abcdef';
 const WRITERS = 8;
@@ -79,15 +78,6 @@ function rate(events: number, ms: number): Rate {
 
 function maxRssMb(): number {
   return mb(process.resourceUsage().maxRSS * 1024);
-}
-
-function vmHwmMb(): number | null {
-  try {
-    const kb = /VmHWM:\s+(\d+)\s*kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
-    return kb === undefined ? null : mb(Number(kb) * 1024);
-  } catch {
-    return null;
-  }
 }
 
 /** Samples RSS every 50 ms from `start()` until `stop()`. */
@@ -235,7 +225,7 @@ async function verifyWorker(mode: VerifyMode, dataDir: string, databaseUrl: stri
   try {
     const sampler = rssSampler();
     const r = await verified(verify, expected);
-    return { mode, ...r, ...sampler.stop(), max_rss_mb: maxRssMb(), vm_hwm_mb: vmHwmMb() };
+    return { mode, ...r, ...sampler.stop(), max_rss_mb: maxRssMb(), vm_hwm_mb: procStatusMb('self', 'VmHWM') };
   } finally {
     await close();
   }
@@ -355,12 +345,7 @@ function report(results: EngineResult[], started: Date, events: number, verifyEv
     rows.push([r.engine, '  peak RSS MB, as ledger-verify', '', '', String(l.max_rss_mb), c[3]!.target, verdict(c[3])]);
   }
   const summary = {
-    bench: 'ledger',
-    at: started.toISOString(),
-    node: process.version,
-    cpus: os.cpus().length,
-    cpu: cpuModel(),
-    mem_gb: Math.round(os.totalmem() / 1024 ** 3),
+    ...machine('ledger', started),
     events,
     verify_events: verifyEvents,
     results,
@@ -368,7 +353,7 @@ function report(results: EngineResult[], started: Date, events: number, verifyEv
     all_pass: all.every((c) => c.pass),
   };
 
-  const out: string[] = ['', `Ledger benchmark ${started.toISOString()}: Node ${process.version}, ${os.cpus().length} × ${cpuModel()}`, '', table(rows), ''];
+  const out: string[] = ['', heading('Ledger', started), '', table(rows), ''];
   for (const r of results) {
     for (const v of [r.verify_big, r.verify_big_lean]) {
       out.push(`${r.engine}: verify in a ${v.mode} process: RSS ${v.rss_start_mb} MB before, by quarter ${v.rss_by_quarter_mb.join(' / ')} MB, peak ${v.rss_peak_mb} MB; maxRSS ${v.max_rss_mb} MB, VmHWM ${v.vm_hwm_mb ?? '?'} MB`);
@@ -376,8 +361,7 @@ function report(results: EngineResult[], started: Date, events: number, verifyEv
     out.push(`${r.engine}: service process after the appends: RSS ${r.rss_after_appends_mb} MB, maxRSS ${r.max_rss_mb} MB; fill process maxRSS ${r.fill_direct.max_rss_mb} MB (not targets)`);
     for (const n of r.notes) out.push(`${r.engine}: note: ${n}`);
   }
-  out.push(...closingLines(all, mysqlSkipped, summary));
-  process.stdout.write(out.join('\n') + '\n');
+  printReport(out, all, mysqlSkipped, summary);
 }
 
 async function main(): Promise<void> {

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
+import { startDaemon } from './daemon.ts';
 import { testNeeding } from './needs.ts';
 
 /** Debian's `prometheus-alertmanager` (installed by .ci/run); ALERTMANAGER_BIN overrides it. */
@@ -62,36 +62,6 @@ export async function startAlertmanager(t: ExecutionContext, config: string): Pr
   writeFileSync(configFile, config);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  let out = '';
-  const child: ChildProcess = spawn(
-    ALERTMANAGER_BIN,
-    [`--config.file=${configFile}`, `--storage.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address=', '--log.level=debug'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  let exited: string | null = null;
-  const gone = new Promise<void>((resolve) => {
-    child.once('exit', (code, signal) => ((exited = `exited ${code ?? signal}`), resolve()));
-    child.once('error', (e) => ((exited = `could not start: ${e.message}`), resolve())); // no 'exit' follows a failed spawn
-  });
-  t.teardown(async () => {
-    if (exited === null) {
-      child.kill('SIGTERM');
-      const killed = await Promise.race([gone.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
-      if (!killed) {
-        child.kill('SIGKILL');
-        await gone;
-      }
-    }
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (exited !== null) throw new Error(`alertmanager ${exited} before it was ready:\n${out}`);
-    if (await fetch(`${base}/-/ready`).then((r) => r.ok, () => false)) break;
-    if (Date.now() > deadline) throw new Error(`alertmanager not ready after 20 s:\n${out}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { base, output: () => out };
+  const { output } = await startDaemon(t, { name: 'alertmanager', bin: ALERTMANAGER_BIN, dir, base, args: [`--config.file=${configFile}`, `--storage.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address=', '--log.level=debug'] });
+  return { base, output };
 }

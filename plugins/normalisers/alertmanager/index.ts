@@ -1,4 +1,5 @@
-import type { AlertSeverity, AlertStatus, NormalisedAlert, NormaliserPlugin } from '../../../host/plugins/contract.ts';
+import type { NormalisedAlert, NormaliserPlugin } from '../../../host/plugins/contract.ts';
+import { firstText, isObj, mapAlertmanagerAlert, SERVICE_LABELS, severityOf, text, type Obj } from './map.ts';
 
 /**
  * Prometheus Alertmanager webhooks (`version: "4"`), Grafana unified alerting (the same envelope
@@ -6,94 +7,13 @@ import type { AlertSeverity, AlertStatus, NormalisedAlert, NormaliserPlugin } fr
  * (7 and earlier: `ruleName`, `state`, `message`) and one bare Alertmanager alert. See README.md.
  */
 
-type Obj = Record<string, unknown>;
-
-/** `labels.severity`, lower-cased; anything else (or nothing) is warning. */
-const SEVERITY: Readonly<Record<string, AlertSeverity>> = {
-  critical: 'critical',
-  page: 'critical',
-  major: 'critical',
-  high: 'critical',
-  error: 'critical',
-  warning: 'warning',
-  warn: 'warning',
-  minor: 'warning',
-  medium: 'warning',
-  info: 'info',
-  informational: 'info',
-  none: 'info',
-  low: 'info',
-};
-
-/** An alert's or envelope's `status`; Grafana's top-level `state` (unified and legacy). */
-const STATUS: Readonly<Record<string, AlertStatus>> = { firing: 'firing', resolved: 'resolved' };
-const GRAFANA_STATE: Readonly<Record<string, AlertStatus>> = { alerting: 'firing', ok: 'resolved', no_data: 'firing', pending: 'firing', paused: 'firing' };
-
-/** Labels that name the service, in order of preference. */
-const SERVICE_LABELS = ['service', 'job', 'app', 'app_kubernetes_io_name', 'namespace'] as const;
-/** Annotations that describe the alert, in order of preference. */
-const SUMMARY_ANNOTATIONS = ['summary', 'description', 'message'] as const;
 /** Envelope keys Alertmanager and Grafana always send beside `alerts`. */
 const ENVELOPE_KEYS = ['groupKey', 'receiver', 'version', 'externalURL'] as const;
 /** Legacy Grafana fields that identify the rule (its measured `evalMatches` never do). */
 const LEGACY_IDENTITY = ['ruleId', 'dashboardId', 'panelId', 'orgId'] as const;
 
-const UNNAMED = 'unnamed alert';
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function text(v: unknown): string | null {
-  return typeof v === 'string' && v.trim() !== '' ? v : null;
-}
-
-function firstText(from: Obj | null, keys: readonly string[]): string | null {
-  if (from === null) return null;
-  for (const k of keys) {
-    const v = text(from[k]);
-    if (v !== null) return v;
-  }
-  return null;
-}
-
-function severityOf(labels: Obj | null): AlertSeverity {
-  const s = labels === null ? null : text(labels.severity);
-  return (s === null ? undefined : SEVERITY[s.trim().toLowerCase()]) ?? 'warning';
-}
-
-function statusOf(alert: Obj, envelope: Obj | null): AlertStatus {
-  const own = typeof alert.status === 'string' ? STATUS[alert.status.toLowerCase()] : undefined;
-  if (own !== undefined) return own;
-  if (envelope !== null) {
-    const top = typeof envelope.status === 'string' ? STATUS[envelope.status.toLowerCase()] : undefined;
-    if (top !== undefined) return top;
-    const state = typeof envelope.state === 'string' ? GRAFANA_STATE[envelope.state.toLowerCase()] : undefined;
-    if (state !== undefined) return state;
-  }
-  return 'firing';
-}
-
-/** One element of `alerts[]` (or a bare alert): null when it has no `labels` object. */
-function readAlert(alert: unknown, envelope: Obj | null): NormalisedAlert | null {
-  if (!isObj(alert) || !isObj(alert.labels)) return null;
-  const labels = alert.labels;
-  // The generic shape ({name, labels, ...}) is not an Alertmanager alert.
-  if (typeof alert.name === 'string' && typeof labels.alertname !== 'string') return null;
-  const annotations = isObj(alert.annotations) ? alert.annotations : null;
-  const fingerprint = text(alert.fingerprint);
-  return {
-    name: text(labels.alertname) ?? UNNAMED,
-    severity: severityOf(labels),
-    status: statusOf(alert, envelope),
-    service: firstText(labels, SERVICE_LABELS),
-    // Only the alert's labels: annotations, Grafana's values/valueString and the URLs stay out,
-    // so every label identifies the alert (as it does in Alertmanager).
-    labels: { ...labels },
-    summary: firstText(annotations, SUMMARY_ANNOTATIONS) ?? '',
-    id: fingerprint,
-  };
-}
+/** One element of `alerts[]` (or a bare alert): the shared mapping of map.ts. */
+const readAlert = mapAlertmanagerAlert;
 
 /** Legacy Grafana (7 and earlier): one alert per rule, no fingerprint. */
 function readLegacy(body: Obj): NormalisedAlert | null {

@@ -1,0 +1,93 @@
+import type { Server } from 'restify';
+import type { Guard } from '../http/guard.ts';
+import { route } from '../http/respond.ts';
+import { bodyValidator } from '../http/validate.ts';
+import type { Logger } from '../log.ts';
+import type { ConnectorQueryRequest } from '../plugins/contract.ts';
+import type { ConnectorInput, ConnectorService } from './connectors.service.ts';
+
+const KIND = { type: 'string', minLength: 1, maxLength: 64 } as const;
+
+const putBody = bodyValidator<ConnectorInput>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'settings'],
+  properties: { kind: KIND, settings: { type: 'object' } },
+});
+
+const testBody = bodyValidator<ConnectorInput & { name?: string }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'settings'],
+  properties: { kind: KIND, settings: { type: 'object' }, name: { type: 'string', minLength: 1, maxLength: 63 } },
+});
+
+const queryBody = bodyValidator<ConnectorQueryRequest>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['query'],
+  properties: {
+    query: { type: 'string', minLength: 1, maxLength: 20_000 },
+    at: { type: 'string', format: 'date-time' },
+    params: { type: 'object', maxProperties: 32, additionalProperties: { type: 'string', maxLength: 2000 } },
+  },
+});
+
+const nameOf = (params: Record<string, unknown> | undefined): string => String(params?.name ?? '');
+
+/**
+ * Connectors: the catalogue of kinds and the configured connectors (viewer); test, add or
+ * update, remove, check and query (admin). All answer 503 until the install is operating.
+ */
+export function connectorRoutes(server: Server, deps: { log: Logger; guard: Guard; connectors: ConnectorService }): void {
+  const { log, guard, connectors } = deps;
+
+  server.get('/v1/connectors/catalogue', route(log, async (req) => {
+    await guard.withRole(req, 'viewer');
+    await guard.operating();
+    return [200, { kinds: connectors.kinds.catalogue() }];
+  }));
+
+  server.get('/v1/connectors', route(log, async (req) => {
+    await guard.withRole(req, 'viewer');
+    await guard.operating();
+    return [200, await connectors.list()];
+  }));
+
+  server.post('/v1/connectors/test', route(log, async (req) => {
+    const who = await guard.withRole(req, 'admin');
+    await guard.operating();
+    return [200, await connectors.test(testBody(req.body), who)];
+  }));
+
+  server.get('/v1/connectors/:name', route(log, async (req) => {
+    await guard.withRole(req, 'viewer');
+    await guard.operating();
+    return [200, await connectors.get(nameOf(req.params))];
+  }));
+
+  server.put('/v1/connectors/:name', route(log, async (req) => {
+    const who = await guard.withRole(req, 'admin');
+    await guard.operating();
+    const { created, connector } = await connectors.put(nameOf(req.params), putBody(req.body), who);
+    return [created ? 201 : 200, connector];
+  }));
+
+  server.del('/v1/connectors/:name', route(log, async (req) => {
+    const who = await guard.withRole(req, 'admin');
+    await guard.operating();
+    return [200, await connectors.remove(nameOf(req.params), who)];
+  }));
+
+  server.post('/v1/connectors/:name/check', route(log, async (req) => {
+    const who = await guard.withRole(req, 'admin');
+    await guard.operating();
+    return [200, await connectors.check(nameOf(req.params), who)];
+  }));
+
+  server.post('/v1/connectors/:name/query', route(log, async (req) => {
+    const who = await guard.withRole(req, 'admin');
+    await guard.operating();
+    return [200, await connectors.query(nameOf(req.params), queryBody(req.body), who)];
+  }));
+}

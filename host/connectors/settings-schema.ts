@@ -1,0 +1,68 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { SettingsSchema } from '../plugins/contract.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/** A JSON pointer (`/password`, `/auth/password`) into a settings object. */
+export type Pointer = string;
+
+type Schema = { type?: unknown; properties?: Record<string, Schema>; writeOnly?: unknown };
+
+/**
+ * The fields a kind's settings schema marks `"writeOnly": true`, as JSON pointers: properties
+ * at any depth of nested `properties`. A write-only object is one secret as a whole.
+ */
+export function secretPointers(schema: SettingsSchema): Pointer[] {
+  const out: Pointer[] = [];
+  const walk = (s: Schema, at: string): void => {
+    if (s.properties === undefined || typeof s.properties !== 'object') return;
+    for (const [key, sub] of Object.entries(s.properties)) {
+      if (typeof sub !== 'object' || sub === null) continue;
+      const p = `${at}/${escape(key)}`;
+      if (sub.writeOnly === true) out.push(p);
+      else walk(sub, p);
+    }
+  };
+  walk(schema as Schema, '');
+  return out;
+}
+
+const escape = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+const unescape = (key: string) => key.replaceAll('~1', '/').replaceAll('~0', '~');
+
+/** The keys of a pointer (`/a/b` -> [a, b]). */
+export function keysOf(p: Pointer): string[] {
+  return p.split('/').slice(1).map(unescape);
+}
+
+/** Dotted form of a pointer for messages: `settings.auth.password`. */
+export function fieldName(p: Pointer): string {
+  return ['settings', ...keysOf(p)].join('.');
+}
+
+/**
+ * A validator of one kind's settings: ajv (strict off, so a vendor's annotation keywords pass;
+ * formats on; no coercion, no defaults). The error names the first bad field, never its value.
+ */
+export function settingsValidator(schema: SettingsSchema): (settings: unknown) => string | null {
+  const ajv = addFormats(new Ajv({ allErrors: false, strict: false, coerceTypes: false, useDefaults: false, logger: false }));
+  const check: ValidateFunction = ajv.compile(schema);
+  return (settings) => (check(settings) ? null : describe(check.errors ?? []));
+}
+
+function describe(errors: ErrorObject[]): string {
+  const e = errors[0];
+  if (e === undefined) return 'settings are not valid';
+  const where = e.instancePath === '' ? 'settings' : fieldName(e.instancePath);
+  const params = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `${where}: unknown field ${String(params.additionalProperty)}`;
+    case 'required':
+      return `${where}.${String(params.missingProperty)} is required`;
+    default:
+      // ajv's messages name the rule (type, format, pattern, limits, allowed values), never the data.
+      return `${where} ${e.message ?? 'is not valid'}`;
+  }
+}

@@ -1,0 +1,103 @@
+import type { Clock } from '../clock.ts';
+import { AppError } from '../errors.ts';
+import type { LedgerEvent } from '../ledger/entry.ts';
+import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Episode, EpisodeAlert, EpisodeRepo } from './episode.repo.ts';
+import { parseQuery } from './query/parse.ts';
+
+export const DEFAULT_EPISODE_PAGE = 50;
+export const MAX_EPISODE_PAGE = 500;
+/** The timeline of one episode shows at most this many ledger events (the ledger has them all). */
+const TIMELINE_MAX = 2000;
+
+/** An episode as the list shows it. */
+export type EpisodeSummary = Omit<Episode, 't_open_ms' | 't_close_ms'> & { duration_s: number };
+
+/** One episode in full (GET /v1/episodes/{id}). */
+export interface EpisodeDetail extends EpisodeSummary {
+  signals: (EpisodeAlert & { status: 'firing' | 'resolved' | 'released' })[];
+  data: Record<string, string[]>;
+  verdicts: unknown[];
+  evidence: unknown[];
+  proposal: unknown;
+  policy_decision: unknown;
+  rehearsal: unknown;
+  approvals: unknown[];
+  timeline: LedgerEvent[];
+  timeline_more: boolean;
+}
+
+export interface ListRequest {
+  limit: number;
+  group: 'incident' | null;
+  query: string | null;
+  cursor: string | null;
+}
+
+/** Reads episodes for the API: the filtered, paged list and one episode in full. */
+export class EpisodeReader {
+  readonly #episodes: EpisodeRepo;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
+
+  constructor(episodes: EpisodeRepo, ledger: Ledger, clock: Clock) {
+    this.#episodes = episodes;
+    this.#ledger = ledger;
+    this.#clock = clock;
+  }
+
+  async list(r: ListRequest): Promise<{ episodes: EpisodeSummary[]; more: boolean; cursor: string | null }> {
+    const nowMs = this.#clock.now().getTime();
+    const query = r.query === null ? null : parseQuery(r.query);
+    const { episodes, more } = await this.#episodes.list({ limit: r.limit, incidentsOnly: r.group === 'incident', query, after: decodeCursor(r.cursor), nowMs });
+    const last = episodes.at(-1);
+    return { episodes: episodes.map((e) => summary(e, nowMs)), more, cursor: more && last !== undefined ? encodeCursor(last) : null };
+  }
+
+  async get(id: string): Promise<EpisodeDetail> {
+    const episode = await this.#episodes.get(id);
+    if (episode === null) throw new AppError('not_found', 'no such episode');
+    const [alerts, data, timeline] = await Promise.all([
+      this.#episodes.alertsOf(id),
+      this.#episodes.dataOf(id),
+      this.#ledger.find({ trace: id, order: 'asc', limit: TIMELINE_MAX }),
+    ]);
+    return {
+      ...summary(episode, this.#clock.now().getTime()),
+      signals: alerts.map((a) => ({ ...a, status: a.end_status ?? 'firing' })),
+      data,
+      // Filled by the investigation capability; an escalated episode has none of them.
+      verdicts: [],
+      evidence: [],
+      proposal: null,
+      policy_decision: { decision: episode.decision, outcome: episode.outcome, reason: timeline.events.find((e) => e.type === 'episode.decided')?.reason ?? null },
+      rehearsal: null,
+      approvals: [],
+      timeline: timeline.events,
+      timeline_more: timeline.more,
+    };
+  }
+}
+
+function summary(e: Episode, nowMs: number): EpisodeSummary {
+  const { t_open_ms, t_close_ms, ...rest } = e;
+  return { ...rest, duration_s: Math.max(0, Math.round(((t_close_ms ?? nowMs) - t_open_ms) / 1000)) };
+}
+
+/** The cursor names the last episode of a page: the next page starts just after it. */
+function encodeCursor(e: Episode): string {
+  return Buffer.from(JSON.stringify([e.t_open_ms, e.id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string | null): { t_open_ms: number; id: string } | null {
+  if (cursor === null) return null;
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && v.length === 2 && Number.isSafeInteger(v[0]) && typeof v[1] === 'string' && v[1].length <= 40) {
+      return { t_open_ms: v[0] as number, id: v[1] };
+    }
+  } catch {
+    // answered below
+  }
+  throw new AppError('bad_cursor', 'cursor is not one this service gave out');
+}

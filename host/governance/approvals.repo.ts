@@ -1,0 +1,115 @@
+import { dialect, type Db, type Trx } from '../storage/db.ts';
+import type { Level } from './levels.ts';
+
+export type ApprovalKind = 'autonomy_raise' | 'action';
+export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired';
+export type Decision = 'approve' | 'reject';
+
+export interface ApprovalRequest {
+  id: string;
+  kind: ApprovalKind;
+  state: ApprovalState;
+  service: string;
+  /** For a raise: the level when asked, and the level asked for. */
+  from_level: Level | null;
+  to_level: Level | null;
+  /** For an action: its kind (e.g. `restart`). */
+  action: string | null;
+  summary: string;
+  /** The person who asked (an e-mail, or the `by` given with the admin token). */
+  requested_by: string;
+  /** Who authenticated the request: the e-mail, or `admin-token`. */
+  requested_actor: string;
+  requested_at: string;
+  requested_ms: number;
+  expires_ms: number;
+  closed_at: string | null;
+}
+
+export interface ApprovalDecision {
+  request_id: string;
+  decider: string;
+  decision: Decision;
+  note: string | null;
+  at: string;
+  at_ms: number;
+}
+
+const COLUMNS = ['id', 'kind', 'state', 'service', 'from_level', 'to_level', 'action', 'summary', 'requested_by', 'requested_actor', 'requested_at', 'requested_ms', 'expires_ms', 'closed_at'];
+type Row = ApprovalRequest & { requested_ms: number | string; expires_ms: number | string };
+const fromRow = (r: Row): ApprovalRequest => ({ ...r, requested_ms: Number(r.requested_ms), expires_ms: Number(r.expires_ms) });
+const decisionFromRow = (r: ApprovalDecision): ApprovalDecision => ({ ...r, at_ms: Number(r.at_ms) });
+/** The unique key that allows one open raise per service. */
+const openKey = (r: Pick<ApprovalRequest, 'kind' | 'service'>): string => `${r.kind}:${r.service}`;
+
+/** The only code that touches `approval_requests` and `approval_decisions`. */
+export class ApprovalsRepo {
+  readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  async insert(trx: Trx, r: ApprovalRequest): Promise<void> {
+    await trx('approval_requests').insert({ ...r, open_key: r.kind === 'autonomy_raise' && r.state === 'pending' ? openKey(r) : null });
+  }
+
+  /** The pending raise of `service`, locked on MySQL (a second raise waits for the first). */
+  async lockOpenRaise(trx: Trx, service: string): Promise<ApprovalRequest | null> {
+    const q = trx('approval_requests').select(COLUMNS).where({ open_key: openKey({ kind: 'autonomy_raise', service }) });
+    const row = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
+    return row === undefined ? null : fromRow(row);
+  }
+
+  async lock(trx: Trx, id: string): Promise<ApprovalRequest | null> {
+    const q = trx('approval_requests').select(COLUMNS).where({ id });
+    const row = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
+    return row === undefined ? null : fromRow(row);
+  }
+
+  async get(id: string, trx?: Trx): Promise<ApprovalRequest | null> {
+    const row = (await (trx ?? this.db)('approval_requests').select(COLUMNS).where({ id }).first()) as Row | undefined;
+    return row === undefined ? null : fromRow(row);
+  }
+
+  /** Closes a request: its state, when, and the open-raise key freed. */
+  async close(trx: Trx, id: string, state: Exclude<ApprovalState, 'pending'>, at: string): Promise<void> {
+    await trx('approval_requests').where({ id }).update({ state, closed_at: at, open_key: null });
+  }
+
+  /** Whether any pending request's time is up (read without locks, to skip needless work). */
+  async anyDue(nowMs: number): Promise<boolean> {
+    return (await this.db('approval_requests').select('id').where({ state: 'pending' }).andWhere('expires_ms', '<=', nowMs).first()) !== undefined;
+  }
+
+  /** Pending requests whose time is up, oldest first, locked on MySQL. */
+  async lockDue(trx: Trx, nowMs: number, limit: number): Promise<ApprovalRequest[]> {
+    const q = trx('approval_requests').select(COLUMNS).where({ state: 'pending' }).andWhere('expires_ms', '<=', nowMs).orderBy('expires_ms').limit(limit);
+    return ((await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
+  }
+
+  /** Open raises by service. */
+  async openRaises(): Promise<ApprovalRequest[]> {
+    return ((await this.db('approval_requests').select(COLUMNS).whereNotNull('open_key')) as Row[]).map(fromRow);
+  }
+
+  /** Requests, newest first, optionally of one state. */
+  async list(opts: { state?: ApprovalState; limit: number }): Promise<ApprovalRequest[]> {
+    const q = this.db('approval_requests').select(COLUMNS).orderBy([{ column: 'requested_ms', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(opts.limit);
+    if (opts.state !== undefined) q.where({ state: opts.state });
+    return ((await q) as Row[]).map(fromRow);
+  }
+
+  async addDecision(trx: Trx, d: ApprovalDecision): Promise<void> {
+    await trx('approval_decisions').insert(d);
+  }
+
+  async decisionsOf(ids: string[], trx?: Trx): Promise<ApprovalDecision[]> {
+    const out: ApprovalDecision[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      const rows = (await (trx ?? this.db)('approval_decisions').whereIn('request_id', ids.slice(i, i + 500)).orderBy([{ column: 'at_ms' }, { column: 'decider' }])) as ApprovalDecision[];
+      out.push(...rows.map(decisionFromRow));
+    }
+    return out;
+  }
+}

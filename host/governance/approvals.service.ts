@@ -1,0 +1,200 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { AppError } from '../errors.ts';
+import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
+import type { Trx } from '../storage/db.ts';
+import type { Asker } from './asker.ts';
+import type { ApprovalDecision, ApprovalRequest, ApprovalState, ApprovalsRepo, Decision } from './approvals.repo.ts';
+import { APPROVAL_TTL_MS, APPROVALS_NEEDED, type Level } from './levels.ts';
+
+/** A request as the API shows it. */
+export interface ApprovalView {
+  id: string;
+  kind: ApprovalRequest['kind'];
+  state: ApprovalState;
+  service: string;
+  /** A raise: from which level to which; null for an action. */
+  from: Level | null;
+  to: Level | null;
+  /** An action: its kind; null for a raise. */
+  action: string | null;
+  summary: string;
+  requested_by: string;
+  requested_at: string;
+  expires_at: string;
+  closed_at: string | null;
+  approvals_needed: number;
+  decisions: Array<{ by: string; decision: Decision; note: string | null; at: string }>;
+}
+
+/** Called inside the deciding transaction when a request of this kind is approved. */
+export type OnApproved = (trx: Trx, record: RecordEvent, request: ApprovalRequest, decider: string) => Promise<void>;
+
+const EXPIRE_BATCH = 100;
+
+export const view = (r: ApprovalRequest, decisions: ApprovalDecision[]): ApprovalView => ({
+  id: r.id,
+  kind: r.kind,
+  state: r.state,
+  service: r.service,
+  from: r.from_level,
+  to: r.to_level,
+  action: r.action,
+  summary: r.summary,
+  requested_by: r.requested_by,
+  requested_at: r.requested_at,
+  expires_at: new Date(r.expires_ms).toISOString(),
+  closed_at: r.closed_at,
+  approvals_needed: APPROVALS_NEEDED,
+  decisions: decisions.filter((d) => d.request_id === r.id).map((d) => ({ by: d.decider, decision: d.decision, note: d.note, at: d.at })),
+});
+
+/**
+ * Approval requests (an autonomy raise, or an action an investigation wants to take) and their
+ * decisions. A request needs two different approvers, neither the requester; one rejection
+ * ends it; it expires 24 hours after it was made. Every request, decision and expiry is a
+ * ledger event written in the transaction that makes it.
+ */
+export class ApprovalsService {
+  readonly #repo: ApprovalsRepo;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
+  #onApproved = new Map<ApprovalRequest['kind'], OnApproved>();
+
+  constructor(repo: ApprovalsRepo, ledger: Ledger, clock: Clock) {
+    this.#repo = repo;
+    this.#ledger = ledger;
+    this.#clock = clock;
+  }
+
+  /** What happens, in the same transaction, when a request of `kind` is approved. */
+  onApproved(kind: ApprovalRequest['kind'], fn: OnApproved): void {
+    this.#onApproved.set(kind, fn);
+  }
+
+  async list(opts: { state?: ApprovalState; limit: number }): Promise<ApprovalView[]> {
+    const requests = await this.#repo.list(opts);
+    const decisions = await this.#repo.decisionsOf(requests.map((r) => r.id));
+    return requests.map((r) => view(r, decisions));
+  }
+
+  async get(id: string): Promise<ApprovalView> {
+    const r = await this.#repo.get(id);
+    if (r === null) throw new AppError('not_found', 'no such approval request');
+    return view(r, await this.#repo.decisionsOf([id]));
+  }
+
+  /** The open raise of each service that has one. */
+  openRaises(): Promise<ApprovalRequest[]> {
+    return this.#repo.openRaises();
+  }
+
+  /** The open raise of `service`, locked for the rest of `trx`. */
+  lockOpenRaise(trx: Trx, service: string): Promise<ApprovalRequest | null> {
+    return this.#repo.lockOpenRaise(trx, service);
+  }
+
+  /** Opens a raise request inside the caller's transaction (the autonomy service's). */
+  async openRaise(trx: Trx, record: RecordEvent, ask: { service: string; from: Level; to: Level; asker: Asker }): Promise<ApprovalRequest> {
+    return this.#open(trx, record, {
+      kind: 'autonomy_raise', service: ask.service, from_level: ask.from, to_level: ask.to, action: null,
+      summary: `raise ${ask.service} from ${ask.from} to ${ask.to}`,
+    }, ask.asker);
+  }
+
+  /**
+   * Asks for approval of an action (there is no endpoint for this yet: investigations will call
+   * it). `by` is who asks, e-mail or `system`. The action gate accepts the approved request.
+   */
+  async requestAction(service: string, kind: string, summary: string, by: string): Promise<ApprovalView> {
+    if (!/^[a-z][a-z0-9_.-]{0,99}$/.test(kind)) throw new AppError('invalid_body', 'an action kind is 1 to 100 lower-case letters, digits, _ . -');
+    if (service.length === 0 || service.length > 200) throw new AppError('invalid_body', 'service must be 1 to 200 characters');
+    const r = await this.#ledger.transact(
+      (trx, record) => this.#open(trx, record, { kind: 'action', service, from_level: null, to_level: null, action: kind, summary: summary.slice(0, 1000) }, { actor: by, by }),
+      { headFirst: true },
+    );
+    return view(r, []);
+  }
+
+  async #open(trx: Trx, record: RecordEvent, ask: Pick<ApprovalRequest, 'kind' | 'service' | 'from_level' | 'to_level' | 'action' | 'summary'>, asker: Asker): Promise<ApprovalRequest> {
+    const now = this.#clock.now();
+    const r: ApprovalRequest = {
+      id: randomUUID(), state: 'pending', ...ask,
+      requested_by: asker.by, requested_actor: asker.actor,
+      requested_at: now.toISOString(), requested_ms: now.getTime(), expires_ms: now.getTime() + APPROVAL_TTL_MS, closed_at: null,
+    };
+    await this.#repo.insert(trx, r);
+    await record({
+      type: 'governance.approval_requested', actor: asker.actor, reason: r.summary,
+      data: { request_id: r.id, kind: r.kind, service: r.service, from: r.from_level, to: r.to_level, action: r.action, by: asker.by, expires_at: new Date(r.expires_ms).toISOString() },
+    });
+    return r;
+  }
+
+  /**
+   * One decision by `decider` (an e-mail, or `admin-token`, which counts as one approver).
+   * 409 `approval_closed` once the request is approved, rejected or expired (an overdue request
+   * is expired here, and that is kept); 403 `own_request` for the requester; 409
+   * `already_decided` for a second decision by the same person.
+   */
+  async decide(id: string, decision: Decision, note: string | null, decider: string): Promise<ApprovalView> {
+    const outcome = await this.#ledger.transact(async (trx, record) => {
+      const r = await this.#repo.lock(trx, id);
+      if (r === null) throw new AppError('not_found', 'no such approval request');
+      if (r.state !== 'pending') throw new AppError('approval_closed', `this request is ${r.state} already`);
+      const now = this.#clock.now();
+      if (now.getTime() >= r.expires_ms) {
+        await this.#expire(trx, record, r, now);
+        return 'expired' as const;
+      }
+      const who = decider.trim().toLowerCase();
+      if (who === r.requested_by.trim().toLowerCase() || who === r.requested_actor.trim().toLowerCase()) {
+        throw new AppError('own_request', 'the person who asked cannot decide their own request');
+      }
+      const before = await this.#repo.decisionsOf([id], trx);
+      if (before.some((d) => d.decider.trim().toLowerCase() === who)) throw new AppError('already_decided', 'you have decided this request already; it needs someone else');
+      const at = now.toISOString();
+      await this.#repo.addDecision(trx, { request_id: id, decider: who, decision, note, at, at_ms: now.getTime() });
+      const approvals = before.filter((d) => d.decision === 'approve').length + (decision === 'approve' ? 1 : 0);
+      const state: ApprovalState = decision === 'reject' ? 'rejected' : approvals >= APPROVALS_NEEDED ? 'approved' : 'pending';
+      if (state !== 'pending') await this.#repo.close(trx, id, state, at);
+      await record({
+        type: 'governance.approval_decided', actor: who, reason: note ?? `${decision} ${r.summary}`,
+        data: { request_id: id, kind: r.kind, service: r.service, from: r.from_level, to: r.to_level, action: r.action, decision, note, approvals, needed: APPROVALS_NEEDED, state },
+      });
+      if (state === 'approved') await this.#onApproved.get(r.kind)?.(trx, record, { ...r, state, closed_at: at }, who);
+      return 'decided' as const;
+    }, { headFirst: true });
+    if (outcome === 'expired') throw new AppError('approval_closed', 'this request expired (24 hours) before it was decided');
+    return this.get(id);
+  }
+
+  /** Expires every pending request whose 24 hours are up (the tick calls this). */
+  async expireDue(): Promise<number> {
+    let total = 0;
+    if (!(await this.#repo.anyDue(this.#clock.now().getTime()))) return 0;
+    for (;;) {
+      const n = await this.#ledger.transact(async (trx, record) => {
+        const now = this.#clock.now();
+        const due = await this.#repo.lockDue(trx, now.getTime(), EXPIRE_BATCH);
+        for (const r of due) await this.#expire(trx, record, r, now);
+        return due.length;
+      }, { headFirst: true });
+      total += n;
+      if (n < EXPIRE_BATCH) return total;
+    }
+  }
+
+  async #expire(trx: Trx, record: RecordEvent, r: ApprovalRequest, now: Date): Promise<void> {
+    await this.#repo.close(trx, r.id, 'expired', now.toISOString());
+    await record({
+      type: 'governance.approval_expired', actor: 'system', reason: `not decided within 24 hours: ${r.summary}`,
+      data: { request_id: r.id, kind: r.kind, service: r.service, from: r.from_level, to: r.to_level, action: r.action, requested_by: r.requested_by },
+    });
+  }
+
+  /** For the action gate: the request, read in `trx` when given. */
+  request(id: string, trx?: Trx): Promise<ApprovalRequest | null> {
+    return this.#repo.get(id, trx);
+  }
+}

@@ -1,0 +1,100 @@
+import type { Request, Server } from 'restify';
+import { AppError } from '../errors.ts';
+import type { Guard } from '../http/guard.ts';
+import { optionalInt, queryOf } from '../http/query.ts';
+import { route } from '../http/respond.ts';
+import { bodyValidator } from '../http/validate.ts';
+import type { Logger } from '../log.ts';
+import type { ApprovalState, Decision } from './approvals.repo.ts';
+import type { ApprovalsService } from './approvals.service.ts';
+import { askerOf } from './asker.ts';
+import type { AutonomyService } from './autonomy.service.ts';
+import type { HaltService } from './halt.service.ts';
+
+const BY = { type: 'string', maxLength: 254 } as const;
+
+const autonomyBody = bodyValidator<{ service: string; level: string; by?: string }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['service', 'level'],
+  properties: { service: { type: 'string', minLength: 1, maxLength: 200 }, level: { type: 'string', minLength: 1, maxLength: 16 }, by: BY },
+});
+
+const haltBody = bodyValidator<{ by?: string; reason: string }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['reason'],
+  properties: { by: BY, reason: { type: 'string', minLength: 1, maxLength: 1000, pattern: '\\S' } },
+});
+
+const resumeBody = bodyValidator<{ by?: string }>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { by: BY },
+});
+
+const decisionBody = bodyValidator<{ note?: string }>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { note: { type: 'string', maxLength: 1000 } },
+});
+
+const STATES: readonly ApprovalState[] = ['pending', 'approved', 'rejected', 'expired'];
+const DEFAULT_PAGE = 100;
+const MAX_PAGE = 500;
+
+/**
+ * Autonomy, approvals and the halt switch. Everyone signed in reads; changing autonomy,
+ * deciding and the switch need an admin or an owner. The switch works in every mode (a safety
+ * control is never refused for a licence reason); the rest answers 503 until operating.
+ */
+export function governanceRoutes(server: Server, deps: { log: Logger; guard: Guard; autonomy: AutonomyService; approvals: ApprovalsService; halt: HaltService }): void {
+  const { log, guard, autonomy, approvals, halt } = deps;
+
+  server.get('/v1/autonomy', route(log, async (req) => {
+    await guard.bearer(req);
+    await guard.operating();
+    return [200, await autonomy.overview()];
+  }));
+
+  server.post('/v1/autonomy', route(log, async (req) => {
+    const who = await guard.withRole(req, 'admin');
+    await guard.operating();
+    const body = autonomyBody(req.body);
+    const asker = askerOf(who, body.by);
+    return [202, await autonomy.set(body.service, body.level, asker)];
+  }));
+
+  server.get('/v1/approvals', route(log, async (req) => {
+    await guard.bearer(req);
+    await guard.operating();
+    const q = queryOf(req);
+    const state = q.get('state') || undefined;
+    if (state !== undefined && !(STATES as readonly string[]).includes(state)) throw new AppError('invalid_parameter', `state must be one of ${STATES.join(', ')}`);
+    const limit = Math.min(optionalInt(q, 'limit', 1) ?? DEFAULT_PAGE, MAX_PAGE);
+    return [200, { approvals: await approvals.list({ state: state as ApprovalState | undefined, limit }) }];
+  }));
+
+  const decide = (decision: Decision) => route(log, async (req: Request) => {
+    const who = await guard.withRole(req, 'admin');
+    await guard.operating();
+    const body = decisionBody(req.body ?? {});
+    const id = String(req.params?.id ?? '');
+    if (id.length === 0 || id.length > 40) throw new AppError('not_found', 'no such approval request');
+    return [200, { approval: await approvals.decide(id, decision, body.note ?? null, who.actor) }];
+  });
+  server.post('/v1/approvals/:id/approve', decide('approve'));
+  server.post('/v1/approvals/:id/reject', decide('reject'));
+
+  server.post('/v1/halt', route(log, async (req) => {
+    const who = await guard.withRole(req, 'admin');
+    const body = haltBody(req.body);
+    return [200, await halt.halt(askerOf(who, body.by), body.reason.trim())];
+  }));
+
+  server.post('/v1/resume', route(log, async (req) => {
+    const who = await guard.withRole(req, 'admin');
+    const body = resumeBody(req.body ?? {});
+    return [200, await halt.resume(askerOf(who, body.by))];
+  }));
+}

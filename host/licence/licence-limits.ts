@@ -1,0 +1,167 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Logger } from '../log.ts';
+import type { Db } from '../storage/db.ts';
+import { isUsable, type Licence } from './licence.ts';
+import type { LicenceService } from './licence.service.ts';
+
+/** Services per tier when the licence names no number of its own. */
+export const TIER_SERVICES = { trial: 50, starter: 50, enterprise: 250, strategic: null } as const;
+
+/**
+ * How many services a licence allows: Starter and the trial 50; Enterprise the licence's own
+ * `services` number (250 when it names none); Strategic unlimited (null). No licence: 0.
+ */
+export function serviceLimit(licence: Pick<Licence, 'tier' | 'services'> | null): number | null {
+  if (licence === null) return 0;
+  switch (licence.tier) {
+    case 'trial':
+    case 'starter':
+      return Math.min(licence.services ?? TIER_SERVICES.starter, TIER_SERVICES.starter);
+    case 'enterprise':
+      return licence.services ?? TIER_SERVICES.enterprise;
+    case 'strategic':
+      return null;
+  }
+}
+
+/** The limit a licence puts on services. */
+export class LicenceLimits {
+  /** null: unlimited. */
+  readonly services: number | null;
+
+  constructor(services: number | null) {
+    this.services = services;
+  }
+
+  static of(licence: Pick<Licence, 'tier' | 'services'> | null): LicenceLimits {
+    return new LicenceLimits(serviceLimit(licence));
+  }
+
+  /** Whether an estate of `serviceCount` services is within the licence. */
+  allows(serviceCount: number): boolean {
+    return this.services === null || serviceCount <= this.services;
+  }
+}
+
+export interface ServiceUsage {
+  services_used: number;
+  /** null: unlimited. */
+  services_allowed: number | null;
+}
+
+/**
+ * Reads the services alerts have named (distinct `held_alerts.service`, read only) in the order
+ * they were first seen, and owns `licence_limit_reports` (services reported over the limit).
+ */
+export class LicenceLimitsRepo {
+  readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  /** Every service an alert has named, the first seen first (ties by name). */
+  async servicesByFirstSeen(): Promise<string[]> {
+    const rows = (await this.db('held_alerts')
+      .select('service')
+      .min({ first: 'first_seen' })
+      .whereNotNull('service')
+      .groupBy('service')
+      .orderBy([{ column: 'first' }, { column: 'service' }])) as { service: string }[];
+    return rows.map((r) => r.service);
+  }
+
+  async reported(): Promise<Map<string, string>> {
+    const rows = (await this.db('licence_limit_reports').select('service', 'reported_at')) as { service: string; reported_at: string }[];
+    return new Map(rows.map((r) => [r.service, r.reported_at]));
+  }
+}
+
+/** How many services one tick reports at most (the rest follow on the next ticks). */
+const REPORTS_PER_TICK = 100;
+
+/**
+ * Tier limits on services. Services count from alerts: the distinct services of the held set.
+ * The first `limit` services by first sighting are within the licence; a service beyond it
+ * still has its alerts taken in (alerts are never dropped) but is not offered to the estate or
+ * to autonomy (`knownServices()` leaves it out), and is reported once as `licence.limit_reached`
+ * and as a doctor warning.
+ */
+export class ServiceLimits {
+  readonly #me = randomBytes(8).toString('hex');
+  private readonly repo: LicenceLimitsRepo;
+  private readonly licences: LicenceService;
+  private readonly ledger: Ledger;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+
+  constructor(deps: { repo: LicenceLimitsRepo; licences: LicenceService; ledger: Ledger; clock: Clock; log: Logger }) {
+    this.repo = deps.repo;
+    this.licences = deps.licences;
+    this.ledger = deps.ledger;
+    this.clock = deps.clock;
+    this.log = deps.log;
+  }
+
+  async limits(): Promise<LicenceLimits> {
+    return LicenceLimits.of(await this.licences.inForce());
+  }
+
+  async usage(): Promise<ServiceUsage> {
+    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
+    return { services_used: services.length, services_allowed: limits.services };
+  }
+
+  /** Services within the licence, sorted by name: a KnownServices for governance and the estate. */
+  async knownServices(): Promise<string[]> {
+    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
+    return (limits.services === null ? services : services.slice(0, limits.services)).sort();
+  }
+
+  /** Whether `service` is within the licence (a service no alert named yet would be the next). */
+  async allowed(service: string): Promise<boolean> {
+    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
+    const i = services.indexOf(service);
+    return limits.allows(i === -1 ? services.length + 1 : i + 1);
+  }
+
+  /** Services beyond the limit, with when each was reported (null: not yet). */
+  async overLimit(): Promise<{ service: string; reported_at: string | null }[]> {
+    const [services, limits, reported] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits(), this.repo.reported()]);
+    if (limits.services === null) return [];
+    return services.slice(limits.services).map((service) => ({ service, reported_at: reported.get(service) ?? null }));
+  }
+
+  /** The tick's share: records `licence.limit_reached` once per service beyond the limit. */
+  async tick(): Promise<number> {
+    if (!(await this.licences.status().then((s) => isUsable(s)))) return 0;
+    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
+    if (limits.allows(services.length) || limits.services === null) return 0;
+    const reported = await this.repo.reported();
+    const fresh = services.slice(limits.services).filter((s) => !reported.has(s)).slice(0, REPORTS_PER_TICK);
+    let n = 0;
+    for (const service of fresh) {
+      const at = this.clock.now().toISOString();
+      try {
+        const mine = await this.ledger.transact(async (trx, record) => {
+          await trx('licence_limit_reports').insert({ service, reported_at: at, claim: this.#me }).onConflict('service').ignore();
+          const row = (await trx('licence_limit_reports').select('claim').where({ service }).first()) as { claim: string } | undefined;
+          if (row?.claim !== this.#me) return false;
+          await record({
+            type: 'licence.limit_reached',
+            actor: 'licence-limits',
+            reason: `service ${service} is beyond the licence's ${limits.services} services: its alerts are taken in, but it is not added to the estate or to autonomy`,
+            data: { service, services_allowed: limits.services, services_used: services.length },
+          });
+          return true;
+        });
+        if (mine) n++;
+      } catch (err) {
+        this.log.error({ err, service }, 'could not record a service over the licence limit');
+      }
+    }
+    return n;
+  }
+}

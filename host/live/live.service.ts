@@ -1,0 +1,90 @@
+import { SECOND, type Clock } from '../clock.ts';
+import type { TickSeen } from '../doctor/doctor.service.ts';
+import type { PollSchedule } from '../schedule/poller.ts';
+
+/** A service with firing alerts no episode has taken yet: its debounce window. */
+export interface LiveWindow {
+  service: string | null;
+  alerts: number;
+  opened_at: string;
+  /** When the window ends and an episode opens (first firing + SERVICE_DEBOUNCE_S). */
+  closes_at: string;
+}
+
+export interface LiveEpisode {
+  id: string;
+  kind: string;
+  service: string;
+  t_open: string;
+  alerts: string[];
+}
+
+export interface LiveApproval {
+  id: string;
+  kind: string;
+  service: string;
+  summary: string;
+  requested_by: string;
+  requested_at: string;
+  expires_at: string;
+}
+
+export interface LiveJob {
+  id: string;
+  kind: string;
+  started_at: string | null;
+  progress: unknown;
+}
+
+/** GET /v1/live: what runs now. */
+export interface LiveReport {
+  now: string;
+  debounce: LiveWindow[];
+  episodes: LiveEpisode[];
+  approvals: LiveApproval[];
+  /** Running discovery jobs (at most one runs at a time); null when not wired. */
+  discovery: LiveJob[] | null;
+  /** Polled alert sources and where each stands; null when not wired. */
+  polls: PollSchedule[] | null;
+  tick: TickSeen;
+}
+
+/** Each list is cut at this many entries (the full lists have endpoints of their own). */
+export const LIVE_LIMIT = 200;
+
+export interface LiveDeps {
+  clock: Clock;
+  debounceS: number;
+  /** HeldRepo.ungroupedByService() */
+  ungrouped(): Promise<Array<{ service: string | null; count: number; first_fired: string }>>;
+  openEpisodes(limit: number): Promise<LiveEpisode[]>;
+  pendingApprovals(limit: number): Promise<LiveApproval[]>;
+  discoveryJobs?(): Promise<LiveJob[]>;
+  polls?(): Promise<PollSchedule[]>;
+  tick(): TickSeen;
+}
+
+/** Reads what is under way right now from each area; nothing is stored. */
+export class LiveService {
+  private readonly d: LiveDeps;
+
+  constructor(deps: LiveDeps) {
+    this.d = deps;
+  }
+
+  async live(): Promise<LiveReport> {
+    const [groups, episodes, approvals, discovery, polls] = await Promise.all([
+      this.d.ungrouped(),
+      this.d.openEpisodes(LIVE_LIMIT),
+      this.d.pendingApprovals(LIVE_LIMIT),
+      this.d.discoveryJobs === undefined ? Promise.resolve(null) : this.d.discoveryJobs(),
+      this.d.polls === undefined ? Promise.resolve(null) : this.d.polls(),
+    ]);
+    const debounce = groups
+      .filter((g) => g.first_fired !== '')
+      .map((g) => ({ service: g.service, alerts: g.count, opened_at: g.first_fired, closes_at: new Date(Date.parse(g.first_fired) + this.d.debounceS * SECOND).toISOString() }))
+      .sort((a, b) => (a.opened_at < b.opened_at ? -1 : a.opened_at > b.opened_at ? 1 : 0))
+      .slice(0, LIVE_LIMIT);
+    return { now: this.d.clock.now().toISOString(), debounce, episodes, approvals, discovery, polls, tick: this.d.tick() };
+  }
+}

@@ -1,0 +1,241 @@
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { AppError } from '../errors.ts';
+import type { Principal } from '../http/guard.ts';
+import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Logger } from '../log.ts';
+import type { SecretCipher } from '../secrets/cipher.ts';
+import type { SettingsRepo } from '../settings/settings.repo.ts';
+import { MailSettingsRepo, SMTP_DEFAULT_PORT, type MailProvider, type MailSettings, type SmtpSecurity } from './mail-settings.repo.ts';
+import { ResendClient, senderVerified } from './resend.ts';
+import { sendSmtp, type Message } from './smtp.ts';
+
+export type SendResult = { ok: true } | { ok: false; reason: string };
+
+/** The API provider's sender when no `mail_from` is set: Resend's shared testing sender. */
+export const DEFAULT_API_SENDER = 'onboarding@resend.dev';
+
+export const NO_PROVIDER = 'no mail provider configured';
+export const NO_SEND_YET = 'no successful send since the mail settings were saved';
+
+/** PUT /v1/settings/mail. Omitted fields keep their stored value; null clears one; a blank or
+ * omitted secret keeps the stored secret. */
+export interface MailInput {
+  provider?: MailProvider;
+  mail_from?: string | null;
+  resend_key?: string | null;
+  smtp_host?: string | null;
+  smtp_port?: number;
+  smtp_user?: string | null;
+  smtp_password?: string | null;
+  smtp_security?: SmtpSecurity;
+}
+
+/** What GET shows: never a secret, only whether each is set. */
+export interface MailView {
+  provider: MailProvider | null;
+  mail_from: string | null;
+  resend_key_set: boolean;
+  smtp_host: string | null;
+  smtp_port: number;
+  smtp_user: string | null;
+  smtp_password_set: boolean;
+  smtp_security: SmtpSecurity;
+  /** The most recent send attempt since the settings were saved; null: none yet. */
+  last_send: { ok: boolean; reason: string | null; at: string } | null;
+  break_glass: { open: boolean; reason: string | null };
+}
+
+export interface MailDeps {
+  settings: SettingsRepo;
+  cipher: SecretCipher;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+  config: Config;
+}
+
+const EMPTY: Omit<MailSettings, 'rev' | 'provider'> = {
+  mail_from: null,
+  resend_key: null,
+  smtp_host: null,
+  smtp_port: SMTP_DEFAULT_PORT,
+  smtp_user: null,
+  smtp_password: null,
+  smtp_security: 'starttls',
+};
+
+/**
+ * Outgoing mail: the settings (GET/PUT/test) and `send`, which sign-in uses for codes. The
+ * outcome of the last send is kept in the database (`mail_state`), so every host process
+ * agrees on whether break-glass sign-in with the admin token is open.
+ */
+export class MailService {
+  readonly repo: MailSettingsRepo;
+  private readonly ledger: Ledger;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly config: Config;
+  private readonly api: ResendClient;
+
+  constructor(deps: MailDeps) {
+    this.repo = new MailSettingsRepo(deps.settings, deps.cipher);
+    this.ledger = deps.ledger;
+    this.clock = deps.clock;
+    this.log = deps.log;
+    this.config = deps.config;
+    this.api = new ResendClient(deps.config.mailApiUrl);
+  }
+
+  /** Never throws: sends, or says why not. Records the outcome as the mail state. */
+  async send(to: string, subject: string, text: string): Promise<SendResult> {
+    let settings: MailSettings | null;
+    try {
+      settings = await this.repo.load();
+    } catch (err) {
+      this.log.error({ err }, 'mail settings could not be read');
+      return { ok: false, reason: 'unreachable: the mail settings could not be read' };
+    }
+    let result: SendResult;
+    try {
+      result = await this.#deliver(settings, { to, subject, text });
+    } catch (err) {
+      this.log.error({ err }, 'mail send failed unexpectedly');
+      result = { ok: false, reason: 'unreachable: unexpected error while sending' };
+    }
+    if (!result.ok) {
+      result = { ok: false, reason: scrubReason(result.reason, settings) };
+      this.log.warn({ mail: { provider: settings?.provider ?? null, reason: result.reason } }, 'mail not sent');
+    }
+    try {
+      await this.repo.putState({ ok: result.ok, reason: result.ok ? null : result.reason, at: this.clock.now().toISOString(), rev: settings?.rev ?? null });
+    } catch (err) {
+      this.log.error({ err }, 'could not record the mail state');
+    }
+    return result;
+  }
+
+  /** Open unless the most recent send attempt since the mail settings last changed succeeded. */
+  async breakGlass(): Promise<{ open: boolean; reason: string | null }> {
+    const settings = await this.repo.load();
+    if (!usable(settings)) return { open: true, reason: NO_PROVIDER };
+    const state = await this.repo.state();
+    if (state === null || state.rev !== settings.rev || (!state.ok && state.reason === null)) return { open: true, reason: NO_SEND_YET };
+    if (!state.ok) return { open: true, reason: state.reason };
+    return { open: false, reason: null };
+  }
+
+  async get(): Promise<MailView> {
+    const settings = await this.repo.load();
+    const state = await this.repo.state();
+    const s = settings ?? { ...EMPTY, provider: null, rev: null };
+    const lastSend = state !== null && settings !== null && state.rev === settings.rev && (state.ok || state.reason !== null) ? { ok: state.ok, reason: state.reason, at: state.at } : null;
+    return {
+      provider: s.provider,
+      mail_from: s.mail_from,
+      resend_key_set: s.resend_key !== null,
+      smtp_host: s.smtp_host,
+      smtp_port: s.smtp_port,
+      smtp_user: s.smtp_user,
+      smtp_password_set: s.smtp_password !== null,
+      smtp_security: s.smtp_security,
+      last_send: lastSend,
+      break_glass: await this.breakGlass(),
+    };
+  }
+
+  async put(input: MailInput, principal: Principal): Promise<MailView> {
+    const stored = await this.repo.load();
+    const base = stored ?? { ...EMPTY, provider: 'api' as MailProvider, rev: null };
+    const keep = <T>(given: T | undefined, old: T): T => (given === undefined ? old : given);
+    const secret = (given: string | null | undefined, old: string | null): string | null => (given === undefined || given === '' ? old : given);
+    const provider: MailProvider = input.provider ?? (typeof input.smtp_host === 'string' ? 'smtp' : (stored?.provider ?? 'api'));
+    const next: Omit<MailSettings, 'rev'> = {
+      provider,
+      mail_from: keep(input.mail_from, base.mail_from),
+      resend_key: secret(input.resend_key, base.resend_key),
+      smtp_host: keep(input.smtp_host, base.smtp_host),
+      smtp_port: keep(input.smtp_port, base.smtp_port),
+      smtp_user: keep(input.smtp_user, base.smtp_user),
+      smtp_password: secret(input.smtp_password, base.smtp_password),
+      smtp_security: keep(input.smtp_security, base.smtp_security),
+    };
+    if (provider === 'smtp' && next.smtp_host === null) throw new AppError('invalid_body', 'smtp_host is required for the smtp provider');
+    if (provider === 'api' && next.resend_key === null) throw new AppError('invalid_body', 'resend_key is required for the api provider');
+    if (provider === 'api' && next.mail_from !== null) {
+      const listed = await this.api.domains(next.resend_key!);
+      if (!listed.ok) throw new AppError('mail_failed', `could not check the sender's domain with the mail API: ${scrubReason(listed.reason, next)}`);
+      if (!senderVerified(next.mail_from, listed.domains)) {
+        throw new AppError('sender_not_verified', `${next.mail_from.slice(next.mail_from.lastIndexOf('@') + 1)} is not a domain (or a subdomain of a domain) the mail provider reports verified`);
+      }
+    }
+    const at = this.clock.now().toISOString();
+    await this.ledger.transact(async (trx, record) => {
+      await this.repo.save(trx, next, at);
+      await record({
+        type: 'config.mail_saved',
+        actor: principal.actor,
+        reason: 'mail settings saved',
+        data: {
+          provider: next.provider,
+          mail_from: next.mail_from,
+          smtp_host: next.smtp_host,
+          smtp_port: next.smtp_port,
+          smtp_security: next.smtp_security,
+          smtp_user: next.smtp_user,
+          resend_key_set: next.resend_key !== null,
+          smtp_password_set: next.smtp_password !== null,
+        },
+      });
+    });
+    return this.get();
+  }
+
+  /** Sends a test message to `to`, else to the signed-in person; 502 `mail_failed` saying why. */
+  async test(principal: Principal, to?: string): Promise<{ ok: true; to: string; provider: MailProvider | null }> {
+    const recipient = to ?? principal.email;
+    if (recipient === null || recipient === undefined) throw new AppError('invalid_body', 'the admin token has no e-mail address: give {"to": "<address>"}');
+    const result = await this.send(
+      recipient,
+      'Test e-mail from the on-call service',
+      `This is a test e-mail from the on-call service, sent at the request of ${principal.actor}.\nIf you received it, sign-in codes can be delivered.\n`,
+    );
+    const provider = (await this.repo.load().catch(() => null))?.provider ?? null;
+    await this.ledger.append({
+      type: 'config.mail_tested',
+      actor: principal.actor,
+      reason: result.ok ? 'test e-mail sent' : `test e-mail failed: ${result.reason}`.slice(0, 4000),
+      data: result.ok ? { ok: true, to: recipient, provider } : { ok: false, to: recipient, provider, reason: result.reason },
+    });
+    if (!result.ok) throw new AppError('mail_failed', `the test e-mail was not sent: ${result.reason}`);
+    return { ok: true, to: recipient, provider };
+  }
+
+  async #deliver(s: MailSettings | null, m: { to: string; subject: string; text: string }): Promise<SendResult> {
+    if (!usable(s)) return { ok: false, reason: NO_PROVIDER };
+    if (s.provider === 'smtp') {
+      const message: Message = { ...m, from: s.mail_from ?? smtpDefaultSender(s) };
+      return sendSmtp({ host: s.smtp_host!, port: s.smtp_port, security: s.smtp_security, user: s.smtp_user, password: s.smtp_password, caFile: this.config.mailCaFile }, message);
+    }
+    return this.api.send(s.resend_key!, { ...m, from: s.mail_from ?? DEFAULT_API_SENDER });
+  }
+}
+
+function usable(s: MailSettings | null): s is MailSettings {
+  if (s === null) return false;
+  return s.provider === 'smtp' ? s.smtp_host !== null && s.smtp_host !== '' : s.resend_key !== null && s.resend_key !== '';
+}
+
+/** SMTP without `mail_from`: the SMTP user when it is an address, else oncall@<smtp host>. */
+function smtpDefaultSender(s: MailSettings): string {
+  return s.smtp_user !== null && /^[^@\s]+@[^@\s]+$/.test(s.smtp_user) ? s.smtp_user : `oncall@${s.smtp_host}`;
+}
+
+/** A failure reason, cut short and with any secret it might echo removed. */
+function scrubReason(reason: string, s: Pick<MailSettings, 'resend_key' | 'smtp_password'> | null): string {
+  let out = reason.replace(/\s+/g, ' ').trim();
+  for (const secret of [s?.resend_key, s?.smtp_password]) {
+    if (typeof secret === 'string' && secret.length > 0) out = out.split(secret).join('[redacted]');
+  }
+  return out.length > 500 ? `${out.slice(0, 497)}...` : out;
+}

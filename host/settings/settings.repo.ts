@@ -1,0 +1,22 @@
+import type { Db, Trx } from '../storage/db.ts';
+
+/**
+ * The only code that touches `settings`: named JSON documents (mail, access, ...). Each area
+ * reads and writes its own name through this repo; secrets inside are sealed by that area.
+ */
+export class SettingsRepo {
+  readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  async get<T>(name: string, trx?: Trx): Promise<T | null> {
+    const row = (await (trx ?? this.db)('settings').select('value').where({ name }).first()) as { value: string } | undefined;
+    return row === undefined ? null : (JSON.parse(row.value) as T);
+  }
+
+  async put(trx: Trx, name: string, value: unknown, at: string): Promise<void> {
+    await trx('settings').insert({ name, value: JSON.stringify(value), updated_at: at }).onConflict('name').merge();
+  }
+}

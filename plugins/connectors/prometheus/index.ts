@@ -1,0 +1,82 @@
+import { httpGet } from '../http-get.ts';
+import type { ConnectorContext, ConnectorFindings, ConnectorPluginWithCapabilities, ConnectorQueryRequest, ConnectorQueryResult, ConnectorTestResult, DiscoveredService, DiscoveryResult } from '../../../host/plugins/contract.ts';
+
+/**
+ * Prometheus over its HTTP API (read-only: GET only). `test` reads /api/v1/status/buildinfo and
+ * reports the version; `query` runs an instant PromQL query (/api/v1/query). See README.md.
+ */
+
+interface Settings {
+  url: string;
+  username?: string;
+  password?: string;
+  timeout_s?: number;
+}
+
+const DEFAULT_TIMEOUT_S = 10;
+
+type Answer = { ok: true; status: number; body: Record<string, unknown> } | { ok: false; problem: string };
+
+/** GETs an API path and reads Prometheus's envelope `{status, data | errorType, error}`. */
+async function api(ctx: ConnectorContext, path: string, params: Record<string, string> = {}): Promise<Answer> {
+  const reached = await httpGet(ctx, path, Object.entries(params), 'oncall-connector-prometheus/1.0', DEFAULT_TIMEOUT_S);
+  if (!reached.ok) return reached;
+  const { status, text, where } = reached;
+  const res = { status };
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { ok: false, problem: `HTTP ${res.status} from ${where} is not a Prometheus API answer (not JSON); is url the Prometheus server?` };
+  }
+  if (typeof body !== 'object' || body === null || typeof (body as { status?: unknown }).status !== 'string') {
+    return { ok: false, problem: `HTTP ${res.status} from ${where} is not a Prometheus API answer` };
+  }
+  const b = body as Record<string, unknown>;
+  if (b.status !== 'success') return { ok: false, problem: `Prometheus answered HTTP ${res.status}: ${String(b.errorType ?? 'error')}: ${String(b.error ?? 'no reason given')}` };
+  return { ok: true, status: res.status, body: b };
+}
+
+const plugin: ConnectorPluginWithCapabilities = {
+  async test(ctx: ConnectorContext): Promise<ConnectorTestResult & ConnectorFindings> {
+    const r = await api(ctx, '/api/v1/status/buildinfo');
+    if (!r.ok) return { ok: false, problem: r.problem };
+    const data = (r.body.data ?? {}) as Record<string, unknown>;
+    const text = (k: string) => (typeof data[k] === 'string' ? (data[k] as string) : null);
+    if (text('version') === null) return { ok: false, problem: 'the build info names no version; is url a Prometheus server?' };
+    return { ok: true, problem: null, found: { version: text('version'), revision: text('revision'), go_version: text('goVersion'), branch: text('branch') } };
+  },
+
+  async query(ctx: ConnectorContext, request: ConnectorQueryRequest): Promise<ConnectorQueryResult> {
+    const s = ctx.settings as unknown as Settings;
+    const params: Record<string, string> = { query: request.query, timeout: `${s.timeout_s ?? DEFAULT_TIMEOUT_S}s` };
+    if (request.at !== undefined) params.time = request.at;
+    const r = await api(ctx, '/api/v1/query', params);
+    if (!r.ok) return { ok: false, problem: r.problem, data: null };
+    return { ok: true, problem: null, data: r.body.data ?? null };
+  },
+
+  /**
+   * Proposes services from the scrape targets: the values of the `service` label of `up`
+   * (targets relabelled with a service name), then the `job` label of `up`, each with how many
+   * targets carry it. Read-only instant queries, as `query` runs.
+   */
+  async discover(ctx: ConnectorContext): Promise<DiscoveryResult> {
+    const s = ctx.settings as unknown as Settings;
+    const services: DiscoveredService[] = [];
+    for (const label of ['service', 'job']) {
+      const promql = `count by (${label}) (up{${label}!=""})`;
+      const r = await api(ctx, '/api/v1/query', { query: promql, timeout: `${s.timeout_s ?? DEFAULT_TIMEOUT_S}s` });
+      if (!r.ok) throw new Error(r.problem);
+      const result = ((r.body.data ?? {}) as { result?: unknown }).result;
+      if (!Array.isArray(result)) continue;
+      for (const sample of result as Array<{ metric?: Record<string, string>; value?: [number, string] }>) {
+        const name = sample.metric?.[label];
+        if (typeof name === 'string' && name !== '') services.push({ name, source: 'label', evidence: { label, query: promql, targets: Number(sample.value?.[1] ?? 0) } });
+      }
+    }
+    return { services };
+  },
+};
+
+export default plugin;

@@ -1,0 +1,191 @@
+import test, { type ExecutionContext } from 'ava';
+import { HOUR } from '../host/clock.ts';
+import { ADMIN_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
+import { browserTest, consoleBuilt, checkA11y, closeBrowser, openPage, screenshot, type BrowserPage } from './helpers/browser.ts';
+import { startSmtp, type TestSmtp } from './helpers/smtp.ts';
+
+/*
+ * The console in a real browser (Debian's Chromium through playwright-core) against the whole
+ * service: each test drives the pages as a person would, saves a screenshot under
+ * test/artifacts/ and checks every page it visits with axe-core (no serious or critical
+ * violation). See docs/console.md, "Tested in a real browser".
+ */
+
+const OWNER = 'owner@bank.example';
+
+test.after.always(closeBrowser);
+
+/** The service with its console, on a fresh data directory. */
+async function service(t: ExecutionContext, env: Record<string, string> = {}): Promise<TestApp> {
+  await consoleBuilt();
+  return startApp(t, { env });
+}
+
+/** An operating install whose mail goes to the test's SMTP server (STARTTLS, its CA trusted). */
+async function withMail(t: ExecutionContext): Promise<{ ta: TestApp; smtp: TestSmtp }> {
+  const smtp = await startSmtp(t);
+  const ta = await service(t, { SERVICE_MAIL_CA_FILE: smtp.caFile });
+  await makeOperating(ta, OWNER);
+  const put = await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' } });
+  if (put.status !== 200) throw new Error(`mail settings: ${JSON.stringify(put.body)}`);
+  return { ta, smtp };
+}
+
+/** The code in the newest message to `email`, once the sign-in service has sent it. */
+async function mailedCode(ta: TestApp, smtp: TestSmtp, email: string, after: number): Promise<string> {
+  await ta.app.signIn.idle();
+  const mail = smtp.messages.slice(after).reverse().find((m) => m.to.includes(email));
+  if (mail === undefined) throw new Error(`no code arrived for ${email}`);
+  return /\b(\d{6})\b/.exec(mail.text)![1]!;
+}
+
+/** The page as it is: screenshot, then axe. */
+async function visited(t: ExecutionContext, bp: BrowserPage, name: string): Promise<void> {
+  t.log(`screenshot: ${await screenshot(bp.page, name)}`);
+  await checkA11y(t, bp.page, name);
+}
+
+const heading = (bp: BrowserPage, name: string) => bp.page.getByRole('heading', { level: 1, name });
+
+browserTest('first start: admin token, trial, first owner without mail → home, signed in through break-glass', async (t) => {
+  const ta = await service(t);
+  const bp = await openPage(t);
+  const { page } = bp;
+
+  // A fresh install: every page leads to /setup, which lists the steps left.
+  await page.goto(ta.base + '/');
+  await heading(bp, 'Set up the service').waitFor();
+  t.is(new URL(page.url()).pathname, '/setup');
+  await page.getByRole('heading', { name: /Progress: 0 of 2 done/ }).waitFor();
+  const steps = page.getByRole('listitem');
+  t.regex(await steps.nth(0).innerText(), /Enter the admin token\s*\(to do\)/);
+  t.is(await steps.filter({ hasText: '(to do)' }).count(), 3);
+  await visited(t, bp, 'e2e-1-setup-start');
+
+  // 1. The admin token.
+  await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.getByRole('button', { name: 'Start the trial' }).waitFor();
+  t.regex(await steps.nth(0).innerText(), /Enter the admin token\s*\(done\)/);
+  await visited(t, bp, 'e2e-1-setup-licence');
+
+  // 2. The trial (no key needed).
+  await page.getByRole('button', { name: 'Start the trial' }).click();
+  await page.getByRole('heading', { name: 'First owner' }).waitFor();
+  await page.getByRole('heading', { name: /Progress: 1 of 2 done/ }).waitFor();
+  t.log(`licence after the trial: ${JSON.stringify((await ta.call('GET', '/v1/status', { token: null })).body.licence)}`);
+  await visited(t, bp, 'e2e-1-setup-owner');
+
+  // 3. The first owner, without mail: signed in through break-glass.
+  await page.getByLabel("Owner's e-mail address").fill(OWNER);
+  await page.getByLabel("Owner's name").fill('Olive Owner');
+  await page.getByRole('button', { name: 'Create the owner and sign in' }).click();
+  await heading(bp, 'Home').waitFor();
+  t.is(new URL(page.url()).pathname, '/');
+  const who = page.getByText(/Signed in as/);
+  await who.waitFor();
+  const said = await who.innerText();
+  t.regex(said, /admin-token/);
+  t.regex(said, /role owner/);
+  t.regex(said, /break-glass/);
+  const banner = page.getByRole('alert').filter({ hasText: 'Break-glass is open' });
+  await banner.waitFor();
+  t.regex(await banner.innerText(), /Fix the mail settings/);
+  await visited(t, bp, 'e2e-1-home-break-glass');
+
+  // What the page says is what the service holds.
+  const status = (await ta.call('GET', '/v1/status', { token: null })).body;
+  t.is(status.mode, 'operating');
+  t.is(status.setup.next, null);
+  t.true(status.auth.break_glass.open);
+  const token = await page.evaluate('sessionStorage.getItem("oncall.session")');
+  t.like((await ta.call('GET', '/v1/auth/me', { token: token as string })).body, { actor: 'admin-token', role: 'owner', via: 'break_glass' });
+  t.deepEqual(bp.problems, []);
+});
+
+browserTest('sign-in with an e-mailed code from a real SMTP server; sign out ends the session on the server', async (t) => {
+  const { ta, smtp } = await withMail(t);
+  const bp = await openPage(t);
+  const { page } = bp;
+
+  await page.goto(ta.base + '/');
+  await heading(bp, 'Sign in').waitFor();
+  t.is(new URL(page.url()).pathname, '/sign-in');
+  await visited(t, bp, 'e2e-2-sign-in');
+
+  const before = smtp.messages.length;
+  await page.getByLabel('E-mail address').fill(OWNER);
+  await page.getByRole('button', { name: 'Send me a code' }).click();
+  const codeBox = page.getByLabel(/Six-digit code/);
+  await codeBox.waitFor();
+  await visited(t, bp, 'e2e-2-code-sent');
+  await codeBox.fill(await mailedCode(ta, smtp, OWNER, before));
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+
+  await heading(bp, 'Home').waitFor();
+  const who = page.getByText(/Signed in as/);
+  await who.waitFor();
+  t.regex(await who.innerText(), /First Owner \(owner@bank\.example\), role owner/);
+  t.notRegex(await who.innerText(), /break-glass/);
+  // The banner follows /v1/status, re-read on each page: once a code was sent it goes.
+  await page.getByText('Break-glass is open').waitFor({ state: 'detached', timeout: 5000 });
+  t.is(await page.getByText('Break-glass is open').count(), 0, 'a code was sent: break-glass is closed');
+  await visited(t, bp, 'e2e-2-home');
+
+  const token = (await page.evaluate('sessionStorage.getItem("oncall.session")')) as string;
+  t.is((await ta.call('GET', '/v1/auth/me', { token })).status, 200);
+
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await heading(bp, 'Sign in').waitFor();
+  await page.getByText('You have signed out.').waitFor();
+  t.is(await page.evaluate('sessionStorage.getItem("oncall.session")'), null);
+  t.is((await ta.call('GET', '/v1/auth/me', { token })).status, 401, 'the old token is refused by the server');
+  await visited(t, bp, 'e2e-2-signed-out');
+  t.deepEqual(bp.problems, []);
+});
+
+browserTest('bad input: a wrong admin token, a wrong code and an expired session are each said in words', async (t) => {
+  // A wrong admin token at setup.
+  const fresh = await service(t);
+  const bp = await openPage(t);
+  const { page } = bp;
+  await page.goto(fresh.base + '/setup');
+  await page.getByLabel('Admin token').fill('not-the-admin-token');
+  await page.getByRole('button', { name: 'Continue' }).click();
+  const tokenError = page.getByRole('alert').filter({ hasText: 'Error:' });
+  await tokenError.waitFor();
+  t.regex(await tokenError.innerText(), /^Error: .*not valid/);
+  t.is(await page.getByRole('button', { name: 'Start the trial' }).count(), 0, 'setup does not move on');
+  await visited(t, bp, 'e2e-3-wrong-admin-token');
+
+  // A wrong code at sign-in.
+  const { ta, smtp } = await withMail(t);
+  await page.goto(ta.base + '/sign-in');
+  await page.getByLabel('E-mail address').fill(OWNER);
+  const before = smtp.messages.length;
+  await page.getByRole('button', { name: 'Send me a code' }).click();
+  await page.getByLabel(/Six-digit code/).waitFor();
+  const right = await mailedCode(ta, smtp, OWNER, before);
+  const wrong = right === '000000' ? '111111' : '000000';
+  await page.getByLabel(/Six-digit code/).fill(wrong);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  const codeError = page.getByRole('alert').filter({ hasText: 'Error:' });
+  await codeError.waitFor();
+  t.regex(await codeError.innerText(), /^Error: .*code is wrong/);
+  t.is(new URL(page.url()).pathname, '/sign-in');
+  await visited(t, bp, 'e2e-3-wrong-code');
+
+  // The right code signs in; 13 hours idle later, the next page returns to sign-in and says why.
+  await page.getByLabel(/Six-digit code/).fill(right);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByText(/Signed in as/).waitFor();
+  ta.clock.advance(13 * HOUR);
+  await page.goto(ta.base + '/');
+  await heading(bp, 'Sign in').waitFor();
+  const why = page.getByRole('status').filter({ hasText: /12 hours|session/i });
+  await why.waitFor();
+  t.regex(await why.innerText(), /12 hours/);
+  t.is(await page.evaluate('sessionStorage.getItem("oncall.session")'), null);
+  await visited(t, bp, 'e2e-3-session-expired');
+  t.deepEqual(bp.problems, []);
+});

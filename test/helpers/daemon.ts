@@ -1,0 +1,42 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import type { ExecutionContext } from 'ava';
+
+/**
+ * Runs an outside server (Debian's Alertmanager, Prometheus) for one test: collects its output,
+ * waits until `<base>/-/ready` answers (20 s at most, failing early if it exits), and after the
+ * test always stops it (SIGTERM, SIGKILL after 5 s) and removes `dir`.
+ */
+export async function startDaemon(
+  t: ExecutionContext,
+  what: { name: string; bin: string; args: string[]; dir: string; base: string; readyHeaders?: Record<string, string> },
+): Promise<{ output: () => string }> {
+  let out = '';
+  const child: ChildProcess = spawn(what.bin, what.args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: what.dir });
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const state: { exited: string | null } = { exited: null };
+  const gone = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => ((state.exited = `exited ${code ?? signal}`), resolve()));
+    child.once('error', (e) => ((state.exited = `could not start: ${e.message}`), resolve())); // no 'exit' follows a failed spawn
+  });
+  t.teardown(async () => {
+    if (state.exited === null) {
+      child.kill('SIGTERM');
+      const stopped = await Promise.race([gone.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+      if (!stopped) {
+        child.kill('SIGKILL');
+        await gone;
+      }
+    }
+    rmSync(what.dir, { recursive: true, force: true });
+  });
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (state.exited !== null) throw new Error(`${what.name} ${state.exited} before it was ready:\n${out}`);
+    if (await fetch(`${what.base}/-/ready`, { headers: what.readyHeaders }).then((r) => r.ok, () => false)) break;
+    if (Date.now() > deadline) throw new Error(`${what.name} not ready after 20 s:\n${out}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { output: () => out };
+}

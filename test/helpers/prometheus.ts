@@ -1,0 +1,58 @@
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { startDaemon } from './daemon.ts';
+import { freePort } from './alertmanager.ts';
+import { testNeeding } from './needs.ts';
+
+/** Debian's `prometheus` (installed by .ci/run); PROMETHEUS_BIN overrides it. */
+export const PROMETHEUS_BIN = process.env.PROMETHEUS_BIN?.trim() || '/usr/bin/prometheus';
+
+/**
+ * Declares a test that needs a real Prometheus server. When the binary is absent it is skipped
+ * with the reason in its title, and under CI=true it fails instead: CI must run it.
+ */
+export function prometheusTest(title: string, fn: (t: ExecutionContext) => Promise<void>): void {
+  testNeeding(existsSync(PROMETHEUS_BIN) ? null : `${PROMETHEUS_BIN} not found (apt-get install prometheus)`, title, fn);
+}
+
+/**
+ * The basic-auth user a server started with `{basicAuth: true}` lets in. The hash is bcrypt
+ * (cost 10) of the password, made once with Python's `crypt.crypt(password, crypt.mksalt(
+ * crypt.METHOD_BLOWFISH, rounds=1 << 10))`, so the tests need no bcrypt library.
+ */
+export const PROMETHEUS_USER = { username: 'oncall', password: 'prom-test-password-8f3a1c', bcrypt: '$2b$10$ei.D27o6vfLgEf/TSK/tYueFDnKmUJd2KRk9Ch0Tsj9LCsHI8MHJC' } as const;
+
+export interface RunningPrometheus {
+  /** `http://127.0.0.1:<port>` */
+  base: string;
+  /** Everything it wrote on stdout and stderr (its logs), for failure messages. */
+  output(): string;
+}
+
+/**
+ * Starts Prometheus on a free loopback port with its TSDB in a temp dir and a minimal config
+ * that scrapes itself every second, and waits (20 s at most) for `/-/ready`. With `basicAuth`
+ * every request needs PROMETHEUS_USER. It is killed and its files removed after the test, always.
+ */
+export async function startPrometheus(t: ExecutionContext, opts: { basicAuth?: boolean } = {}): Promise<RunningPrometheus> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'oncall-prom-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const configFile = path.join(dir, 'prometheus.yml');
+  const scrapeAuth = opts.basicAuth ? `\n    basic_auth:\n      username: ${PROMETHEUS_USER.username}\n      password: ${PROMETHEUS_USER.password}` : '';
+  writeFileSync(
+    configFile,
+    `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: prometheus\n    static_configs:\n      - targets: ['127.0.0.1:${port}']${scrapeAuth}\n`,
+  );
+  const args = [`--config.file=${configFile}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=info'];
+  if (opts.basicAuth) {
+    const webFile = path.join(dir, 'web.yml');
+    writeFileSync(webFile, `basic_auth_users:\n  ${PROMETHEUS_USER.username}: '${PROMETHEUS_USER.bcrypt}'\n`);
+    args.push(`--web.config.file=${webFile}`);
+  }
+  const auth = opts.basicAuth ? { authorization: `Basic ${Buffer.from(`${PROMETHEUS_USER.username}:${PROMETHEUS_USER.password}`).toString('base64')}` } : undefined;
+  const { output } = await startDaemon(t, { name: 'prometheus', bin: PROMETHEUS_BIN, args, dir, base, readyHeaders: auth });
+  return { base, output };
+}

@@ -1,0 +1,428 @@
+/**
+ * The console's one way to the HTTP API: every page goes through `api`. The session token lives
+ * in sessionStorage (per tab, gone when the tab closes) and nowhere else; everything else the
+ * console shows is read from the API when shown.
+ */
+
+const TOKEN_KEY = 'oncall.session';
+
+/** An answer from the API that was not a success: `{error, message?}` with its status. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  /** Seconds, from `Retry-After` on 429. */
+  readonly retryAfter: number | null;
+
+  constructor(status: number, code: string, message: string | undefined, retryAfter: number | null) {
+    super(message ?? code);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.retryAfter = retryAfter;
+  }
+}
+
+export const session = {
+  token(): string | null {
+    try {
+      return sessionStorage.getItem(TOKEN_KEY);
+    } catch {
+      return null;
+    }
+  },
+  set(token: string): void {
+    sessionStorage.setItem(TOKEN_KEY, token);
+  },
+  clear(): void {
+    sessionStorage.removeItem(TOKEN_KEY);
+  },
+};
+
+/** Called when the session's token is refused (401): the app sends the person to sign-in. */
+let onSignedOut: (reason: string) => void = () => {};
+export function whenSignedOut(fn: (reason: string) => void): void {
+  onSignedOut = fn;
+}
+
+type Auth = 'session' | 'none' | { bearer: string };
+
+async function call<T>(method: string, path: string, body?: unknown, auth: Auth = 'session'): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  const bearer = auth === 'session' ? session.token() : auth === 'none' ? null : auth.bearer;
+  if (bearer !== null) headers.Authorization = `Bearer ${bearer}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit' });
+  } catch {
+    throw new ApiError(0, 'unreachable', 'The service cannot be reached. Is it running?', null);
+  }
+  const text = await res.text();
+  let data: unknown = null;
+  if (text !== '') {
+    try {
+      data = JSON.parse(text);
+    } catch {
+      data = null;
+    }
+  }
+  if (res.ok) return data as T;
+  const err = (data ?? {}) as { error?: unknown; message?: unknown };
+  const code = typeof err.error === 'string' ? err.error : `http_${res.status}`;
+  const message = typeof err.message === 'string' ? err.message : undefined;
+  const retry = Number(res.headers.get('Retry-After'));
+  const failure = new ApiError(res.status, code, message ?? describe(code), Number.isFinite(retry) && retry > 0 ? retry : null);
+  if (res.status === 401 && auth === 'session' && bearer !== null) {
+    session.clear();
+    onSignedOut(message ?? 'Your session has ended. Please sign in again.');
+  }
+  throw failure;
+}
+
+/** Plain words for the error codes a person meets on these pages. */
+export function describe(code: string): string {
+  const words: Record<string, string> = {
+    unauthorized: 'That token or session is not valid.',
+    invalid_code: 'That code is wrong or has expired.',
+    invalid_credentials: 'That e-mail and password do not match, or the address is locked for a while.',
+    rate_limited: 'Too many tries. Wait a little and try again.',
+    use_email: 'E-mail works on this install: sign in with an e-mailed code.',
+    already_bootstrapped: 'The first owner already exists: sign in instead.',
+    no_licence: 'Install a licence or start the trial first.',
+    trial_already_used: 'The trial has already been used on this install.',
+    bad_licence: 'That licence is not valid for this install.',
+    licence_file_managed: 'The licence is managed by a file on the server.',
+    not_allowed_by_policy: 'The access policy does not admit that address.',
+    sender_not_verified: 'The mail provider has not verified that sender address.',
+    invalid_body: 'Some of what was entered is not valid.',
+    storage_unavailable: 'The service cannot reach its database right now.',
+    internal: 'The service failed to answer. Try again.',
+  };
+  return words[code] ?? `The service answered: ${code}.`;
+}
+
+// The shapes the console reads (docs/api.md, docs/sign-in.md).
+
+export type Mode = 'setup' | 'configuring' | 'operating';
+export interface SetupStep { step: 'licence' | 'owner'; done: boolean; label: string }
+export interface Status {
+  version: string;
+  fingerprint: string;
+  mode: Mode;
+  licence: { state: string; customer: string | null; expires_at: string | null; in_grace: boolean };
+  setup: { steps: SetupStep[]; done: number; total: number; next: SetupStep['step'] | null };
+  auth: { sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean }; break_glass: { open: boolean; reason: string | null } };
+}
+export interface User { email: string; name: string; role: string }
+export interface Me { user: User | null; actor: string; role: string; via: 'session' | 'break_glass' | 'admin_token' }
+export type LoginAnswer = { bootstrap: true } | { break_glass: true; token: string };
+export interface SessionAnswer { token: string; user?: User }
+
+export const api = {
+  status: () => call<Status>('GET', '/v1/status', undefined, 'none'),
+  me: () => call<Me>('GET', '/v1/auth/me'),
+  logout: () => call<{ signed_out: true }>('POST', '/v1/auth/logout'),
+
+  /** The admin token at the door: bootstrap on a new install, break-glass while mail cannot send. */
+  login: (adminToken: string) => call<LoginAnswer>('POST', '/v1/login', { token: adminToken }, 'none'),
+  requestCode: (email: string) => call<{ sent: true }>('POST', '/v1/auth/request', { email }, 'none'),
+  verifyCode: (email: string, code: string) => call<SessionAnswer>('POST', '/v1/auth/verify', { email, code }, 'none'),
+  password: (email: string, password: string) => call<SessionAnswer>('POST', '/v1/auth/password', { email, password }, 'none'),
+
+  // Setup: called with the admin token, which the console holds in memory only.
+  startTrial: (adminToken: string) => call<{ licence: unknown }>('POST', '/v1/licence/redeem', {}, { bearer: adminToken }),
+  installLicence: (adminToken: string, licence: unknown) => call<{ licence: unknown }>('POST', '/v1/licence', { licence }, { bearer: adminToken }),
+  bootstrap: (adminToken: string, owner: { email: string; name: string; resend_key?: string; mail_from?: string }) =>
+    call<{ user: User }>('POST', '/v1/auth/bootstrap', owner, { bearer: adminToken }),
+
+  // Episodes (docs/episodes.md): a bad query is 400 `bad_query`, its message ending "at column N".
+  episodes: (opts: { query?: string; group?: 'incident' | null; cursor?: string | null; limit?: number } = {}) =>
+    call<EpisodePage>('GET', `/v1/episodes${params({ query: opts.query?.trim() || null, group: opts.group, cursor: opts.cursor, limit: opts.limit })}`),
+  episode: (id: string) => call<EpisodeDetail>('GET', `/v1/episodes/${encodeURIComponent(id)}`),
+
+  // Governance (docs/governance.md). `by` is needed only when no person is signed in (admin token, break-glass).
+  autonomy: () => call<AutonomyOverview>('GET', '/v1/autonomy'),
+  setAutonomy: (service: string, level: SettableLevel, by?: string) =>
+    call<AutonomyChange>('POST', '/v1/autonomy', { service, level, ...(by ? { by } : {}) }),
+  approvals: (opts: { state?: ApprovalState; limit?: number } = {}) =>
+    call<{ approvals: Approval[] }>('GET', `/v1/approvals${params({ state: opts.state, limit: opts.limit })}`),
+  decide: (id: string, decision: 'approve' | 'reject', note?: string) =>
+    call<{ approval: Approval }>('POST', `/v1/approvals/${encodeURIComponent(id)}/${decision}`, note ? { note } : {}),
+  halt: (reason: string, by?: string) => call<HaltAnswer>('POST', '/v1/halt', { reason, ...(by ? { by } : {}) }),
+  resume: (by?: string) => call<HaltAnswer>('POST', '/v1/resume', by ? { by } : {}),
+
+  // The ledger (docs/ledger.md): newest first; `type` and `actor` are prefixes.
+  ledger: (f: LedgerFilter = {}) =>
+    call<{ events: LedgerEvent[]; more: boolean }>('GET', `/v1/ledger${params({ type: f.type, actor: f.actor, q: f.q, trace: f.trace, before_seq: f.before_seq, after_seq: f.after_seq, limit: f.limit, order: f.order })}`),
+  verifyLedger: () => call<VerifyReport>('GET', '/v1/ledger/verify'),
+  /** The head of the ledger from the status: it moves with every recorded event. */
+  ledgerHead: () => call<{ ledger_head: { seq: number; hash: string } }>('GET', '/v1/status', undefined, 'none').then((s) => s.ledger_head),
+};
+
+/** `?a=1&b=x` of the values given; empty strings, null and undefined are left out. */
+function params(values: Record<string, string | number | null | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(values)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const text = q.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+// Episodes, governance and the ledger (docs/episodes.md, docs/governance.md, docs/ledger.md).
+
+export interface EpisodeSummary {
+  id: string;
+  kind: 'incident' | 'notice';
+  state: 'open' | 'closed';
+  service: string;
+  alerts: string[];
+  t_open: string;
+  t_close: string | null;
+  duration_s: number;
+  decision: string;
+  outcome: string;
+  result: string;
+  note: string | null;
+}
+export interface EpisodePage { episodes: EpisodeSummary[]; more: boolean; cursor: string | null }
+export interface Baseline { first_seen: string; last_seen: string; firings_7d: number; firings_30d: number; flapping: boolean }
+export interface Signal {
+  fingerprint: string;
+  name: string;
+  severity: string;
+  source: string;
+  summary: string;
+  joined_at: string;
+  ended_at: string | null;
+  status: 'firing' | 'resolved' | 'released';
+  baseline: Baseline;
+}
+export interface EpisodeDetail extends EpisodeSummary {
+  signals: Signal[];
+  data: Record<string, string[]>;
+  verdicts: unknown[];
+  evidence: unknown[];
+  proposal: unknown;
+  rehearsal: unknown;
+  approvals: unknown[];
+  policy_decision: { decision: string; outcome: string; reason: string | null } | null;
+  timeline: LedgerEvent[];
+  timeline_more: boolean;
+}
+
+export type Level = 'off' | 'shadow' | 'L1' | 'L2';
+export type SettableLevel = 'off' | 'shadow' | 'L1';
+export interface Halt { by: string; reason: string; at: string }
+export interface PendingRaise { id: string; level: Level; requested_by: string; at: string }
+export interface ServiceAutonomy { service: string; level: Level; readiness: string[]; pending: PendingRaise | null }
+export interface AutonomyOverview { halted: boolean; halt: Halt | null; services: ServiceAutonomy[] }
+export interface AutonomyChange { service: string; level: Level; changed: boolean; pending: PendingRaise | null }
+export interface HaltAnswer { halted: boolean; halt: Halt | null; changed: boolean }
+export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired';
+export interface Approval {
+  id: string;
+  kind: 'autonomy_raise' | 'action';
+  state: ApprovalState;
+  service: string;
+  from: Level | null;
+  to: Level | null;
+  action: string | null;
+  summary: string;
+  requested_by: string;
+  requested_at: string;
+  expires_at: string;
+  closed_at: string | null;
+  approvals_needed: number;
+  decisions: { by: string; decision: 'approve' | 'reject'; note: string | null; at: string }[];
+}
+
+export interface LedgerEvent {
+  seq: number;
+  at: string;
+  type: string;
+  actor: string;
+  reason: string;
+  data: Record<string, unknown>;
+  trace: string | null;
+  prev_hash: string;
+  hash: string;
+}
+export interface LedgerFilter { type?: string; actor?: string; q?: string; trace?: string; before_seq?: number; after_seq?: number; limit?: number; order?: 'asc' | 'desc' }
+export interface VerifyReport {
+  ok: boolean;
+  checked: number;
+  first_bad_seq: number | null;
+  head: { seq: number; hash: string };
+  checkpoint: { seq: number; hash: string; at: string } | null;
+  problem: string | null;
+}
+
+/** Roles that may change things (docs/api.md): a viewer is not offered what it may not do. */
+export const canChange = (me: Me | null): boolean => me !== null && (me.role === 'admin' || me.role === 'owner');
+/** With the admin token or break-glass no person is signed in, so changes must name one (`by`). */
+export const needsBy = (me: Me | null): boolean => me !== null && me.via !== 'session';
+
+/**
+ * Calls `fn` when the ledger head moves (every change is a ledger event), checking every 2 s
+ * while the page is visible and at once when it becomes visible again: one small status read,
+ * whatever the number of watchers. Returns the function that stops watching.
+ */
+const watchers = new Set<() => void>();
+let lastSeq: number | null = null;
+let timer: ReturnType<typeof setInterval> | null = null;
+async function checkHead(): Promise<void> {
+  if (document.visibilityState !== 'visible') return;
+  try {
+    const head = await api.ledgerHead();
+    const moved = lastSeq !== null && head.seq !== lastSeq;
+    lastSeq = head.seq;
+    if (moved) for (const fn of [...watchers]) fn();
+  } catch {
+    // The next check tries again; pages show their own errors.
+  }
+}
+function onVisible(): void {
+  if (document.visibilityState === 'visible') void checkHead();
+}
+export function watchHead(fn: () => void): () => void {
+  watchers.add(fn);
+  if (timer === null) {
+    lastSeq = null;
+    void checkHead();
+    timer = setInterval(() => void checkHead(), 1000);
+    document.addEventListener('visibilitychange', onVisible);
+  }
+  return () => {
+    watchers.delete(fn);
+    if (watchers.size === 0 && timer !== null) {
+      clearInterval(timer);
+      timer = null;
+      document.removeEventListener('visibilitychange', onVisible);
+    }
+  };
+}
+
+// Settings (docs/connectors.md, docs/policy.md, docs/sign-in.md, docs/access-policy.md, docs/mail.md).
+
+/** A JSON Schema object as a plugin or the policy publishes it; read by `SchemaForm.svelte`. */
+export interface JsonSchema {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  enum?: unknown[];
+  description?: string;
+  writeOnly?: boolean;
+  [key: string]: unknown;
+}
+export interface ConnectorKind { kind: string; version: string; description: string; settings: JsonSchema; secrets: string[]; capabilities: string[] }
+export interface Connector {
+  name: string;
+  kind: string;
+  source: 'console' | 'file';
+  version: string | null;
+  /** Secret fields are `{set: boolean}`, never their value. */
+  settings: Record<string, unknown>;
+  state: 'unchecked' | 'ok' | 'problem';
+  last_problem: string | null;
+  last_checked_at: string | null;
+  found: Record<string, unknown> | null;
+  updated_at: string | null;
+  updated_by: string | null;
+}
+export interface ConnectorList { connectors: Connector[]; file: { path: string; problem: string | null } | null }
+export interface TestReport { ok: boolean; problem: string | null; kind: string; version: string; found: Record<string, unknown> | null; took_ms: number; timeout_s: number; checked_at: string }
+
+export type AutonomyLevel = 'off' | 'shadow' | 'L1' | 'L2';
+export interface FreezeWindow { name: string; start: string; end: string }
+export interface PolicyDocument {
+  default_autonomy: 'off' | 'shadow';
+  ceilings: Record<string, AutonomyLevel>;
+  safe_for_l2: string[];
+  always_approve: string[];
+  freeze_windows: FreezeWindow[];
+  max_actions_per_service_per_hour: number;
+}
+export interface Policy extends PolicyDocument {
+  version: number;
+  source: 'default' | 'console' | 'file';
+  updated_at: string | null;
+  updated_by: string | null;
+  problem?: string;
+}
+
+export type Role = 'owner' | 'admin' | 'viewer';
+export interface Person {
+  email: string;
+  name: string;
+  role: Role;
+  teams: string[];
+  tags: string[];
+  enabled: boolean;
+  directory: boolean;
+  password_set: boolean;
+  password_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+export type PasswordEnd = '7d' | '30d' | '90d' | 'none';
+export interface PersonPatch { name?: string; role?: Role; teams?: string[]; tags?: string[]; enabled?: boolean }
+
+export interface AccessPolicy { allowed_domains: string[]; blocked: string[]; block_webmail: boolean }
+export interface MailView {
+  provider: 'api' | 'smtp' | null;
+  mail_from: string | null;
+  resend_key_set: boolean;
+  smtp_host: string | null;
+  smtp_port: number;
+  smtp_user: string | null;
+  smtp_password_set: boolean;
+  smtp_security: 'starttls' | 'ssl' | 'none';
+  last_send: { ok: boolean; reason: string | null; at: string } | null;
+  break_glass: { open: boolean; reason: string | null };
+}
+export interface MailSettings {
+  provider?: 'api' | 'smtp';
+  mail_from?: string | null;
+  resend_key?: string | null;
+  smtp_host?: string | null;
+  smtp_port?: number;
+  smtp_user?: string | null;
+  smtp_password?: string | null;
+  smtp_security?: 'starttls' | 'ssl' | 'none';
+}
+
+export const settingsApi = {
+  catalogue: () => call<{ kinds: ConnectorKind[] }>('GET', '/v1/connectors/catalogue'),
+  connectors: () => call<ConnectorList>('GET', '/v1/connectors'),
+  /** Nothing is saved; with `name` of a saved connector, blank secrets are taken from it. */
+  testConnector: (kind: string, settings: Record<string, unknown>, name?: string) =>
+    call<TestReport>('POST', '/v1/connectors/test', { kind, settings, ...(name ? { name } : {}) }),
+  saveConnector: (name: string, kind: string, settings: Record<string, unknown>) =>
+    call<Connector>('PUT', `/v1/connectors/${encodeURIComponent(name)}`, { kind, settings }),
+  removeConnector: (name: string) => call<{ name: string; removed: true }>('DELETE', `/v1/connectors/${encodeURIComponent(name)}`),
+  checkConnector: (name: string) => call<Connector & { check: TestReport | null }>('POST', `/v1/connectors/${encodeURIComponent(name)}/check`),
+
+  policy: () => call<Policy>('GET', '/v1/policy'),
+  policySchema: () => call<JsonSchema>('GET', '/v1/policy/schema'),
+  /** `version` makes a change of the policy since it was read a 409 `policy_version_conflict`. */
+  savePolicy: (doc: PolicyDocument, version?: number) => call<Policy>('PUT', '/v1/policy', version === undefined ? doc : { ...doc, version }),
+
+  people: () => call<{ people: Person[] }>('GET', '/v1/people'),
+  addPerson: (p: { email: string; name: string; role: Role; teams?: string[]; tags?: string[] }) => call<{ person: Person }>('POST', '/v1/people', p),
+  changePerson: (email: string, patch: PersonPatch) => call<{ person: Person }>('PATCH', `/v1/people/${encodeURIComponent(email)}`, patch),
+  /** The password is answered once: show it, never keep it. */
+  givePassword: (email: string, expires: PasswordEnd) =>
+    call<{ password: string; expires_at: string | null }>('POST', `/v1/people/${encodeURIComponent(email)}/password`, { expires }),
+  removePassword: (email: string) => call<unknown>('DELETE', `/v1/people/${encodeURIComponent(email)}/password`),
+
+  access: () => call<AccessPolicy & { disposable_count: number }>('GET', '/v1/settings/access'),
+  saveAccess: (p: AccessPolicy) => call<AccessPolicy & { disposable_count: number }>('PUT', '/v1/settings/access', p),
+  mail: () => call<MailView>('GET', '/v1/settings/mail'),
+  saveMail: (s: MailSettings) => call<MailView>('PUT', '/v1/settings/mail', s),
+  testMail: (to?: string) => call<{ ok: true; to: string; provider: string }>('POST', '/v1/settings/mail/test', to ? { to } : {}),
+};
+
+/** Owners only: give or remove passwords, add or change owners (docs/sign-in.md). */
+export const isOwner = (me: Me | null): boolean => me !== null && me.role === 'owner';
+/** An error in words for a page: the server's message (which names the field), else its code described. */
+export const failure = (e: unknown): string => (e instanceof Error ? e.message : String(e));
