@@ -56,6 +56,29 @@ test('re-sending a firing alert refreshes it instead of holding it twice', async
   t.like((await ta.call('GET', '/v1/ledger?type=signal.pushed')).body.events[0].data, { fired: 0, refreshed: 1 });
 });
 
+test('a re-send that changed the summary, severity or labels keeps the new content; a plain re-send moves only last_seen', async (t) => {
+  const ta = await operating(t);
+  const one = (summary: string, severity: string, extra: Record<string, string>) => ({
+    version: '4', status: 'firing', receiver: 'oncall', groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://am', groupKey: 'k', truncatedAlerts: 0,
+    alerts: [{ status: 'firing', labels: { alertname: 'DiskFull', instance: 'db-1', service: 'pay-api', severity, ...extra }, annotations: { summary }, startsAt: '2026-11-22T06:00:00Z', endsAt: '0001-01-01T00:00:00Z', fingerprint: 'f00dfeed00000001' }],
+  });
+  const row = async () => (await ta.app.db('held_alerts').where({ fingerprint: 'f00dfeed00000001' }).first()) as Record<string, string>;
+  t.is((await push(ta, 'alertmanager', one('disk 91% full', 'warning', {}))).status, 202);
+  const first = await row();
+  ta.clock.advance(60_000);
+  t.is((await push(ta, 'alertmanager', one('disk 91% full', 'warning', {}))).status, 202);
+  const plain = await row();
+  t.not(plain.last_seen, first.last_seen, 'a plain re-send moves last_seen');
+  t.deepEqual({ ...plain, last_seen: first.last_seen }, first, 'and nothing else');
+  ta.clock.advance(60_000);
+  t.is((await push(ta, 'alertmanager', one('disk 99% full', 'critical', { team: 'storage' }))).status, 202);
+  const changed = await row();
+  t.like(changed, { summary: 'disk 99% full', severity: 'critical', status: 'firing', first_seen: first.first_seen, fired_at: first.fired_at });
+  t.is(JSON.parse(changed.labels ?? "{}").team, "storage");
+  t.not(changed.last_seen, plain.last_seen);
+  t.like((await ta.call('GET', '/v1/ledger?type=signal.pushed')).body.events[0].data, { fired: 0, refreshed: 1 });
+});
+
 test('a firing alert not sent again for 4 hours is released by the tick, with a ledger event, and not before', async (t) => {
   const ta = await operating(t);
   await push(ta, 'alertmanager', fixture('alertmanager/fixtures/probe-failure-firing.json'));

@@ -38,8 +38,18 @@ const COLUMNS = ['fingerprint', 'source', 'name', 'severity', 'status', 'service
 /** SQLite runs the hot path one row at a time on cached statements: no per-call SQL to build or prepare. */
 const SQLITE = {
   one: `select ${COLUMNS.join(', ')} from held_alerts where fingerprint = ?`,
+  touch: 'update held_alerts set last_seen = ? where fingerprint = ?',
   upsert: `insert into held_alerts (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')}) on conflict (fingerprint) do update set ${COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`,
 };
+
+/** True when `after` differs from `before` in `last_seen` alone (what a plain re-send changes). */
+export function onlyLastSeenMoved(before: HeldAlert, after: HeldAlert): boolean {
+  for (const c of COLUMNS) {
+    if (c === 'last_seen' || c === 'labels') continue;
+    if (before[c] !== after[c]) return false;
+  }
+  return before.labels === after.labels || JSON.stringify(before.labels) === JSON.stringify(after.labels);
+}
 
 /** The only code that touches `held_alerts`. */
 export class HeldRepo {
@@ -84,6 +94,24 @@ export class HeldRepo {
     }
     for (let i = 0; i < alerts.length; i += UPSERT_CHUNK) {
       await trx('held_alerts').insert(alerts.slice(i, i + UPSERT_CHUNK).map(toRow)).onConflict('fingerprint').merge();
+    }
+  }
+
+  /**
+   * Moves `last_seen` of these fingerprints to `at`: a re-send that changed nothing else. Far
+   * cheaper than writing the rows whole (on MySQL one `UPDATE … IN` instead of an upsert of
+   * every column).
+   */
+  async touch(trx: Trx, fingerprints: string[], at: string): Promise<void> {
+    if (dialect(this.db) === 'sqlite') {
+      await withStatements(trx, ({ sql }) => {
+        const touch = sql(SQLITE.touch);
+        for (const f of fingerprints) touch.run(at, f);
+      });
+      return;
+    }
+    for (let i = 0; i < fingerprints.length; i += 500) {
+      await trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + 500)).update({ last_seen: at });
     }
   }
 

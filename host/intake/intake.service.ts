@@ -4,7 +4,7 @@ import type { EventInput } from '../ledger/entry.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
 import type { FiringsRepo } from './firings.repo.ts';
-import type { HeldAlert, HeldRepo } from './held.repo.ts';
+import { onlyLastSeenMoved, type HeldAlert, type HeldRepo } from './held.repo.ts';
 import { POLLER_LABEL, type Normalisers, type Signal } from './normalise.ts';
 
 /** A firing alert not sent again for this long is released from the held set. */
@@ -152,6 +152,7 @@ export class IntakeService {
     const now = nowDate.toISOString();
     return this.#ledger.transact(async (trx, record) => {
       const known = await this.#held.lockMany(trx, [...new Set(batch.flatMap((p) => p.signals.map((s) => s.fingerprint)))]);
+      const before = new Map(known);
       const changed = new Map<string, HeldAlert>();
       const started: string[] = [];
       const ended: HeldAlert[] = [];
@@ -199,7 +200,16 @@ export class IntakeService {
         }
         return counts;
       });
-      await this.#held.upsert(trx, [...changed.values()]);
+      // Plain re-sends (most of the traffic) only move last_seen; everything else is written whole.
+      const touched: string[] = [];
+      const written: HeldAlert[] = [];
+      for (const a of changed.values()) {
+        const was = before.get(a.fingerprint);
+        if (was !== undefined && onlyLastSeenMoved(was, a)) touched.push(a.fingerprint);
+        else written.push(a);
+      }
+      if (touched.length > 0) await this.#held.touch(trx, touched, now);
+      if (written.length > 0) await this.#held.upsert(trx, written);
       if (started.length > 0) await this.#firings.record(trx, started, nowDate.getTime());
       for (const a of ended) await this.#membership.endAlert(trx, a.episode_id!, a.fingerprint, 'resolved', now);
       await record(events);
