@@ -69,7 +69,7 @@ test('a re-send that changed the summary, severity or labels keeps the new conte
   t.is((await push(ta, 'alertmanager', one('disk 91% full', 'warning', {}))).status, 202);
   const plain = await row();
   t.not(plain.last_seen, first.last_seen, 'a plain re-send moves last_seen');
-  t.deepEqual({ ...plain, last_seen: first.last_seen }, first, 'and nothing else');
+  t.deepEqual({ ...plain, last_seen: first.last_seen, seen_hour: first.seen_hour }, first, 'and nothing else');
   ta.clock.advance(60_000);
   t.is((await push(ta, 'alertmanager', one('disk 99% full', 'critical', { team: 'storage' }))).status, 202);
   const changed = await row();
@@ -91,6 +91,33 @@ test('a firing alert not sent again for 4 hours is released by the tick, with a 
   const ev = (await ta.call('GET', '/v1/ledger?type=signal.released')).body.events;
   t.is(ev.length, 1);
   t.like(ev[0].data, { count: 1, fingerprints: ['1a30ba71cca2921f'] });
+});
+
+test('the release is exact to the millisecond across hour boundaries, however re-sends moved last_seen', async (t) => {
+  const ta = await operating(t);
+  const body = fixture('alertmanager/fixtures/probe-failure-firing.json');
+  // Last seen half a second before an hour ends: the release is due half a second before the
+  // hour four hours later ends, not at the hour's start and not at its end.
+  ta.clock.set('2026-11-22T05:20:00.000Z');
+  await push(ta, 'alertmanager', body);
+  ta.clock.set('2026-11-22T06:59:59.500Z');
+  await push(ta, 'alertmanager', body);
+  ta.clock.set('2026-11-22T10:59:59.499Z');
+  await ta.app.tick();
+  t.deepEqual((await held(ta)).map((h) => h.status), ['firing'], 'one millisecond early');
+  ta.clock.set('2026-11-22T10:59:59.501Z');
+  await ta.app.tick();
+  t.deepEqual((await held(ta)).map((h) => h.status), ['released'], 'one millisecond late');
+  // Re-fired just after an hour began: four hours on, the hour before it must not release it.
+  ta.clock.set('2026-11-22T11:00:00.100Z');
+  await push(ta, 'alertmanager', body);
+  ta.clock.set('2026-11-22T15:00:00.099Z');
+  await ta.app.tick();
+  t.deepEqual((await held(ta)).map((h) => h.status), ['firing']);
+  ta.clock.set('2026-11-22T15:00:00.101Z');
+  await ta.app.tick();
+  t.deepEqual((await held(ta)).map((h) => h.status), ['released']);
+  t.true((await ta.app.verifyLedger()).ok);
 });
 
 test('the held set survives a restart', async (t) => {

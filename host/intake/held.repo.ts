@@ -29,23 +29,25 @@ export interface UngroupedService {
   first_fired: string;
 }
 
-type Row = Omit<HeldAlert, 'labels'> & { labels: string };
-const fromRow = (r: Row): HeldAlert => ({ ...r, labels: JSON.parse(r.labels) as Record<string, string> });
-const toRow = (a: HeldAlert): Row => ({ ...a, labels: JSON.stringify(a.labels) });
+/** `seen_hour` is `last_seen` cut to the hour: what the release's index reads (see its migration). */
+type Row = Omit<HeldAlert, 'labels'> & { labels: string; seen_hour: string };
+const fromRow = ({ seen_hour: _hour, ...r }: Row): HeldAlert => ({ ...r, labels: JSON.parse(r.labels) as Record<string, string> });
+const toRow = (a: HeldAlert): Row => ({ ...a, labels: JSON.stringify(a.labels), seen_hour: hourOf(a.last_seen) });
+const hourOf = (iso: string): string => iso.slice(0, 13);
 /** Rows per multi-row upsert: 13 columns each stays far below both engines' parameter limits. */
 const UPSERT_CHUNK = 200;
-const COLUMNS = ['fingerprint', 'source', 'name', 'severity', 'status', 'service', 'labels', 'summary', 'first_seen', 'last_seen', 'ended_at', 'fired_at', 'episode_id'] as const;
+const COLUMNS = ['fingerprint', 'source', 'name', 'severity', 'status', 'service', 'labels', 'summary', 'first_seen', 'last_seen', 'ended_at', 'fired_at', 'episode_id', 'seen_hour'] as const;
 /** SQLite runs the hot path one row at a time on cached statements: no per-call SQL to build or prepare. */
 const SQLITE = {
   one: `select ${COLUMNS.join(', ')} from held_alerts where fingerprint = ?`,
-  touch: 'update held_alerts set last_seen = ? where fingerprint = ?',
+  touch: 'update held_alerts set last_seen = ?, seen_hour = ? where fingerprint = ?',
   upsert: `insert into held_alerts (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')}) on conflict (fingerprint) do update set ${COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`,
 };
 
 /** True when `after` differs from `before` in `last_seen` alone (what a plain re-send changes). */
 export function onlyLastSeenMoved(before: HeldAlert, after: HeldAlert): boolean {
   for (const c of COLUMNS) {
-    if (c === 'last_seen' || c === 'labels') continue;
+    if (c === 'last_seen' || c === 'seen_hour' || c === 'labels') continue;
     if (before[c] !== after[c]) return false;
   }
   return before.labels === after.labels || JSON.stringify(before.labels) === JSON.stringify(after.labels);
@@ -106,12 +108,12 @@ export class HeldRepo {
     if (dialect(this.db) === 'sqlite') {
       await withStatements(trx, ({ sql }) => {
         const touch = sql(SQLITE.touch);
-        for (const f of fingerprints) touch.run(at, f);
+        for (const f of fingerprints) touch.run(at, hourOf(at), f);
       });
       return;
     }
     for (let i = 0; i < fingerprints.length; i += 500) {
-      await trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + 500)).update({ last_seen: at });
+      await trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + 500)).update({ last_seen: at, seen_hour: hourOf(at) });
     }
   }
 
@@ -122,7 +124,8 @@ export class HeldRepo {
 
   /** Firing alerts last seen before `cutoff`, locked on MySQL. */
   async staleFiring(trx: Trx, cutoff: string, limit: number): Promise<HeldAlert[]> {
-    const q = trx('held_alerts').where({ status: 'firing' }).andWhere('last_seen', '<', cutoff).orderBy('last_seen').limit(limit);
+    // The hour bound lets the (status, seen_hour) index find the candidates; last_seen decides.
+    const q = trx('held_alerts').where({ status: 'firing' }).andWhere('seen_hour', '<=', hourOf(cutoff)).andWhere('last_seen', '<', cutoff).orderBy('last_seen').limit(limit);
     return ((await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
   }
 
