@@ -36,6 +36,8 @@ const toRow = (a: HeldAlert): Row => ({ ...a, labels: JSON.stringify(a.labels), 
 const hourOf = (iso: string): string => iso.slice(0, 13);
 /** Rows per multi-row upsert: 13 columns each stays far below both engines' parameter limits. */
 const UPSERT_CHUNK = 200;
+/** Fingerprints per `IN (…)` on MySQL (SQLite takes them one by one): a group commit's alerts in one or two statements. */
+const IN_CHUNK = 2000;
 const COLUMNS = ['fingerprint', 'source', 'name', 'severity', 'status', 'service', 'labels', 'summary', 'first_seen', 'last_seen', 'ended_at', 'fired_at', 'episode_id', 'seen_hour'] as const;
 /** SQLite runs the hot path one row at a time on cached statements: no per-call SQL to build or prepare. */
 const SQLITE = {
@@ -74,8 +76,8 @@ export class HeldRepo {
       });
       return out;
     }
-    for (let i = 0; i < fingerprints.length; i += 500) {
-      const q = trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + 500));
+    for (let i = 0; i < fingerprints.length; i += IN_CHUNK) {
+      const q = trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + IN_CHUNK));
       const rows = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as Row[];
       for (const r of rows) out.set(r.fingerprint, fromRow(r));
     }
@@ -112,8 +114,8 @@ export class HeldRepo {
       });
       return;
     }
-    for (let i = 0; i < fingerprints.length; i += 500) {
-      await trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + 500)).update({ last_seen: at, seen_hour: hourOf(at) });
+    for (let i = 0; i < fingerprints.length; i += IN_CHUNK) {
+      await trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + IN_CHUNK)).update({ last_seen: at, seen_hour: hourOf(at) });
     }
   }
 
