@@ -43,6 +43,7 @@ export const ERROR_STATUS = {
   directory_managed: 409,
   sender_not_verified: 400,
   mail_failed: 502,
+  mail_settings_conflict: 409,
   // episodes
   bad_query: 400,
   bad_cursor: 400,

@@ -107,6 +107,28 @@ test('SMTP settings: PUT/GET round trip; smtp_host alone selects SMTP; secrets n
   await assertNoSecrets(t, s);
 });
 
+test('concurrent PUTs that change different fields keep every change, also from another host process', async (t) => {
+  const s = await setup(t);
+  t.is((await s.call('PUT', '/v1/settings/mail', { body: smtpBody(s.smtp) })).status, 200);
+  const user = { smtp_user: 'second-user' } as const;
+  const from = { mail_from: 'alerts@bank.example' } as const;
+  const security = { smtp_security: 'ssl' } as const;
+  const port = { smtp_port: 2525 } as const;
+  // Each PUT reads the same revision before any of them saves; without the revision check the
+  // last save would overwrite the others' fields with what it read.
+  const [a, b] = await Promise.all([
+    s.call('PUT', '/v1/settings/mail', { body: user }),
+    s.call('PUT', '/v1/settings/mail', { body: from }),
+    s.other().put(security, { actor: 'person:ops@bank.example' } as Parameters<MailService['put']>[1]),
+    s.other().put(port, { actor: 'person:ops@bank.example' } as Parameters<MailService['put']>[1]),
+  ]);
+  t.deepEqual([a.status, b.status], [200, 200]);
+  const got = (await s.call('GET', '/v1/settings/mail')).body;
+  t.like(got, { ...user, ...from, ...security, ...port, smtp_host: '127.0.0.1', smtp_password_set: true });
+  t.is((await events(s, 'config.mail_saved')).length, 5);
+  t.true((await s.ta.app.verifyLedger()).ok);
+});
+
 test('smtp_host alone selects SMTP over a stored API provider, and the port defaults to 587', async (t) => {
   const s = await setup(t);
   t.is((await s.call('PUT', '/v1/settings/mail', { body: { provider: 'api', resend_key: RESEND_KEY, mail_from: 'oncall@bank.example' } })).status, 200);

@@ -55,6 +55,8 @@ export interface MailDeps {
   config: Config;
 }
 
+/** Merges tried before a PUT gives up on settings that keep changing under it. */
+const PUT_ATTEMPTS = 5;
 const EMPTY: Omit<MailSettings, 'rev' | 'provider'> = {
   mail_from: null,
   resend_key: null,
@@ -144,7 +146,21 @@ export class MailService {
     };
   }
 
+  /**
+   * Merges `input` into the stored settings and saves them. Two PUTs at once each keep the
+   * other's fields: the save checks, under the ledger's chain-head lock, that the settings are
+   * still the revision the merge started from, and merges again on the newer one if not.
+   */
   async put(input: MailInput, principal: Principal): Promise<MailView> {
+    for (let attempt = 1; ; attempt++) {
+      const saved = await this.#putOnce(input, principal);
+      if (saved) return this.get();
+      if (attempt === PUT_ATTEMPTS) throw new AppError('mail_settings_conflict', 'the mail settings kept changing while this change was saved; try again');
+    }
+  }
+
+  /** One merge and save; false when the settings changed since they were read. */
+  async #putOnce(input: MailInput, principal: Principal): Promise<boolean> {
     const stored = await this.repo.load();
     const base = stored ?? { ...EMPTY, provider: 'api' as MailProvider, rev: null };
     const keep = <T>(given: T | undefined, old: T): T => (given === undefined ? old : given);
@@ -170,7 +186,8 @@ export class MailService {
       }
     }
     const at = this.clock.now().toISOString();
-    await this.ledger.transact(async (trx, record) => {
+    return this.ledger.transact(async (trx, record) => {
+      if (((await this.repo.load(trx))?.rev ?? null) !== (stored?.rev ?? null)) return false;
       await this.repo.save(trx, next, at);
       await record({
         type: 'config.mail_saved',
@@ -187,8 +204,8 @@ export class MailService {
           smtp_password_set: next.smtp_password !== null,
         },
       });
-    });
-    return this.get();
+      return true;
+    }, { headFirst: true });
   }
 
   /** Sends a test message to `to`, else to the signed-in person; 502 `mail_failed` saying why. */
