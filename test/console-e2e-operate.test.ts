@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { SECOND } from '../host/clock.ts';
 import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
-import { browserTest, checkA11y, closeBrowser, consoleBuilt, openPage, screenshot, withSession, type BrowserPage } from './helpers/browser.ts';
+import { browserAs, browserTest, closeBrowser, consoleBuilt, heading, screenshot, visited, type BrowserPage } from './helpers/browser.ts';
 import { signedIn } from './helpers/people.ts';
 
 /*
@@ -43,25 +43,11 @@ async function debounced(ta: TestApp): Promise<void> {
   await ta.app.tick();
 }
 
-/** A fresh browser context signed in with `token`. */
-async function browserAs(t: ExecutionContext, ta: TestApp, token: string): Promise<BrowserPage> {
-  const bp = await openPage(t);
-  await withSession(bp, ta.base, token);
-  return bp;
-}
-
-/** The page as it is: screenshot, then axe. */
-async function visited(t: ExecutionContext, bp: BrowserPage, name: string): Promise<void> {
-  t.log(`screenshot: ${await screenshot(bp.page, name)}`);
-  await checkA11y(t, bp.page, name);
-}
-
-const heading = (bp: BrowserPage, name: string | RegExp) => bp.page.getByRole('heading', { level: 1, name });
 const rows = (bp: BrowserPage) => bp.page.locator('main table tbody tr');
 
 browserTest('a pushed alert appears in the open incidents list without a reload, and its episode shows the alert and the timeline', async (t) => {
   const ta = await operating(t);
-  const bp = await browserAs(t, ta, await signedIn(ta, 'alice@bank.example', 'admin'));
+  const bp = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
   const { page } = bp;
 
   // The list is open before anything happens.
@@ -121,7 +107,7 @@ browserTest('a query narrows the list and lands in the address; a bad query show
   await debounced(ta);
   t.is((await ta.call('GET', '/v1/episodes')).body.episodes.length, 2);
   // A viewer may read every episode.
-  const bp = await browserAs(t, ta, await signedIn(ta, 'vic@bank.example', 'viewer'));
+  const bp = await browserAs(t, ta.base, await signedIn(ta, 'vic@bank.example', 'viewer'));
   const { page } = bp;
 
   await page.goto(ta.base + '/incidents');
@@ -178,7 +164,7 @@ browserTest('a query narrows the list and lands in the address; a bad query show
 browserTest('halt and resume from the header switch (a reason is required); the audit log shows both and the API agrees', async (t) => {
   const ta = await operating(t);
   const alice = 'alice@bank.example';
-  const bp = await browserAs(t, ta, await signedIn(ta, alice, 'admin'));
+  const bp = await browserAs(t, ta.base, await signedIn(ta, alice, 'admin'));
   const { page } = bp;
 
   await page.goto(ta.base + '/control');
@@ -237,8 +223,8 @@ browserTest('a raise to L1 approved by two admins, each in their own browser; th
   t.is(raised.status, 202, `a raise is accepted, not done: ${JSON.stringify(raised.body)}`);
   t.like(raised.body, { service: 'payments', level: 'shadow', changed: false, pending: { level: 'L1', requested_by: 'ops@bank.example' } });
 
-  const alice = await browserAs(t, ta, await signedIn(ta, 'alice@bank.example', 'admin'));
-  const bob = await browserAs(t, ta, await signedIn(ta, 'bob@bank.example', 'admin'));
+  const alice = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
+  const bob = await browserAs(t, ta.base, await signedIn(ta, 'bob@bank.example', 'admin'));
   for (const bp of [alice, bob]) {
     await bp.page.goto(ta.base + '/control');
     await heading(bp, 'Control').waitFor();
@@ -278,7 +264,7 @@ browserTest('a raise to L1 approved by two admins, each in their own browser; th
 
 browserTest('a server that is down: the console says so plainly and offers to try again', async (t) => {
   const ta = await operating(t);
-  const bp = await browserAs(t, ta, await signedIn(ta, 'alice@bank.example', 'admin'));
+  const bp = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
   await bp.page.goto(`${ta.base}/incidents`);
   await heading(bp, 'Incidents').waitFor();
   // The service stops: connections are refused from now on.

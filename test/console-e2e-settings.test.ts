@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { makeOperating, startApp, type TestApp } from './helpers/app.ts';
-import { browserTest, checkA11y, closeBrowser, consoleBuilt, openPage, screenshot, withSession, type BrowserPage } from './helpers/browser.ts';
+import { browserAs, browserTest, closeBrowser, consoleBuilt, heading, screenshot, visited, type BrowserPage } from './helpers/browser.ts';
 import { signedIn } from './helpers/people.ts';
 
 /*
@@ -26,21 +26,6 @@ async function operating(t: ExecutionContext, env: Record<string, string | undef
   await makeOperating(ta);
   return ta;
 }
-
-/** A fresh browser context signed in with `token`. */
-async function browserAs(t: ExecutionContext, ta: TestApp, token: string): Promise<BrowserPage> {
-  const bp = await openPage(t);
-  await withSession(bp, ta.base, token);
-  return bp;
-}
-
-/** The page as it is: screenshot, then axe. */
-async function visited(t: ExecutionContext, bp: BrowserPage, name: string): Promise<void> {
-  t.log(`screenshot: ${await screenshot(bp.page, name)}`);
-  await checkA11y(t, bp.page, name);
-}
-
-const heading = (bp: BrowserPage, name: string | RegExp) => bp.page.getByRole('heading', { level: 1, name });
 
 /** A folder for SERVICE_CONFIG_DIR holding `files` (name → JSON), removed after the test. */
 function configDir(t: ExecutionContext, files: Record<string, unknown>): string {
@@ -92,7 +77,7 @@ browserTest('a connector saved with a secret never shows it again: not in the pa
   const SECRET = 'e2e-bearer-S3cr3t-4f9a1c7d0b2e';
   const sys = await system(t, SECRET);
   const ta = await operating(t);
-  const bp = await browserAs(t, ta, await signedIn(ta, 'alice@bank.example', 'admin'));
+  const bp = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
   const { page } = bp;
 
   await page.goto(ta.base + '/connectors');
@@ -177,7 +162,7 @@ browserTest('a connector saved with a secret never shows it again: not in the pa
 browserTest('a connector from connectors.json is read-only with the reason; a policy the server refuses names the field and keeps the form', async (t) => {
   const dir = configDir(t, { 'connectors.json': { 'orders-file': { kind: 'http', settings: { base_url: 'http://127.0.0.1:9', health_path: '/healthz' } } } });
   const ta = await operating(t, { SERVICE_CONFIG_DIR: dir });
-  const bp = await browserAs(t, ta, await signedIn(ta, 'alice@bank.example', 'admin'));
+  const bp = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
   const { page } = bp;
 
   await page.goto(ta.base + '/connectors');
@@ -244,7 +229,7 @@ browserTest('a connector from connectors.json is read-only with the reason; a po
 browserTest('a policy.json in the config folder makes the policy page read-only with the reason', async (t) => {
   const ta = await operating(t, { SERVICE_CONFIG_DIR: configDir(t, { 'policy.json': VALID_POLICY }) });
   t.like((await ta.call('GET', '/v1/policy')).body, { source: 'file', max_actions_per_service_per_hour: 10 });
-  const bp = await browserAs(t, ta, await signedIn(ta, 'alice@bank.example', 'admin'));
+  const bp = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
   const { page } = bp;
 
   await page.goto(ta.base + '/policy');
@@ -274,7 +259,7 @@ browserTest('a viewer sees the connectors, policy, people and settings pages, an
   const put = await ta.call('PUT', '/v1/connectors/orders-api', { body: { kind: 'http', settings: { base_url: 'http://127.0.0.1:9', bearer_token: 'viewer-test-S3cr3t-88a1' } } });
   t.is(put.status, 201);
   t.is((await ta.call('PUT', '/v1/policy', { body: VALID_POLICY })).status, 200);
-  const bp = await browserAs(t, ta, await signedIn(ta, 'vic@bank.example', 'viewer'));
+  const bp = await browserAs(t, ta.base, await signedIn(ta, 'vic@bank.example', 'viewer'));
   const { page } = bp;
   const nav = page.getByRole('navigation', { name: 'Main' });
 

@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { HOUR } from '../host/clock.ts';
 import { ADMIN_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
-import { browserTest, consoleBuilt, checkA11y, closeBrowser, openPage, screenshot, type BrowserPage } from './helpers/browser.ts';
+import { browserTest, closeBrowser, consoleBuilt, heading, openPage, screenshot, visited, type BrowserPage } from './helpers/browser.ts';
 import { startSmtp, type TestSmtp } from './helpers/smtp.ts';
 
 /*
@@ -38,14 +38,6 @@ async function mailedCode(ta: TestApp, smtp: TestSmtp, email: string, after: num
   if (mail === undefined) throw new Error(`no code arrived for ${email}`);
   return /\b(\d{6})\b/.exec(mail.text)![1]!;
 }
-
-/** The page as it is: screenshot, then axe. */
-async function visited(t: ExecutionContext, bp: BrowserPage, name: string): Promise<void> {
-  t.log(`screenshot: ${await screenshot(bp.page, name)}`);
-  await checkA11y(t, bp.page, name);
-}
-
-const heading = (bp: BrowserPage, name: string) => bp.page.getByRole('heading', { level: 1, name });
 
 browserTest('first start: admin token, trial, first owner without mail → home, signed in through break-glass', async (t) => {
   const ta = await service(t);

@@ -115,8 +115,23 @@ export async function withSession(bp: BrowserPage, base: string, token: string):
   );
 }
 
-// The console build the browser tests need, shared by the e2e files (console-e2e.test.ts has
-// its own copy of the same code from before this helper existed).
+/** A fresh browser context signed in with `token` on the service at `base`. */
+export async function browserAs(t: ExecutionContext, base: string, token: string): Promise<BrowserPage> {
+  const bp = await openPage(t);
+  await withSession(bp, base, token);
+  return bp;
+}
+
+/** The page as it is: a screenshot in test/artifacts/, then axe. */
+export async function visited(t: ExecutionContext, bp: BrowserPage, name: string): Promise<void> {
+  t.log(`screenshot: ${await screenshot(bp.page, name)}`);
+  await checkA11y(t, bp.page, name);
+}
+
+/** The page's one top-level heading named `name`. */
+export const heading = (bp: BrowserPage, name: string | RegExp) => bp.page.getByRole('heading', { level: 1, name });
+
+// The console build the browser tests need, shared by the e2e files.
 
 const WEB_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
 
