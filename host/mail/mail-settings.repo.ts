@@ -70,6 +70,11 @@ export class MailSettingsRepo {
     };
   }
 
+  /** The revision of the stored settings (null: none stored), without unsealing any secret. */
+  async rev(trx?: Trx): Promise<string | null> {
+    return (await this.settings.get<StoredMail>(MAIL, trx))?.rev ?? null;
+  }
+
   /** Stores `s` under a new revision and resets the mail state; returns the revision. */
   async save(trx: Trx, s: Omit<MailSettings, 'rev'>, at: string): Promise<string> {
     const rev = randomUUID();

@@ -187,7 +187,7 @@ export class MailService {
     }
     const at = this.clock.now().toISOString();
     return this.ledger.transact(async (trx, record) => {
-      if (((await this.repo.load(trx))?.rev ?? null) !== (stored?.rev ?? null)) return false;
+      if ((await this.repo.rev(trx)) !== (stored?.rev ?? null)) return false;
       await this.repo.save(trx, next, at);
       await record({
         type: 'config.mail_saved',
