@@ -34,7 +34,7 @@ type Row = Omit<HeldAlert, 'labels'> & { labels: string; seen_hour: string };
 const fromRow = ({ seen_hour: _hour, ...r }: Row): HeldAlert => ({ ...r, labels: JSON.parse(r.labels) as Record<string, string> });
 const toRow = (a: HeldAlert): Row => ({ ...a, labels: JSON.stringify(a.labels), seen_hour: hourOf(a.last_seen) });
 const hourOf = (iso: string): string => iso.slice(0, 13);
-/** Rows per multi-row upsert: 13 columns each stays far below both engines' parameter limits. */
+/** Rows per multi-row upsert: 14 columns each stays far below both engines' parameter limits. */
 const UPSERT_CHUNK = 200;
 /** Fingerprints per `IN (…)` on MySQL (SQLite takes them one by one): a group commit's alerts in one or two statements. */
 const IN_CHUNK = 2000;
