@@ -10,6 +10,7 @@ export const ERROR_STATUS = {
   invalid_parameter: 400,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   internal: 500,

@@ -18,12 +18,25 @@ function scrub(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/** A request as a log line may show it: method and path, never headers, query or body. */
+function safeReq(req: unknown): unknown {
+  if (req === null || typeof req !== 'object') return undefined;
+  const r = req as { method?: unknown; url?: unknown };
+  const url = typeof r.url === 'string' ? r.url.split('?')[0] : undefined;
+  return { method: typeof r.method === 'string' ? r.method : undefined, path: url };
+}
+
+function safeRes(res: unknown): unknown {
+  if (res === null || typeof res !== 'object') return undefined;
+  return { statusCode: (res as { statusCode?: unknown }).statusCode };
+}
+
 export function createLogger(config: Pick<Config, 'logLevel'>, stream?: NodeJS.WritableStream): Logger {
   return bunyan.createLogger({
     name: 'oncall',
     level: config.logLevel,
     streams: [{ level: config.logLevel, stream: stream ?? process.stdout }],
-    serializers: { err: bunyan.stdSerializers.err, data: scrub, settings: scrub },
+    serializers: { err: bunyan.stdSerializers.err, data: scrub, settings: scrub, req: safeReq, res: safeRes },
   });
 }
 

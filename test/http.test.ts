@@ -24,7 +24,7 @@ test('a body over 1 MiB answers 413 and writes nothing', async (t) => {
   const big = JSON.stringify({ type: 'human.x', actor: 'a', reason: 'x'.repeat(1024 * 1024) });
   const res = await ta.call('POST', '/v1/events', { token: INGEST_TOKEN, body: big });
   t.is(res.status, 413);
-  t.deepEqual(res.body, { error: 'payload_too_large' });
+  t.is(res.body.error, 'payload_too_large');
   t.is((await ta.app.ledger.head()).seq, 0);
 });
 

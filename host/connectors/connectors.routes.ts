@@ -5,6 +5,7 @@ import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
 import type { ConnectorQueryRequest } from '../plugins/contract.ts';
 import type { ConnectorInput, ConnectorService } from './connectors.service.ts';
+import { readJson } from '../http/body.ts';
 
 const KIND = { type: 'string', minLength: 1, maxLength: 64 } as const;
 
@@ -57,7 +58,7 @@ export function connectorRoutes(server: Server, deps: { log: Logger; guard: Guar
   server.post('/v1/connectors/test', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
     await guard.operating();
-    return [200, await connectors.test(testBody(req.body), who)];
+    return [200, await connectors.test(testBody(await readJson(req)), who)];
   }));
 
   server.get('/v1/connectors/:name', route(log, async (req) => {
@@ -69,7 +70,7 @@ export function connectorRoutes(server: Server, deps: { log: Logger; guard: Guar
   server.put('/v1/connectors/:name', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
     await guard.operating();
-    const { created, connector } = await connectors.put(nameOf(req.params), putBody(req.body), who);
+    const { created, connector } = await connectors.put(nameOf(req.params), putBody(await readJson(req)), who);
     return [created ? 201 : 200, connector];
   }));
 
@@ -88,6 +89,6 @@ export function connectorRoutes(server: Server, deps: { log: Logger; guard: Guar
   server.post('/v1/connectors/:name/query', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
     await guard.operating();
-    return [200, await connectors.query(nameOf(req.params), queryBody(req.body), who)];
+    return [200, await connectors.query(nameOf(req.params), queryBody(await readJson(req)), who)];
   }));
 }

@@ -17,5 +17,5 @@ export function doctorRoutes(server: Server, deps: { log: Logger; guard: Guard; 
     const fresh = queryOf(req).get('fresh') ?? '0';
     if (fresh !== '0' && fresh !== '1') throw new AppError('invalid_parameter', 'fresh must be 1 (run now) or 0');
     return [200, await reports.get(fresh === '1')];
-  }));
+  }, { query: ['fresh'] }));
 }

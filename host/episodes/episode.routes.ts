@@ -1,7 +1,7 @@
 import type { Server } from 'restify';
 import { AppError } from '../errors.ts';
 import type { Guard } from '../http/guard.ts';
-import { optionalInt, optionalText, queryOf } from '../http/query.ts';
+import { optionalText, pageLimit, queryOf } from '../http/query.ts';
 import { route } from '../http/respond.ts';
 import type { Logger } from '../log.ts';
 import { DEFAULT_EPISODE_PAGE, MAX_EPISODE_PAGE, type EpisodeReader } from './episode.reader.ts';
@@ -16,12 +16,12 @@ export function episodeRoutes(server: Server, deps: { log: Logger; guard: Guard;
     const group = q.get('group') || null;
     if (group !== null && group !== 'incident') throw new AppError('invalid_parameter', 'group must be incident');
     return [200, await reader.list({
-      limit: Math.min(optionalInt(q, 'limit', 1) ?? DEFAULT_EPISODE_PAGE, MAX_EPISODE_PAGE),
+      limit: pageLimit(q, DEFAULT_EPISODE_PAGE, MAX_EPISODE_PAGE),
       group,
       query: optionalText(q, 'query', 1000) ?? null,
       cursor: optionalText(q, 'cursor', 200) ?? null,
     })];
-  }));
+  }, { query: ['limit', 'group', 'query', 'cursor'] }));
 
   server.get('/v1/episodes/:id', route(log, async (req) => {
     await guard.bearer(req);

@@ -1,7 +1,7 @@
 import type { Request, Server } from 'restify';
 import { AppError } from '../errors.ts';
 import type { Guard } from '../http/guard.ts';
-import { optionalInt, queryOf } from '../http/query.ts';
+import { pageLimit, queryOf } from '../http/query.ts';
 import { route } from '../http/respond.ts';
 import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
@@ -10,6 +10,7 @@ import type { ApprovalsService } from './approvals.service.ts';
 import { askerOf } from './asker.ts';
 import type { AutonomyService } from './autonomy.service.ts';
 import type { HaltService } from './halt.service.ts';
+import { readJson, readBodyOrEmpty } from '../http/body.ts';
 
 const BY = { type: 'string', maxLength: 254 } as const;
 
@@ -60,7 +61,7 @@ export function governanceRoutes(server: Server, deps: { log: Logger; guard: Gua
   server.post('/v1/autonomy', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
     await guard.operating();
-    const body = autonomyBody(req.body);
+    const body = autonomyBody(await readJson(req));
     const asker = askerOf(who, body.by);
     return [202, await autonomy.set(body.service, body.level, asker)];
   }));
@@ -71,14 +72,14 @@ export function governanceRoutes(server: Server, deps: { log: Logger; guard: Gua
     const q = queryOf(req);
     const state = q.get('state') || undefined;
     if (state !== undefined && !(STATES as readonly string[]).includes(state)) throw new AppError('invalid_parameter', `state must be one of ${STATES.join(', ')}`);
-    const limit = Math.min(optionalInt(q, 'limit', 1) ?? DEFAULT_PAGE, MAX_PAGE);
+    const limit = pageLimit(q, DEFAULT_PAGE, MAX_PAGE);
     return [200, { approvals: await approvals.list({ state: state as ApprovalState | undefined, limit }) }];
-  }));
+  }, { query: ['state', 'limit'] }));
 
   const decide = (decision: Decision) => route(log, async (req: Request) => {
     const who = await guard.withRole(req, 'admin');
     await guard.operating();
-    const body = decisionBody(req.body ?? {});
+    const body = decisionBody(await readBodyOrEmpty(req));
     const id = String(req.params?.id ?? '');
     if (id.length === 0 || id.length > 40) throw new AppError('not_found', 'no such approval request');
     return [200, { approval: await approvals.decide(id, decision, body.note ?? null, who.actor) }];
@@ -88,13 +89,13 @@ export function governanceRoutes(server: Server, deps: { log: Logger; guard: Gua
 
   server.post('/v1/halt', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
-    const body = haltBody(req.body);
+    const body = haltBody(await readJson(req));
     return [200, await halt.halt(askerOf(who, body.by), body.reason.trim())];
   }));
 
   server.post('/v1/resume', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
-    const body = resumeBody(req.body ?? {});
+    const body = resumeBody(await readBodyOrEmpty(req));
     return [200, await halt.resume(askerOf(who, body.by))];
   }));
 }

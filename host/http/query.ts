@@ -20,3 +20,12 @@ export function optionalInt(q: URLSearchParams, name: string, min = 0): number |
   if (!/^\d{1,15}$/.test(v) || Number(v) < min) throw new AppError('invalid_parameter', `${name} must be a whole number of at least ${min}`);
   return Number(v);
 }
+
+/** A page size: any whole number of at least 1, clamped to `max` (a huge one is not an error, as
+ * for every page limit of the API); the default when absent. */
+export function pageLimit(q: URLSearchParams, fallback: number, max: number): number {
+  const v = q.get('limit');
+  if (v === null || v === '') return fallback;
+  if (!/^\d+$/.test(v) || /^0+$/.test(v)) throw new AppError('invalid_parameter', 'limit must be a whole number of at least 1');
+  return v.replace(/^0+/, '').length > 15 ? max : Math.min(Number(v), max);
+}

@@ -2,19 +2,31 @@ import type { Request, Response } from 'restify';
 import { AppError, type ErrorCode } from '../errors.ts';
 import { isStorageFailure } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
+import { closeIfUnread } from './body.ts';
+import { queryOf } from './query.ts';
 
 /** A route's logic: returns [status, body]; throws AppError for every answer that is not a success. */
 export type RouteFn = (req: Request, res: Response) => Promise<[number, unknown]>;
 
+export interface RouteOptions {
+  /** The query parameters the route reads; any other answers 400 naming it, so a typo never
+   * returns unfiltered data. None by default. */
+  query?: readonly string[];
+}
+
 /**
  * Wraps a route so that every outcome becomes JSON: typed errors with their status, storage
  * failures as 503, anything else as 500 `internal` (logged, never shown), and the process
- * keeps serving.
+ * keeps serving. Unknown query parameters are refused before the route runs.
  */
-export function route(log: Logger, fn: RouteFn) {
+export function route(log: Logger, fn: RouteFn, opts: RouteOptions = {}) {
+  const allowed = new Set(opts.query ?? []);
   return async (req: Request, res: Response): Promise<void> => {
     try {
+      const unknown = [...new Set(queryOf(req).keys())].filter((k) => !allowed.has(k));
+      if (unknown.length > 0) throw new AppError('invalid_parameter', `unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.slice(0, 5).join(', ')}`);
       const [status, body] = await fn(req, res);
+      closeIfUnread(req, res);
       res.send(status, body);
     } catch (e) {
       sendError(log, req, res, e);
@@ -31,6 +43,7 @@ export function sendError(log: Logger, req: Request, res: Response, e: unknown):
     err = new AppError('internal');
   }
   for (const [k, v] of Object.entries(err.headers)) res.header(k, v);
+  closeIfUnread(req, res);
   res.send(err.status, err.toBody());
 }
 

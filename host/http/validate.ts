@@ -7,14 +7,10 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 /** One ajv instance for request bodies: strict schemas, no type coercion, all errors collected. */
 export const ajv = addFormats(new Ajv({ allErrors: true, strict: true, coerceTypes: false, useDefaults: false }));
 
-/** What the body parser leaves in `req.body` when the body was not JSON. */
-export const INVALID_JSON: unique symbol = Symbol('invalid JSON');
-
 /** Compiles `schema` once; the returned function throws 400 `invalid_body` naming the first bad field. */
 export function bodyValidator<T>(schema: JSONSchemaType<T> | Record<string, unknown>): (body: unknown) => T {
   const check = ajv.compile(schema) as ValidateFunction<T>;
   return (body: unknown): T => {
-    if (body === INVALID_JSON) throw new AppError('invalid_json', 'the body is not valid JSON');
     if (check(body)) return body;
     throw new AppError('invalid_body', describe(check.errors ?? []));
   };

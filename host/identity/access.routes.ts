@@ -5,6 +5,7 @@ import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
 import { BLOCKED_SCHEMA_PATTERN, DISPOSABLE_DOMAINS, DOMAIN_SCHEMA_PATTERN, MAX_POLICY_ENTRIES, type AccessPolicy } from './access-policy.ts';
 import type { AccessPolicyService } from './access.service.ts';
+import { readJson } from '../http/body.ts';
 
 const policyBody = bodyValidator<AccessPolicy>({
   type: 'object',
@@ -30,6 +31,6 @@ export function accessRoutes(server: Server, deps: { log: Logger; guard: Guard; 
 
   server.put('/v1/settings/access', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
-    return [200, answer(await access.put(policyBody(req.body), who))];
+    return [200, answer(await access.put(policyBody(await readJson(req)), who))];
   }));
 }

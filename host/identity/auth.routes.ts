@@ -10,6 +10,7 @@ import type { PeopleRepo } from './people.repo.ts';
 import type { SessionService } from './session.service.ts';
 import type { SignInService } from './sign-in.service.ts';
 import type { MachineTokens } from './tokens.ts';
+import { readJson } from '../http/body.ts';
 
 const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as const;
 
@@ -72,7 +73,7 @@ export function authRoutes(server: Server, deps: AuthDeps): void {
    * bootstrap; after that it opens a break-glass session only while no code can be sent.
    */
   server.post('/v1/login', route(log, async (req) => {
-    const { token } = loginBody(req.body);
+    const { token } = loginBody(await readJson(req));
     if (!tokens.isAdmin(token)) throw new AppError('unauthorized');
     if ((await deps.people.count()) === 0) return [200, { bootstrap: true }];
     return [200, await signIn.adminLogin(client.of(req))];
@@ -80,18 +81,18 @@ export function authRoutes(server: Server, deps: AuthDeps): void {
 
   /** Always the same 202, whether or not the address may sign in. */
   server.post('/v1/auth/request', route(log, async (req) => {
-    const { email } = emailBody(req.body);
+    const { email } = emailBody(await readJson(req));
     await signIn.requestCode(email, client.of(req));
     return [202, { sent: true }];
   }));
 
   server.post('/v1/auth/verify', route(log, async (req) => {
-    const { email, code } = verifyBody(req.body);
+    const { email, code } = verifyBody(await readJson(req));
     return [200, await signIn.verifyCode(email, code, client.of(req))];
   }));
 
   server.post('/v1/auth/password', route(log, async (req) => {
-    const { email, password } = passwordBody(req.body);
+    const { email, password } = passwordBody(await readJson(req));
     return [200, await signIn.withPassword(email, password, client.of(req))];
   }));
 
@@ -110,7 +111,7 @@ export function authRoutes(server: Server, deps: AuthDeps): void {
 
   server.post('/v1/auth/bootstrap', route(log, async (req) => {
     const who = guard.adminToken(req);
-    const person = await deps.bootstrap.bootstrap(bootstrapBody(req.body), who.actor);
+    const person = await deps.bootstrap.bootstrap(bootstrapBody(await readJson(req)), who.actor);
     return [201, { user: { email: person.email, name: person.name, role: person.role } }];
   }));
 }

@@ -4,6 +4,7 @@ import { route } from '../http/respond.ts';
 import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
 import { PASSWORD_ENDS, type NewPerson, type PasswordEnd, type PeopleService, type PersonPatch } from './people.service.ts';
+import { readJson, readBodyOrEmpty } from '../http/body.ts';
 
 const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as const;
 const NAME = { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' } as const;
@@ -42,17 +43,17 @@ export function peopleRoutes(server: Server, deps: { log: Logger; guard: Guard; 
 
   server.post('/v1/people', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
-    return [201, { person: await people.add(newPerson(req.body), who) }];
+    return [201, { person: await people.add(newPerson(await readJson(req)), who) }];
   }));
 
   server.patch('/v1/people/:email', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
-    return [200, { person: await people.change(email(req), personPatch(req.body), who) }];
+    return [200, { person: await people.change(email(req), personPatch(await readJson(req)), who) }];
   }));
 
   server.post('/v1/people/:email/password', route(log, async (req) => {
     const who = await guard.withRole(req, 'owner');
-    const body = passwordBody(req.body ?? {});
+    const body = passwordBody(await readBodyOrEmpty(req));
     return [201, await people.setPassword(email(req), body.expires ?? '30d', who)];
   }));
 

@@ -2,9 +2,9 @@ import type { Server } from 'restify';
 import { AppError } from '../errors.ts';
 import type { Guard } from '../http/guard.ts';
 import { route } from '../http/respond.ts';
-import { INVALID_JSON } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
 import type { IntakeService } from './intake.service.ts';
+import { readJson } from '../http/body.ts';
 
 const SOURCE = /^[a-z][a-z0-9_-]{0,31}$/;
 
@@ -17,7 +17,6 @@ export function intakeRoutes(server: Server, deps: { log: Logger; guard: Guard; 
     await guard.operating();
     const source = String(req.params.source ?? '').toLowerCase();
     if (!SOURCE.test(source)) throw new AppError('not_found');
-    if (req.body === INVALID_JSON) throw new AppError('invalid_json', 'the body is not valid JSON');
-    return [202, await intake.push(source, req.body, `${who.actor}:${source}`)];
+    return [202, await intake.push(source, await readJson(req), `${who.actor}:${source}`)];
   }));
 }

@@ -1,13 +1,14 @@
 import type { Server } from 'restify';
 import { AppError } from '../errors.ts';
 import type { Guard } from '../http/guard.ts';
-import { optionalInt, optionalText, queryOf } from '../http/query.ts';
+import { optionalInt, optionalText, pageLimit, queryOf } from '../http/query.ts';
 import { route } from '../http/respond.ts';
 import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
 import type { EventInput } from './entry.ts';
 import type { Ledger } from './ledger.service.ts';
 import type { VerifyReport } from './verify.ts';
+import { readJson } from '../http/body.ts';
 
 export const CALLER_PREFIXES = ['signal.', 'retrieval.', 'model.', 'check.', 'decision.', 'approval.', 'action.', 'outcome.', 'config.', 'connector.', 'system.', 'human.'] as const;
 export const MAX_LEDGER_PAGE = 2000;
@@ -34,7 +35,7 @@ export function ledgerRoutes(server: Server, deps: { log: Logger; guard: Guard; 
     const q = queryOf(req);
     const order = q.get('order') ?? 'desc';
     if (order !== 'asc' && order !== 'desc') throw new AppError('invalid_parameter', 'order must be asc or desc');
-    const limit = Math.min(optionalInt(q, 'limit', 1) ?? DEFAULT_LEDGER_PAGE, MAX_LEDGER_PAGE);
+    const limit = pageLimit(q, DEFAULT_LEDGER_PAGE, MAX_LEDGER_PAGE);
     const result = await ledger.find({
       type: optionalText(q, 'type', 100),
       actor: optionalText(q, 'actor', 255),
@@ -46,7 +47,7 @@ export function ledgerRoutes(server: Server, deps: { log: Logger; guard: Guard; 
       order,
     });
     return [200, result];
-  }));
+  }, { query: ['type', 'trace', 'actor', 'q', 'before_seq', 'after_seq', 'limit', 'order'] }));
 
   server.get('/v1/ledger/verify', route(log, async (req) => {
     await guard.bearer(req);
@@ -55,7 +56,7 @@ export function ledgerRoutes(server: Server, deps: { log: Logger; guard: Guard; 
 
   server.post('/v1/events', route(log, async (req) => {
     guard.ingest(req);
-    const input = eventBody(req.body);
+    const input = eventBody(await readJson(req));
     if (!CALLER_PREFIXES.some((p) => input.type.startsWith(p))) {
       throw new AppError('invalid_event_type', `type must start with one of ${CALLER_PREFIXES.join(' ')}`);
     }

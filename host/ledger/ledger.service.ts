@@ -3,6 +3,7 @@ import { AppError } from '../errors.ts';
 import type { Trx } from '../storage/db.ts';
 import { canonicalJson, entryHash, entryText, toEvent, type ChainHead, type EventInput, type LedgerEvent, type StoredEntry } from './entry.ts';
 import type { Chained, LedgerFilter, LedgerRepo } from './ledger.repo.ts';
+import { findProblem } from '../json-limits.ts';
 import { redactSecrets } from './redact.ts';
 
 /** An event checked, redacted and serialised, waiting only for its place in the chain. */
@@ -181,6 +182,14 @@ function prepare(input: EventInput): Prepared {
   }
   const raw = input.data ?? {};
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new AppError('invalid_body', 'data must be an object');
+  // The hash must cover exactly what the database gives back: a lone surrogate would be
+  // stored as U+FFFD and the entry would never verify again. Bounded depth keeps every stored
+  // event readable and every secret within reach of the redaction.
+  for (const [name, text] of [['type', input.type], ['actor', input.actor], ['reason', reason], ['trace', trace ?? '']] as const) {
+    if (!text.isWellFormed()) throw new AppError('invalid_body', `${name} is not well-formed Unicode (a lone surrogate)`);
+  }
+  const problem = findProblem(raw);
+  if (problem !== null) throw new AppError('invalid_body', `data${problem.path === '' ? '' : `.${problem.path}`}: ${problem.message}`);
   const data = canonicalJson(redactSecrets(raw));
   if (Buffer.byteLength(data) > MAX_DATA_BYTES) throw new AppError('invalid_body', 'data must be at most 64 KiB of JSON');
   return { type: input.type, actor: input.actor, reason, data, trace };

@@ -4,6 +4,7 @@ import { route } from '../http/respond.ts';
 import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
 import type { LicenceService } from './licence.service.ts';
+import { readJson, readBodyOrEmpty } from '../http/body.ts';
 
 const installBody = bodyValidator<{ licence: Record<string, unknown> }>({
   type: 'object',
@@ -24,14 +25,14 @@ export function licenceRoutes(server: Server, deps: { log: Logger; guard: Guard;
   server.post('/v1/licence', route(log, async (req) => {
     const who = await guard.bearer(req);
     guard.role(who, 'owner');
-    const { licence } = installBody(req.body);
+    const { licence } = installBody(await readJson(req));
     return [200, { licence: await licences.installLicence(licence, who.actor) }];
   }));
 
   server.post('/v1/licence/redeem', route(log, async (req) => {
     const who = await guard.bearer(req);
     guard.role(who, 'owner');
-    const { customer } = redeemBody(req.body ?? {});
+    const { customer } = redeemBody(await readBodyOrEmpty(req));
     return [201, { licence: await licences.redeemTrial(customer, who.actor) }];
   }));
 }

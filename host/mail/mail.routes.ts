@@ -4,6 +4,7 @@ import { route } from '../http/respond.ts';
 import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
 import type { MailInput, MailService } from './mail.service.ts';
+import { readJson, readBodyOrEmpty } from '../http/body.ts';
 
 const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as const;
 const nullable = <T extends Record<string, unknown>>(schema: T) => ({ anyOf: [schema, { type: 'null' }] });
@@ -40,12 +41,12 @@ export function mailRoutes(server: Server, deps: { log: Logger; guard: Guard; ma
 
   server.put('/v1/settings/mail', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
-    return [200, await mail.put(putBody(req.body), who)];
+    return [200, await mail.put(putBody(await readJson(req)), who)];
   }));
 
   server.post('/v1/settings/mail/test', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
-    const { to } = testBody(req.body ?? {});
+    const { to } = testBody(await readBodyOrEmpty(req));
     return [200, await mail.test(who, to)];
   }));
 }

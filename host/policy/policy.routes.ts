@@ -2,10 +2,10 @@ import type { Request, Response, Server } from 'restify';
 import { AppError } from '../errors.ts';
 import type { Guard } from '../http/guard.ts';
 import { route } from '../http/respond.ts';
-import { INVALID_JSON } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
 import { POLICY_SCHEMA } from './policy.schema.ts';
 import type { PolicyInForce, PolicyService } from './policy.service.ts';
+import { readJson } from '../http/body.ts';
 
 /** The version an If-Match header names (`"3"`, `W/"3"` or `3`); null when absent or `*`. */
 export function ifMatchVersion(req: Request): number | null {
@@ -46,7 +46,6 @@ export function policyRoutes(server: Server, deps: { log: Logger; guard: Guard; 
     await guard.operating();
     const expected = ifMatchVersion(req);
     if (policy.fileManaged) throw new AppError('policy_file_managed', 'the policy is managed by policy.json in SERVICE_CONFIG_DIR');
-    if (req.body === INVALID_JSON) throw new AppError('invalid_json', 'the body is not valid JSON');
-    return answer(res, await policy.put(req.body, who, expected));
+    return answer(res, await policy.put(await readJson(req), who, expected));
   }));
 }
