@@ -71,6 +71,7 @@ import { LeaseRepo } from './schedule/lease.repo.ts';
 import { Poller } from './schedule/poller.ts';
 import { openDb, type Db } from './storage/db.ts';
 import { migrate } from './storage/migrate.ts';
+import { clip } from './text.ts';
 
 /** How often the background tick runs (checkpoints, mode changes caused by time). */
 const TICK_MS = 10_000;
@@ -149,7 +150,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   for (const b of plugins.broken) {
     // A broken plugin is reported, never fatal: not even when the report cannot be written.
     await ledger
-      .append({ type: 'system.plugin_broken', actor: 'system', reason: b.problem.slice(0, 4000), data: { dir: b.dir, name: b.name, version: b.version } })
+      .append({ type: 'system.plugin_broken', actor: 'system', reason: clip(b.problem, 4000), data: { dir: b.dir, name: b.name, version: b.version } })
       .catch((err: unknown) => log.error({ err, plugin: { dir: b.dir } }, 'could not record a broken plugin in the ledger'));
   }
 

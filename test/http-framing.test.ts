@@ -8,7 +8,7 @@ import { ADMIN_TOKEN, INGEST_TOKEN, makeOperating, startApp, type TestApp } from
 
 /** Every route the server has, with sample values in its path parameters. */
 function routesOf(ta: TestApp): Array<{ method: string; path: string }> {
-  const routes = ta.app.server.router.getRoutes() as Record<string, { method: string; path: string }>;
+  const routes = ta.app.server.router.getRoutes() as unknown as Record<string, { method: string; path: string }>;
   return Object.values(routes)
     .filter((r) => r.path.startsWith('/v1') || r.path === '/health')
     .map((r) => ({ method: r.method, path: r.path.replace(/:([a-z_]+)/gi, (_, name: string) => (name === 'email' ? 'someone%40bank.example' : name === 'source' ? 'generic' : 'x1')) }));

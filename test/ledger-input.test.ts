@@ -1,6 +1,7 @@
 import test from 'ava';
 import { MAX_JSON_DEPTH } from '../host/json-limits.ts';
 import { redactSecrets } from '../host/ledger/redact.ts';
+import { clip } from '../host/text.ts';
 import { ADMIN_TOKEN, INGEST_TOKEN, makeOperating, startApp } from './helpers/app.ts';
 
 /** `{"k":{"k":...{"leaf": value}}}` with `levels` objects in all. */
@@ -112,4 +113,26 @@ test('connector settings nested 10,000 deep are 400, not 500', async (t) => {
 test('redaction blanks a secret at any depth it is handed, even past what the ledger stores', (t) => {
   const deep = redactSecrets(nested(MAX_JSON_DEPTH + 8, { password: 'hunter2-secret' }));
   t.false(JSON.stringify(deep).includes('hunter2-secret'));
+});
+
+test('clipping never leaves half of a surrogate pair: an alert whose long name and summary end mid-emoji is taken, grouped and verifies', async (t) => {
+  const ta = await startApp(t);
+  await makeOperating(ta);
+  const name = `${'n'.repeat(499)}\u{1f525}tail`; // the pair sits at 499-500, across the 500 clip
+  const summary = `${'s'.repeat(999)}\u{1f525}tail`; // across the episode note's 1000
+  const res = await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { name, summary, severity: 'critical', status: 'firing', service: 'payments' } });
+  t.is(res.status, 202, JSON.stringify(res.body));
+  t.is(res.body.signals[0].name, 'n'.repeat(499));
+  ta.clock.advance(60_000);
+  await ta.app.episodes.process();
+  const episodes = await ta.call('GET', '/v1/episodes');
+  t.is(episodes.body.episodes.length, 1);
+  t.true((await ta.call('GET', '/v1/ledger/verify')).body.ok);
+});
+
+test('clip cuts whole characters and repairs lone surrogates it is handed', (t) => {
+  t.is(clip('ab\u{1f525}', 3), 'ab');
+  t.is(clip('ab\u{1f525}', 4), 'ab\u{1f525}');
+  t.is(clip('a\ud800b', 10), 'a\ufffdb');
+  t.is(clip('abcdef', 3, '…'), 'abc…');
 });

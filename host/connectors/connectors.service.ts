@@ -12,6 +12,7 @@ import { ConnectorKinds, type ConnectorKind } from './kinds.ts';
 import { cutOffMs, runGuarded } from './runner.ts';
 import { clone, getAt, joinSecrets, maskSecrets, scrubJson, scrubText, secretInput, secretStrings, setAt, splitSecrets } from './secrets.ts';
 import { fieldName, type Pointer } from './settings-schema.ts';
+import { clip } from '../text.ts';
 
 export type ConnectorSource = 'console' | 'file';
 
@@ -220,13 +221,13 @@ export class ConnectorService {
     });
     const took = Math.round(performance.now() - started);
     let report: QueryReport;
-    if (!outcome.done) report = { ok: false, problem: clip(outcome.problem), data: null, took_ms: took, timeout_s: timeoutMs / 1000 };
+    if (!outcome.done) report = { ok: false, problem: clipProblem(outcome.problem), data: null, took_ms: took, timeout_s: timeoutMs / 1000 };
     else {
       const v = outcome.value as { ok?: unknown; problem?: unknown; data?: unknown } | null;
       if (typeof v !== 'object' || v === null || typeof v.ok !== 'boolean') report = { ok: false, problem: 'the query answered something that is not {ok, problem, data}', data: null, took_ms: took, timeout_s: timeoutMs / 1000 };
       else {
         let data = scrubJson(jsonOnly(v.data), secrets);
-        let problem = v.ok ? null : clip(scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the query failed without a reason', secrets));
+        let problem = v.ok ? null : clipProblem(scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the query failed without a reason', secrets));
         if (JSON.stringify(data ?? null).length > MAX_DATA_BYTES) {
           data = null;
           problem = `the answer is larger than ${MAX_DATA_BYTES / 1024} KiB; narrow the query`;
@@ -238,7 +239,7 @@ export class ConnectorService {
       type: 'connector.queried',
       actor: who.actor,
       reason: report.ok ? `query on connector ${name}` : `query on connector ${name} failed: ${report.problem}`,
-      data: { name, kind: r.kind, query: scrubText(request.query, secrets).slice(0, 2000), ok: report.ok, problem: report.problem },
+      data: { name, kind: r.kind, query: clip(scrubText(request.query, secrets), 2000), ok: report.ok, problem: report.problem },
     });
     return report;
   }
@@ -327,12 +328,12 @@ export class ConnectorService {
     });
     const took = Math.round(performance.now() - started);
     const base = { kind: type.name, version: type.version, took_ms: took, timeout_s: timeoutMs / 1000, checked_at: this.clock.now().toISOString() };
-    if (!outcome.done) return { ok: false, problem: clip(outcome.problem), found: null, ...base };
+    if (!outcome.done) return { ok: false, problem: clipProblem(outcome.problem), found: null, ...base };
     const v = outcome.value as { ok?: unknown; problem?: unknown; found?: unknown } | null;
     if (typeof v !== 'object' || v === null || typeof v.ok !== 'boolean') return { ok: false, problem: 'the test answered something that is not {ok, problem}', found: null, ...base };
     let found = isObj(v.found) ? (scrubJson(jsonOnly(v.found), secrets) as Record<string, unknown>) : null;
     if (found !== null && JSON.stringify(found).length > MAX_FOUND_BYTES) found = { truncated: true };
-    const problem = v.ok ? null : clip(scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the test failed without a reason', secrets));
+    const problem = v.ok ? null : clipProblem(scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the test failed without a reason', secrets));
     return { ok: v.ok, problem, found, ...base };
   }
 
@@ -442,7 +443,7 @@ export class ConnectorService {
     const r = await this.#resolve(name);
     const fn = r.type?.plugin.discover;
     if (r.fault !== null || r.type === null || r.settings === null || typeof fn !== 'function') {
-      return { ok: false, problem: clip(r.fault ?? (typeof fn !== 'function' ? `connectors of kind ${r.kind} cannot discover` : 'its settings are incomplete')), cut_off: false, services: [], dropped: 0, took_ms: took() };
+      return { ok: false, problem: clipProblem(r.fault ?? (typeof fn !== 'function' ? `connectors of kind ${r.kind} cannot discover` : 'its settings are incomplete')), cut_off: false, services: [], dropped: 0, took_ms: took() };
     }
     const secrets = this.#secretValues(r.type, r.settings);
     const outcome = await runGuarded({
@@ -453,7 +454,7 @@ export class ConnectorService {
       settings: clone(r.settings),
       call: (ctx) => (fn as (c: unknown) => unknown).call(r.type!.plugin, ctx),
     });
-    if (!outcome.done) return { ok: false, problem: clip(outcome.problem), cut_off: /\(cut off\)$/.test(outcome.problem), services: [], dropped: 0, took_ms: took() };
+    if (!outcome.done) return { ok: false, problem: clipProblem(outcome.problem), cut_off: /\(cut off\)$/.test(outcome.problem), services: [], dropped: 0, took_ms: took() };
     const v = outcome.value as { services?: unknown } | null;
     if (typeof v !== 'object' || v === null || !Array.isArray(v.services)) return { ok: false, problem: 'the discovery answered something that is not {services: [...]}', cut_off: false, services: [], dropped: 0, took_ms: took() };
     const services: DiscoveredService[] = [];
@@ -466,7 +467,7 @@ export class ConnectorService {
       }
       let evidence = isObj(e.evidence) ? (scrubJson(jsonOnly(e.evidence), secrets) as Record<string, unknown>) : {};
       if (JSON.stringify(evidence).length > MAX_EVIDENCE_BYTES) evidence = { truncated: true };
-      const source = typeof e.source === 'string' && e.source.trim() !== '' ? scrubText(e.source.trim(), secrets).slice(0, 64) : 'unknown';
+      const source = typeof e.source === 'string' && e.source.trim() !== '' ? clip(scrubText(e.source.trim(), secrets), 64) : 'unknown';
       services.push({ name: e.name.trim(), source, evidence });
     }
     return { ok: true, problem: null, cut_off: false, services, dropped, took_ms: took() };
@@ -529,7 +530,7 @@ export class ConnectorService {
     const before = await this.repo.status(name);
     const at = this.clock.now().toISOString();
     if (problem !== null) {
-      problem = clip(problem.startsWith('the poll') ? problem : `the poll failed: ${problem}`);
+      problem = clipProblem(problem.startsWith('the poll') ? problem : `the poll failed: ${problem}`);
       const status: ConnectorStatus = { name, kind: r.kind, ok: false, last_problem: problem, last_checked_at: at, found: before?.kind === r.kind ? before.found : null };
       const isNew = before === null || before.ok || before.last_problem !== problem;
       this.log.warn({ connector: name, kind: r.kind }, problem);
@@ -563,8 +564,8 @@ const MAX_EVIDENCE_BYTES = 4 * 1024;
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function clip(text: string): string {
-  return text.length > MAX_PROBLEM ? `${text.slice(0, MAX_PROBLEM)}…` : text;
+function clipProblem(text: string): string {
+  return clip(text, MAX_PROBLEM, '…');
 }
 
 /** Plain JSON of a plugin's value (functions, cycles and the like dropped); null when it is not serialisable. */

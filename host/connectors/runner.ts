@@ -1,6 +1,7 @@
 import type { Logger } from '../log.ts';
 import type { ConnectorContext, LogFields, PluginLog } from '../plugins/contract.ts';
 import { scrubJson, scrubText } from './secrets.ts';
+import { clip } from '../text.ts';
 
 /** The longest the host waits for any connector call. */
 export const MAX_TIMEOUT_MS = 15_000;
@@ -61,7 +62,7 @@ export async function runGuarded<T>(opts: {
 
 function firstLine(text: string): string {
   const line = text.split('\n', 1)[0]!.trim();
-  return line.length > 500 ? `${line.slice(0, 500)}…` : line;
+  return clip(line, 500, '…');
 }
 
 /** The logger a plugin gets: tagged, its text and fields scrubbed of the connector's secrets. */

@@ -6,6 +6,7 @@ import type { Principal } from '../http/guard.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import { isDuplicate, type CandidateRow, type JobRow, type JobsRepo, type StepRow } from './jobs.repo.ts';
+import { clip } from '../text.ts';
 
 /** How many connections one job asks at the same time. */
 const PARALLEL = 4;
@@ -225,7 +226,7 @@ export class DiscoveryService {
       });
       this.log.info({ job: job.id, found, new_candidates: fresh, failed }, 'discovery finished');
     } catch (err) {
-      const problem = `the job failed: ${err instanceof Error ? err.message.split('\n', 1)[0]!.slice(0, 500) : String(err)}`;
+      const problem = `the job failed: ${err instanceof Error ? clip(err.message.split('\n', 1)[0]!, 500) : String(err)}`;
       this.log.error({ err, job: job.id }, 'discovery job failed');
       const at = this.clock.now().toISOString();
       await this.ledger.transact(async (trx, record) => {
@@ -242,7 +243,7 @@ export class DiscoveryService {
     await this.repo.startStep(jobId, step.connector, started.toISOString(), started.getTime());
     const r = await this.connectors.discover(step.connector, this.timeoutS * 1000).catch((e: unknown) => ({
       ok: false,
-      problem: e instanceof AppError && e.code === 'not_found' ? 'the connector was removed while the job ran' : `the discovery failed: ${e instanceof Error ? e.message : String(e)}`.slice(0, 1000),
+      problem: e instanceof AppError && e.code === 'not_found' ? 'the connector was removed while the job ran' : clip(`the discovery failed: ${e instanceof Error ? e.message : String(e)}`, 1000),
       cut_off: false,
       services: [],
       dropped: 0,

@@ -7,6 +7,7 @@ import type { HeldAlert, HeldRepo } from '../intake/held.repo.ts';
 import type { Logger } from '../log.ts';
 import type { Trx } from '../storage/db.ts';
 import type { Episode, EpisodeAlert, EpisodeKind, EpisodeRepo } from './episode.repo.ts';
+import { clip } from '../text.ts';
 
 /** Alerts that name no service are grouped under this one. */
 export const UNMAPPED = 'unknown';
@@ -139,7 +140,7 @@ export class EpisodeService {
       t_close: null,
       t_close_ms: null,
       ...DECISION,
-      note: (first.summary || first.name).slice(0, 1000),
+      note: clip(first.summary || first.name, 1000),
     };
     await this.#d.episodes.insert(trx, episode);
     await this.#d.episodes.addAlerts(trx, episode.id, members);

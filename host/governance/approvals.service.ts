@@ -6,6 +6,7 @@ import type { Trx } from '../storage/db.ts';
 import type { Asker } from './asker.ts';
 import type { ApprovalDecision, ApprovalRequest, ApprovalState, ApprovalsRepo, Decision } from './approvals.repo.ts';
 import { APPROVAL_TTL_MS, APPROVALS_NEEDED, type Level } from './levels.ts';
+import { clip } from '../text.ts';
 
 /** A request as the API shows it. */
 export interface ApprovalView {
@@ -110,7 +111,7 @@ export class ApprovalsService {
     if (!/^[a-z][a-z0-9_.-]{0,99}$/.test(kind)) throw new AppError('invalid_body', 'an action kind is 1 to 100 lower-case letters, digits, _ . -');
     if (service.length === 0 || service.length > 200) throw new AppError('invalid_body', 'service must be 1 to 200 characters');
     const r = await this.#ledger.transact(
-      (trx, record) => this.#open(trx, record, { kind: 'action', service, from_level: null, to_level: null, action: kind, summary: summary.slice(0, 1000) }, { actor: by, by }),
+      (trx, record) => this.#open(trx, record, { kind: 'action', service, from_level: null, to_level: null, action: kind, summary: clip(summary, 1000) }, { actor: by, by }),
       { headFirst: true },
     );
     return view(r, []);

@@ -4,6 +4,7 @@ import { ajv } from '../http/validate.ts';
 import { canonicalJson } from '../ledger/entry.ts';
 import type { AlertSeverity, AlertStatus, NormalisedAlert, NormaliserPlugin } from '../plugins/contract.ts';
 import type { LoadedPlugin } from '../plugins/loader.ts';
+import { clip } from '../text.ts';
 
 /** An alert as the service keeps it: flat string labels with `siem`, and its fingerprint. */
 export interface Signal {
@@ -117,10 +118,10 @@ function toSignal(normaliser: string, siem: string, alert: unknown, index: numbe
   if (!checkAlert(alert)) throw new AppError('unreadable_alert', `alert ${index + 1}: the ${normaliser} normaliser could not read it`);
   const labels = flattenLabels(alert.labels);
   delete labels.siem;
-  const name = alert.name.slice(0, MAX_NAME);
+  const name = clip(alert.name, MAX_NAME);
   // An id too long to keep is still the tool's identity: its hash stands in for it.
-  const id = alert.id === null || alert.id === '' ? null : alert.id;
-  const service = alert.service === null || alert.service.trim() === '' ? null : alert.service.slice(0, MAX_SERVICE);
+  const id = alert.id === null || alert.id === '' ? null : clip(alert.id, Number.MAX_SAFE_INTEGER);
+  const service = alert.service === null || alert.service.trim() === '' ? null : clip(alert.service, MAX_SERVICE);
   const fingerprint = id === null ? hashFingerprint(normaliser, name, pick(labels, alert.identity), service) : id.length <= MAX_ID ? id : createHash('sha256').update(id).digest('hex');
   return {
     fingerprint,
@@ -129,8 +130,8 @@ function toSignal(normaliser: string, siem: string, alert: unknown, index: numbe
     status: alert.status,
     service,
     labels: { ...labels, siem },
-    summary: alert.summary,
-    id: id === null ? null : id.slice(0, MAX_ID),
+    summary: clip(alert.summary, Number.MAX_SAFE_INTEGER),
+    id: id === null ? null : clip(id, MAX_ID),
   };
 }
 
@@ -152,7 +153,7 @@ export function flattenLabels(value: Record<string, unknown>): Record<string, st
       for (const [k, x] of Object.entries(v as Record<string, unknown>)) walk(x, key === '' ? k : `${key}.${k}`, depth + 1);
       return;
     }
-    if (key !== '') out[key] = String(v);
+    if (key !== '') out[clip(key, Number.MAX_SAFE_INTEGER)] = clip(String(v), Number.MAX_SAFE_INTEGER);
   };
   walk(value, '', 0);
   return out;

@@ -5,6 +5,7 @@ import type { Logger } from '../log.ts';
 import type { Db, Trx } from '../storage/db.ts';
 import type { Licence, LicenceStatus } from './licence.ts';
 import type { LicenceService } from './licence.service.ts';
+import { clip } from '../text.ts';
 
 /** How often the licence is confirmed with the licence server. */
 export const CONFIRM_EVERY_MS = 6 * HOUR;
@@ -284,7 +285,7 @@ export class LicenceCheck {
     if (res.status !== 200) return { result: 'error', problem: `${this.server} answered ${res.status}`, checkedAt: null };
     const a = answer as Partial<ConfirmAnswer> | null;
     const checkedAt = typeof a?.checked_at === 'string' ? a.checked_at.slice(0, 40) : null;
-    const why = typeof a?.reason === 'string' ? a.reason.slice(0, 500) : null;
+    const why = typeof a?.reason === 'string' ? clip(a.reason, 500) : null;
     if (a?.status === 'valid') return { result: 'valid', problem: null, checkedAt };
     if (a?.status === 'revoked') return { result: 'revoked', problem: why, checkedAt };
     return { result: 'error', problem: `${this.server} answered something other than {status: valid|revoked}`, checkedAt: null };

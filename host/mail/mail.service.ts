@@ -9,6 +9,7 @@ import type { SettingsRepo } from '../settings/settings.repo.ts';
 import { MailSettingsRepo, SMTP_DEFAULT_PORT, type MailProvider, type MailSettings, type SmtpSecurity } from './mail-settings.repo.ts';
 import { ResendClient, senderVerified } from './resend.ts';
 import { sendSmtp, type Message } from './smtp.ts';
+import { clip } from '../text.ts';
 
 export type SendResult = { ok: true } | { ok: false; reason: string };
 
@@ -221,7 +222,7 @@ export class MailService {
     await this.ledger.append({
       type: 'config.mail_tested',
       actor: principal.actor,
-      reason: result.ok ? 'test e-mail sent' : `test e-mail failed: ${result.reason}`.slice(0, 4000),
+      reason: result.ok ? 'test e-mail sent' : clip(`test e-mail failed: ${result.reason}`, 4000),
       data: result.ok ? { ok: true, to: recipient, provider } : { ok: false, to: recipient, provider, reason: result.reason },
     });
     if (!result.ok) throw new AppError('mail_failed', `the test e-mail was not sent: ${result.reason}`);
@@ -254,5 +255,5 @@ function scrubReason(reason: string, s: Pick<MailSettings, 'resend_key' | 'smtp_
   for (const secret of [s?.resend_key, s?.smtp_password]) {
     if (typeof secret === 'string' && secret.length > 0) out = out.split(secret).join('[redacted]');
   }
-  return out.length > 500 ? `${out.slice(0, 497)}...` : out;
+  return clip(out, 497, '...');
 }

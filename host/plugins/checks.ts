@@ -6,6 +6,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import semver from 'semver';
 import type { PluginKind, PluginManifest } from './contract.ts';
+import { clip } from '../text.ts';
 
 /**
  * The compatibility steps a plugin folder goes through, in order. Each step either returns what
@@ -162,5 +163,5 @@ export function checkExports(kind: PluginKind, entry: string, plugin: unknown): 
 function firstLine(e: unknown): string {
   const text = e instanceof Error ? e.message : String(e);
   const line = text.split('\n', 1)[0]!.trim();
-  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+  return clip(line, 300, '…');
 }

@@ -10,6 +10,7 @@ import type { Logger } from '../log.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
 import type { Trx } from '../storage/db.ts';
 import { defaultPolicy, POLICY_SCHEMA, type CeilingLevel, type DefaultAutonomy, type FreezeWindow, type PolicyDocument } from './policy.schema.ts';
+import { clip } from '../text.ts';
 
 /** The settings row the policy lives in. */
 export const POLICY_SETTING = 'policy';
@@ -229,7 +230,7 @@ export class PolicyService implements PolicyReader {
         const before = row?.policy ?? defaultPolicy();
         const diff = policyDiff(before, f.policy);
         if (f.problem !== null) {
-          await record({ type: 'system.policy_file_invalid', actor: 'system', reason: f.problem.slice(0, 4000), data: { file: POLICY_FILE } });
+          await record({ type: 'system.policy_file_invalid', actor: 'system', reason: clip(f.problem, 4000), data: { file: POLICY_FILE } });
         }
         if (row !== null && row.set_by === 'file' && Object.keys(diff).length === 0) return;
         await this.#write(trx, record, row, f.policy, 'file', 'system', diff, f.problem === null ? `${POLICY_FILE} loaded` : `${POLICY_FILE} unusable: default policy in force`);
