@@ -7,7 +7,7 @@ import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { makeOperating, startApp, type TestApp } from './helpers/app.ts';
 import { testNeeding } from './helpers/needs.ts';
-import plugin, { codeownersMatch, parseCodeowners, servicesInManifest, shallowYaml } from '../plugins/connectors/git/index.ts';
+import plugin, { codeownersMatch, parseCodeowners, servicesInManifest } from '../plugins/connectors/git/index.ts';
 
 const TOKEN = 'ghp_SECRETgit0123456789abcdefTOKEN';
 
@@ -85,10 +85,19 @@ test('CODEOWNERS rules are parsed and matched like GitHub does (last match wins)
   t.true(codeownersMatch('*.yaml', 'a/b/c.yaml'));
   t.true(codeownersMatch('docs/**/x.md', 'docs/a/b/x.md'));
   t.false(codeownersMatch('/docs/*.md', 'docs/a/x.md'));
+  t.true(codeownersMatch('/services/payments/', 'services/payments'), 'a folder given without its slash');
+  t.true(codeownersMatch('services/search', 'services/search/api/x.go'));
+  t.false(codeownersMatch('services/search', 'services/searchable/x'));
+  t.true(codeownersMatch('*', 'anything/at/all'));
 });
 
-test('manifests are read without a YAML library: top-level name, Backstage metadata.name of components', (t) => {
-  t.is(shallowYaml('name: "orders"  # comment\nowner: x\n').get('name'), 'orders');
+test('manifests are read as YAML: top-level name, Backstage metadata.name of components', (t) => {
+  t.deepEqual(servicesInManifest('service.yaml', 'name: "orders"  # comment\nowner: x\n').map((f) => f.name), ['orders']);
+  t.deepEqual(servicesInManifest('service.yaml', '{name: flow-style, owner: y}').map((f) => f.name), ['flow-style'], 'flow style, which the old hand-written reader skipped');
+  t.deepEqual(servicesInManifest('service.yaml', 'name: [not, a, name]\n'), [], 'a list is not a name');
+  t.deepEqual(servicesInManifest('service.yaml', 'name: ok\n: : broken\n'), [], 'a document that does not parse is skipped');
+  const laughs = ['a: &a [x,x,x,x,x,x,x,x,x]', ...'bcdef'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcde'[i]}`).join(',')}]`), 'name: laughs'].join('\n');
+  t.deepEqual(servicesInManifest('service.yaml', `${laughs}\n---\nname: after\n`).map((f) => f.name), ['after'], 'an alias bomb is skipped, the next document read');
   t.deepEqual(servicesInManifest('services/payments/service.yaml', 'name: payments\nowner: team-payments\n'), [{ name: 'payments', evidence: { manifest: 'service', owner: 'team-payments' } }]);
   const found = servicesInManifest('services/ledger/catalog-info.yaml', CATALOG);
   t.deepEqual(found.map((f) => f.name), ['ledger-api'], 'the library is left out; annotations.name is not metadata.name');

@@ -41,8 +41,8 @@ export class AccessPolicyService {
   private readonly ledger: Ledger;
   private readonly clock: Clock;
   private readonly sessions: SessionEnder;
-  /** The compiled policy and when (performance.now()) it was read. */
-  #cache: { compiled: CompiledPolicy; real: number } | null = null;
+  /** The compiled policy and when it was read, in real time (performance.now()) and service time. */
+  #cache: { compiled: CompiledPolicy; real: number; at: number } | null = null;
   /** Bumped by every local change, so a read that started before it does not fill the cache. */
   #generation = 0;
 
@@ -134,14 +134,15 @@ export class AccessPolicyService {
     return policy;
   }
 
-  /** Cached for ACCESS_CACHE_MS of real time. */
+  /** Cached for ACCESS_CACHE_MS of real time and of service time both (as the guard's mode). */
   async #compiled(): Promise<CompiledPolicy> {
     const c = this.#cache;
     const real = performance.now();
-    if (c !== null && real - c.real < ACCESS_CACHE_MS) return c.compiled;
+    const at = this.clock.now().getTime();
+    if (c !== null && real - c.real < ACCESS_CACHE_MS && at >= c.at && at - c.at < ACCESS_CACHE_MS) return c.compiled;
     const generation = this.#generation;
     const compiled = await this.#compiledIn();
-    if (generation === this.#generation) this.#cache = { compiled, real };
+    if (generation === this.#generation) this.#cache = { compiled, real, at };
     return compiled;
   }
 
