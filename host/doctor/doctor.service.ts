@@ -38,7 +38,7 @@ export interface DoctorReport {
   checks: DoctorCheck[];
   /**
    * Every component with a status and a fix hint. The running service reports all of database,
-   * ledger, plugins, connectors, mail, licence, schedules; the CLI the ones it can see alone.
+   * ledger, plugins, connectors, mail, licence, schedules, notifications; the CLI the ones it can see alone.
    */
   components: DoctorComponent[];
 }
@@ -268,14 +268,14 @@ async function runComponents(deps: DoctorDeps, first: { database: Finding; ledge
     const read = deps.licence;
     out.push({ name: 'licence', ...(await attemptPart(async () => describeLicence(await read()), 'cannot read the licence', 'check the database, then GET /v1/status')) });
   }
-  if (deps.notifications !== undefined) {
-    const read = deps.notifications;
-    out.push({ name: 'notifications', ...(await attemptPart(async () => describeNotifications(await read()), 'cannot read the notification state', 'check the database, then GET /v1/notifications')) });
-  }
   if (deps.schedules !== undefined) {
     const read = deps.schedules;
     const now = deps.clock.now().getTime();
     out.push({ name: 'schedules', ...(await attemptPart(async () => describeTick(await read(), now), 'cannot read the schedules', 'restart the service')) });
+  }
+  if (deps.notifications !== undefined) {
+    const read = deps.notifications;
+    out.push({ name: 'notifications', ...(await attemptPart(async () => describeNotifications(await read()), 'cannot read the notification state', 'check the database, then GET /v1/notifications')) });
   }
   return out;
 }
