@@ -141,6 +141,7 @@ export class NotifyDelivery {
     } catch (e) {
       problem = `unexpected error: ${e instanceof Error ? e.message : String(e)}`;
     }
+    if (!ok) this.#d.log.warn({ component: 'notify', delivery: d.id, episode: d.episode_id, event: d.event, channel: d.channel_kind, to: d.channel, attempt: d.attempts + 1 }, problem ?? 'failed without a reason');
     try {
       await this.#finish(d, ok, problem ?? 'failed without a reason', how);
     } catch (err) {
