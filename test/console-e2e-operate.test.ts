@@ -204,6 +204,7 @@ browserTest('halt and resume from the header switch (a reason is required); the 
   await page.waitForURL((u) => u.searchParams.get('type') === 'governance.');
   const table = page.getByRole('table');
   await table.getByText('governance.resumed').waitFor();
+  await table.getByText('governance.halted').waitFor();
   const types = await table.locator('tbody tr td:nth-child(3)').allInnerTexts();
   t.deepEqual(types, ['governance.resumed', 'governance.halted'], 'newest first');
   const texts = await table.locator('tbody tr').allInnerTexts();
