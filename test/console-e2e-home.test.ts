@@ -73,3 +73,43 @@ browserTest('Home shows open incidents, the halt state and a failing notificatio
   t.deepEqual(bp.problems, []);
   await visited(t, bp, 'e2e-home-2-broken');
 });
+
+browserTest('Settings, Notifications: an admin sets the on-call recipients and a target; a viewer reads them and is offered no change', async (t) => {
+  await consoleBuilt();
+  const ta = await startApp(t);
+  await makeOperating(ta);
+  const hook = await refusingReceiver(t);
+  t.is((await ta.call('PUT', '/v1/connectors/hook', { body: { kind: 'webhook', settings: { url: hook.url, secret: 'settings-test-secret-0123456789' } } })).status, 201);
+  t.is((await ta.call('PUT', '/v1/connectors/web', { body: { kind: 'http', settings: { base_url: 'http://127.0.0.1:9' } } })).status, 201);
+  const admin = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
+  const viewerToken = await signedIn(ta, 'victor@bank.example', 'viewer');
+
+  await admin.page.goto(ta.base + '/settings');
+  await heading(admin, 'Settings').waitFor();
+  const form = admin.page.getByRole('form', { name: 'Notifications' });
+  await form.getByText('Nobody is told of incidents').waitFor();
+  t.is(await form.getByRole('checkbox', { name: /^web \(/ }).count(), 0, 'only connectors that can notify are offered as targets');
+  await form.getByLabel('On-call recipients').fill('victor@bank.example');
+  await form.getByRole('checkbox', { name: /^hook \(/ }).check();
+  await form.getByRole('button', { name: 'Save notifications' }).click();
+  await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  t.like((await ta.call('GET', '/v1/settings/notifications')).body, { recipients: ['victor@bank.example'], targets: ['hook'], version: 1, updated_by: 'alice@bank.example' });
+
+  // An address that is not a person of the install: the server's reason, naming the field.
+  await form.getByLabel('On-call recipients').fill('stranger@bank.example');
+  await form.getByRole('button', { name: 'Save notifications' }).click();
+  await form.getByRole('alert').filter({ hasText: 'recipients.0: stranger@bank.example is not a person of this install' }).waitFor();
+  await visited(t, admin, 'e2e-home-3-settings-notifications');
+  t.deepEqual(admin.problems, []);
+
+  const viewer = await browserAs(t, ta.base, viewerToken);
+  await viewer.page.goto(ta.base + '/settings');
+  await heading(viewer, 'Settings').waitFor();
+  const seen = viewer.page.getByRole('form', { name: 'Notifications' });
+  t.is(await seen.getByLabel('On-call recipients').inputValue(), 'victor@bank.example');
+  t.true(await seen.getByLabel('On-call recipients').evaluate((el) => (el as { readOnly: boolean }).readOnly));
+  t.true(await seen.getByRole('checkbox', { name: /^hook \(/ }).isChecked());
+  t.true(await seen.getByRole('checkbox', { name: /^hook \(/ }).isDisabled());
+  t.is(await seen.getByRole('button', { name: 'Save notifications' }).count(), 0);
+  await visited(t, viewer, 'e2e-home-4-settings-viewer');
+});
