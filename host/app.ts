@@ -52,7 +52,7 @@ import { policyRoutes } from './policy/policy.routes.ts';
 import { PolicyService } from './policy/policy.service.ts';
 import { MailSettingsRepo } from './mail/mail-settings.repo.ts';
 import { mailRoutes } from './mail/mail.routes.ts';
-import { MailService } from './mail/mail.service.ts';
+import { MailService, NO_PROVIDER } from './mail/mail.service.ts';
 import { loadPlugins, pluginDirs, type PluginRegistry } from './plugins/loader.ts';
 import { SecretCipher } from './secrets/cipher.ts';
 import { SettingsRepo } from './settings/settings.repo.ts';
@@ -233,7 +233,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     mail: () => mail.breakGlass(),
     licence: async () => ({ status: await licences.status(), confirmation: await licenceCheck.view(), usage: await serviceLimits.usage(), overLimit: await serviceLimits.overLimit() }),
     schedules: async () => ticks.seen(),
-    notifications: () => notifications.status(),
+    notifications: async () => {
+      const glass = await mail.breakGlass();
+      return { ...(await notifications.status()), mailProblem: glass.open && glass.reason === NO_PROVIDER ? NO_PROVIDER : null };
+    },
   };
   const liveHeld = new HeldRepo(db);
   const liveEpisodes = new EpisodeRepo(db);

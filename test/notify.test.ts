@@ -269,6 +269,16 @@ test('with nobody configured the episode says so plainly and the doctor warns th
   t.is((await ta.app.db('notify_outbox').count({ n: '*' }).first() as any).n == 0, true);
 });
 
+test('the doctor warns when on-call recipients are set but no mail provider is configured', async (t) => {
+  const ta = await startApp(t);
+  await makeOperating(ta, OWNER);
+  t.is((await ta.call('PUT', '/v1/settings/notifications', { body: { recipients: [OWNER] } })).status, 200);
+  const part = (await ta.call('GET', '/v1/doctor?fresh=1')).body.components.find((c: any) => c.name === 'notifications');
+  t.is(part.status, 'warn');
+  t.regex(part.detail, /the recipients cannot be e-mailed: no mail provider configured/);
+  t.regex(part.fix, /PUT \/v1\/settings\/mail/);
+});
+
 test('an info-only episode (a notice) pages nobody; when it becomes an incident the recipients are told of its opening', async (t) => {
   const { ta, hook } = await setup(t, { recipients: [] });
   await push(ta, [fire('Reminder', 'batch', 'info')]);
