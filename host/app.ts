@@ -52,7 +52,7 @@ import { policyRoutes } from './policy/policy.routes.ts';
 import { PolicyService } from './policy/policy.service.ts';
 import { MailSettingsRepo } from './mail/mail-settings.repo.ts';
 import { mailRoutes } from './mail/mail.routes.ts';
-import { MailService } from './mail/mail.service.ts';
+import { MailService, NO_PROVIDER } from './mail/mail.service.ts';
 import { loadPlugins, pluginDirs, type PluginRegistry } from './plugins/loader.ts';
 import { SecretCipher } from './secrets/cipher.ts';
 import { SettingsRepo } from './settings/settings.repo.ts';
@@ -70,6 +70,12 @@ import { StatusService } from './status/status.service.ts';
 import { LeaseRepo } from './schedule/lease.repo.ts';
 import { Poller } from './schedule/poller.ts';
 import { openDb, type Db } from './storage/db.ts';
+import { NotifyDelivery } from './notify/delivery.service.ts';
+import { Notifier, OnCallAudience } from './notify/notifier.ts';
+import { NotifySettingsRepo } from './notify/notify-settings.repo.ts';
+import { NotifySettingsService } from './notify/notify-settings.service.ts';
+import { notifyRoutes } from './notify/notify.routes.ts';
+import { OutboxRepo } from './notify/outbox.repo.ts';
 import { migrate } from './storage/migrate.ts';
 import { clip } from './text.ts';
 
@@ -109,6 +115,8 @@ export interface App {
   readonly serviceLimits: ServiceLimits;
   /** Polls alert-source connectors; tests call `poller.pollNow()`. */
   readonly poller: Poller;
+  /** Delivers notifications from the outbox; tests call `notifications.run()` (the tick does too). */
+  readonly notifications: NotifyDelivery;
   /** Authorisation checks, for areas that register their routes on `server`. */
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
@@ -202,12 +210,34 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   licences.useConfirmation(licenceCheck.hook);
   const serviceLimits = new ServiceLimits({ repo: new LicenceLimitsRepo(db), licences, ledger, clock, log });
   status.useLicenceUsage(() => serviceLimits.usage());
+  // Notifications: the on-call recipients and targets, the outbox the episodes write, delivery.
+  const notifySettings = new NotifySettingsRepo(settings);
+  const episodeRepo = new EpisodeRepo(db);
+  const outbox = new OutboxRepo(db);
+  const notifications = new NotifyDelivery({ outbox, settings: notifySettings, episodes: episodeRepo, mail, targets: connectors, ledger, clock, log: log.child({ component: 'notify' }) });
+  notifyRoutes(server, {
+    log, guard,
+    settings: new NotifySettingsService({
+      repo: notifySettings, ledger, clock,
+      directory: {
+        person: (email, trx) => people.get(email, trx),
+        connector: async (name) => (await connectors.list()).connectors.find((c) => c.name === name) ?? null,
+        canNotify: (kind) => connectors.canNotify(kind),
+        notifyKinds: () => connectors.kinds.catalogue().filter((k) => k.capabilities.includes('notify')).map((k) => k.kind),
+      },
+    }),
+    status: () => notifications.status(),
+  });
   const ticks = new TickMonitor(clock, TICK_MS);
   const doctorExtras: DoctorExtras = {
     connectors: () => connectors.list(),
     mail: () => mail.breakGlass(),
     licence: async () => ({ status: await licences.status(), confirmation: await licenceCheck.view(), usage: await serviceLimits.usage(), overLimit: await serviceLimits.overLimit() }),
     schedules: async () => ticks.seen(),
+    notifications: async () => {
+      const glass = await mail.breakGlass();
+      return { ...(await notifications.status()), mailProblem: glass.open && glass.reason === NO_PROVIDER ? NO_PROVIDER : null };
+    },
   };
   const liveHeld = new HeldRepo(db);
   const liveEpisodes = new EpisodeRepo(db);
@@ -235,8 +265,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
   const held = new HeldRepo(db);
   const firings = new FiringsRepo(db);
-  const episodeRepo = new EpisodeRepo(db);
-  const episodes = new EpisodeService({ episodes: episodeRepo, held, firings, ledger, clock, log, debounceS: config.debounceS });
+  const notifier = new Notifier({ outbox, audience: new OnCallAudience(notifySettings), clock, publicUrl: config.publicUrl, nudge: () => notifications.nudge() });
+  const episodes = new EpisodeService({ episodes: episodeRepo, held, firings, ledger, clock, log, debounceS: config.debounceS, notifier });
   const intake = new IntakeService({ normalisers: new Normalisers(plugins.loaded), held, firings, membership: episodeRepo, ledger, clock, changed: () => episodes.nudge() });
   intakeRoutes(server, { log, guard, intake });
   const poller = new Poller({ connectors, intake, leases: new LeaseRepo(db), clock, log, operating: async () => (await modes.current()) === 'operating' });
@@ -249,6 +279,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await modes.sync();
     await intake.releaseStale();
     await episodes.process();
+    await notifications.run();
     await firings.prune(clock.now().getTime());
     await signIn.prune();
     await governance.tick();
@@ -259,7 +290,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   let timer: NodeJS.Timeout | null = null;
   return {
     config, clock, log, db, server, identity, tokens, ledger, checkpoints, licences, modes, guard, plugins, episodes, signIn, governance, discovery,
-    licenceCheck, serviceLimits, poller,
+    licenceCheck, serviceLimits, poller, notifications,
     adminTokenToPrint: printOnce,
     verifyLedger,
     tick,
@@ -277,6 +308,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await poller.stop();
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       await episodes.stop();
+      await notifications.stop();
       await signIn.idle();
       await ledgerRepo.close();
       await db.destroy();

@@ -26,6 +26,8 @@ export interface Config {
   readonly mailCaFile: string | null;
   /** Base address of the vendor's licence server for the 6-hourly confirmation; null: nothing is asked. */
   readonly licenceServer: string | null;
+  /** The console's address as people reach it (links in notifications); null: messages carry no link. */
+  readonly publicUrl: string | null;
 }
 
 export class ConfigError extends Error {
@@ -95,6 +97,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (licenceServer !== null && !/^https?:\/\/[^\s]+$/.test(licenceServer)) problems.push('SERVICE_LICENCE_SERVER must be an http(s) address');
   if (licenceServer === null && text('SERVICE_LICENCE_CHECK') === 'strict') problems.push('SERVICE_LICENCE_CHECK=strict needs SERVICE_LICENCE_SERVER (the licence server to confirm with)');
 
+  const publicUrl = text('SERVICE_PUBLIC_URL');
+  if (publicUrl !== null && !/^https?:\/\/[^\s?#]+$/.test(publicUrl)) problems.push('SERVICE_PUBLIC_URL must be an http(s) address without query or fragment');
+
   const config: Config = {
     port: int('SERVICE_PORT', 8700, 0, 65535),
     host: text('SERVICE_HOST') ?? '0.0.0.0',
@@ -114,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     mailApiUrl: mailApiUrl.replace(/\/+$/, ''),
     mailCaFile: dir('SERVICE_MAIL_CA_FILE'),
     licenceServer: licenceServer === null ? null : licenceServer.replace(/\/+$/, ''),
+    publicUrl: publicUrl === null ? null : publicUrl.replace(/\/+$/, ''),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

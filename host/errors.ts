@@ -71,6 +71,8 @@ export const ERROR_STATUS = {
   action_cap_reached: 409,
   // discovery
   discovery_running: 409,
+  // settings documents
+  version_conflict: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

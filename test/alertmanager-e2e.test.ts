@@ -64,7 +64,8 @@ receivers:
   await ta.app.tick();
   const opened = (await ta.call('GET', '/v1/episodes')).body.episodes;
   t.is(opened.length, 1);
-  t.like(opened[0], { service: 'payments', alerts: ['DiskFull'], kind: 'incident', state: 'open', decision: 'abstain', outcome: 'escalated' });
+  t.like(opened[0], { service: 'payments', alerts: ['DiskFull'], kind: 'incident', state: 'open', decision: 'abstain', outcome: '' });
+  t.is(opened[0].outcome_detail.reason, 'nobody to tell: no on-call recipients or targets are set', 'nobody is set to be told, and the episode says so');
 
   // Resolved: the same alert with endsAt in the past; sent on at the next group interval.
   await post([{ labels, annotations, startsAt, endsAt: new Date(Date.now() - 1000).toISOString() }]);

@@ -43,3 +43,12 @@ test('bad values are refused together, each named', (t) => {
 test('the admin and ingest tokens must differ', (t) => {
   t.throws(() => loadConfig({ SERVICE_ADMIN_TOKEN: 'x'.repeat(40), SERVICE_INGEST_TOKEN: 'x'.repeat(40) }), { instanceOf: ConfigError });
 });
+
+test('SERVICE_PUBLIC_URL is the console address notifications link to, without a trailing slash; a query or another scheme is refused', (t) => {
+  t.is(loadConfig({}).publicUrl, null);
+  t.is(loadConfig({ SERVICE_PUBLIC_URL: 'https://oncall.bank.example/' }).publicUrl, 'https://oncall.bank.example');
+  for (const bad of ['ftp://oncall.bank.example', 'https://oncall.bank.example/?x=1', 'oncall.bank.example']) {
+    const err = t.throws(() => loadConfig({ SERVICE_PUBLIC_URL: bad }), { instanceOf: ConfigError }, bad);
+    t.regex(err!.problems.join('\n'), /SERVICE_PUBLIC_URL/);
+  }
+});

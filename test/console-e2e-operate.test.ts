@@ -72,7 +72,7 @@ browserTest('a pushed alert appears in the open incidents list without a reload,
   t.regex(row, /incident/);
   t.regex(row, /open/);
   t.regex(row, /DiskFull/);
-  t.regex(row, /escalated/);
+  t.regex(row, /nobody told: none set/, 'with no on-call recipients the row says nobody was told, never "escalated"');
   t.regex(row, /Disk 97% full on db-1/, 'the note is the summary of the alert that opened it');
   t.is(new URL(page.url()).pathname, '/incidents', 'no navigation happened');
   await visited(t, bp, 'e2e-operate-1-incidents-live');
@@ -204,6 +204,7 @@ browserTest('halt and resume from the header switch (a reason is required); the 
   await page.waitForURL((u) => u.searchParams.get('type') === 'governance.');
   const table = page.getByRole('table');
   await table.getByText('governance.resumed').waitFor();
+  await table.getByText('governance.halted').waitFor();
   const types = await table.locator('tbody tr td:nth-child(3)').allInnerTexts();
   t.deepEqual(types, ['governance.resumed', 'governance.halted'], 'newest first');
   const texts = await table.locator('tbody tr').allInnerTexts();

@@ -13,7 +13,7 @@ const byName = (report: Awaited<ReturnType<typeof doctor>>) => Object.fromEntrie
 test('GET /v1/doctor?fresh=1 reports every component with a status and a fix hint', async (t) => {
   const ta = await startApp(t);
   const report = await doctor(ta);
-  t.deepEqual(report.components.map((c) => c.name), ['database', 'ledger', 'plugins', 'connectors', 'mail', 'licence', 'schedules']);
+  t.deepEqual(report.components.map((c) => c.name), ['database', 'ledger', 'plugins', 'connectors', 'mail', 'licence', 'schedules', 'notifications']);
   t.true(report.ok, 'warnings only');
   for (const c of report.components) {
     t.true(['ok', 'warn', 'fail'].includes(c.status), c.name);
@@ -32,6 +32,9 @@ test('GET /v1/doctor?fresh=1 reports every component with a status and a fix hin
   t.regex(parts.licence!.detail, /licence none/);
   t.regex(parts.licence!.fix!, /POST \/v1\/licence/);
   t.like(parts.schedules, { status: 'warn', detail: 'the background tick has not run yet in this process' });
+  t.like(parts.notifications, { status: 'warn' });
+  t.regex(parts.notifications!.detail, /no on-call recipients are configured/);
+  t.regex(parts.notifications!.fix!, /PUT \/v1\/settings\/notifications/);
   t.deepEqual(report.checks.map((c) => c.name), ['database', 'migrations', 'plugins', 'ledger', 'tokens'], 'the first checks are unchanged');
 });
 

@@ -22,7 +22,7 @@ async function after(ta: TestApp, ms: number): Promise<void> {
   await ta.app.tick();
 }
 
-test('a firing alert opens an episode only once the 20 s debounce has passed, escalated with the reason in the ledger', async (t) => {
+test('a firing alert opens an episode only once the 20 s debounce has passed; with nobody to tell its outcome stays empty and says so', async (t) => {
   const ta = await operating(t);
   const a = fire('HighErrorRate', 'checkout');
   t.is((await push(ta, a)).status, 202);
@@ -32,13 +32,14 @@ test('a firing alert opens an episode only once the 20 s debounce has passed, es
   await after(ta, SECOND);
   const [ep, ...rest] = await episodes(ta);
   t.is(rest.length, 0);
-  t.like(ep, { service: 'checkout', alerts: ['HighErrorRate'], kind: 'incident', state: 'open', decision: 'abstain', outcome: 'escalated', t_close: null, note: 'HighErrorRate on checkout' });
+  t.like(ep, { service: 'checkout', alerts: ['HighErrorRate'], kind: 'incident', state: 'open', decision: 'abstain', outcome: '', t_close: null, note: 'HighErrorRate on checkout' });
+  t.like(ep.outcome_detail, { value: null, reason: 'nobody to tell: no on-call recipients or targets are set', told: [] });
   t.is(ep.t_open, ta.clock.now().toISOString());
   const decided = await events(ta, 'episode.decided');
   t.is(decided.length, 1);
   t.is(decided[0].trace, ep.id);
-  t.regex(decided[0].reason, /no investigation capability/);
-  t.like(decided[0].data, { decision: 'abstain', outcome: 'escalated' });
+  t.regex(decided[0].reason, /no investigation capability.*nobody to tell/);
+  t.like(decided[0].data, { decision: 'abstain', outcome: null, to: [] });
   t.true((await ta.app.verifyLedger()).ok);
 });
 
@@ -209,8 +210,9 @@ test('GET /v1/episodes/{id} carries signals, data, the decision and the whole ti
   const res = await ta.call('GET', `/v1/episodes/${ep.id}`);
   t.is(res.status, 200);
   const full = res.body;
-  t.like(full, { id: ep.id, service: 'checkout', decision: 'abstain', outcome: 'escalated', verdicts: [], evidence: [], proposal: null, rehearsal: null, approvals: [] });
-  t.like(full.policy_decision, { decision: 'abstain', outcome: 'escalated' });
+  t.like(full, { id: ep.id, service: 'checkout', decision: 'abstain', outcome: '', verdicts: [], evidence: [], proposal: null, rehearsal: null, approvals: [] });
+  t.like(full.outcome_detail, { value: null, told: [] });
+  t.like(full.policy_decision, { decision: 'abstain', outcome: '' });
   t.like(full.signals[0], { name: 'HighErrorRate', severity: 'critical', status: 'firing', fingerprint: 'checkout-HighErrorRate' });
   t.deepEqual(full.data.env, ['prod']);
   t.deepEqual(full.data.siem, ['generic']);

@@ -4,7 +4,7 @@ import { AppError } from '../errors.ts';
 import type { Principal } from '../http/guard.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { ConnectorQueryRequest, DiscoveredService } from '../plugins/contract.ts';
+import type { ConnectorQueryRequest, DiscoveredService, NotifyMessage } from '../plugins/contract.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
 import { NAME_PATTERN, resolveEnvRef, type ConnectorsFile } from './connectors.file.ts';
 import type { ConnectorRow, ConnectorsRepo, ConnectorStatus } from './connectors.repo.ts';
@@ -554,6 +554,51 @@ export class ConnectorService {
       }
     }
     return { ok: true, kind: r.kind, alerts: alerts.length, taken: taken as T, took_ms: took() };
+  }
+
+  // ---- notification (used by host/notify)
+
+  /** Every configured connector whose kind can `notify`, with the fault that stops one being used (null when it can). */
+  async notifiable(): Promise<Array<{ name: string; kind: string; fault: string | null }>> {
+    const rows = await this.repo.list();
+    const all = [...this.file.connectors.map((c) => this.#fromFile(c.name)!), ...rows.filter((r) => !this.isFileManaged(r.name)).map((r) => this.#fromRow(r))];
+    all.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return all
+      .filter((r) => r.type !== null && typeof r.type.plugin.notify === 'function')
+      .map((r) => ({ name: r.name, kind: r.kind, fault: r.fault ?? (r.settings === null ? 'its settings are incomplete' : null) }));
+  }
+
+  /** Whether connectors of `kind` can be notification targets. */
+  canNotify(kind: string): boolean {
+    return typeof this.kinds.get(kind)?.plugin.notify === 'function';
+  }
+
+  /**
+   * Delivers one notification through a configured connector, cut off as every call. Never
+   * throws for the plugin's sake: a throw, a bad answer, the cut-off or a connector that is gone
+   * or cannot notify is the problem, scrubbed of the connector's secrets.
+   */
+  async notify(name: string, message: NotifyMessage): Promise<{ ok: boolean; problem: string | null; kind: string | null }> {
+    const r = await this.#resolve(name).catch(() => null);
+    if (r === null) return { ok: false, problem: `no connector named ${name} is configured`, kind: null };
+    const fn = r.type?.plugin.notify;
+    if (r.fault !== null || r.type === null || r.settings === null || typeof fn !== 'function') {
+      return { ok: false, problem: clipProblem(r.fault ?? (typeof fn !== 'function' ? `connectors of kind ${r.kind} cannot notify` : 'its settings are incomplete')), kind: r.kind };
+    }
+    const secrets = this.#secretValues(r.type, r.settings);
+    const outcome = await runGuarded({
+      what: 'notification',
+      timeoutMs: cutOffMs(r.settings),
+      log: this.log.child({ connector: name, kind: r.kind }),
+      secrets,
+      settings: clone(r.settings),
+      call: (ctx) => (fn as (c: unknown, m: unknown) => unknown).call(r.type!.plugin, ctx, clone(message)),
+    });
+    if (!outcome.done) return { ok: false, problem: clipProblem(outcome.problem), kind: r.kind };
+    const v = outcome.value as { ok?: unknown; problem?: unknown } | null;
+    if (typeof v !== 'object' || v === null || typeof v.ok !== 'boolean') return { ok: false, problem: 'the notification answered something that is not {ok, problem}', kind: r.kind };
+    if (v.ok) return { ok: true, problem: null, kind: r.kind };
+    return { ok: false, problem: clipProblem(scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the notification failed without a reason', secrets)), kind: r.kind };
   }
 }
 

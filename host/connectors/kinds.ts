@@ -26,7 +26,7 @@ export interface CatalogueEntry {
   settings: SettingsSchema;
   /** The write-only fields, dotted (`password`, `auth.password`). */
   secrets: string[];
-  /** What the kind can do: always `test`; `query` and `poll_alerts` when the plugin offers them. */
+  /** What the kind can do: always `test`; `query`, `poll_alerts`, `discover` and `notify` when the plugin offers them. */
   capabilities: string[];
 }
 
@@ -78,7 +78,7 @@ export class ConnectorKinds {
         description: k.description,
         settings: k.schema,
         secrets: k.pointers.map((p) => fieldName(p).slice('settings.'.length)),
-        capabilities: ['test', ...(typeof k.plugin.query === 'function' ? ['query'] : []), ...(typeof k.plugin.pollAlerts === 'function' ? ['poll_alerts'] : []), ...(typeof k.plugin.discover === 'function' ? ['discover'] : [])],
+        capabilities: ['test', ...(typeof k.plugin.query === 'function' ? ['query'] : []), ...(typeof k.plugin.pollAlerts === 'function' ? ['poll_alerts'] : []), ...(typeof k.plugin.discover === 'function' ? ['discover'] : []), ...(typeof k.plugin.notify === 'function' ? ['notify'] : [])],
       }));
   }
 }

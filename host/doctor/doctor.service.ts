@@ -21,7 +21,7 @@ export interface DoctorCheck {
   detail: string;
 }
 
-export type ComponentName = 'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules';
+export type ComponentName = 'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications';
 
 /** One part of the install as an operator sees it: how it is and, unless fine, what to do. */
 export interface DoctorComponent {
@@ -38,7 +38,7 @@ export interface DoctorReport {
   checks: DoctorCheck[];
   /**
    * Every component with a status and a fix hint. The running service reports all of database,
-   * ledger, plugins, connectors, mail, licence, schedules; the CLI the ones it can see alone.
+   * ledger, plugins, connectors, mail, licence, schedules, notifications; the CLI the ones it can see alone.
    */
   components: DoctorComponent[];
 }
@@ -56,6 +56,16 @@ export interface LicenceSeen {
   usage: ServiceUsage | null;
   /** Services beyond the licence's limit (alerts taken in, not added to the estate or autonomy). */
   overLimit: ReadonlyArray<{ service: string }>;
+}
+
+/** What doctor reads of notification delivery (NotifyDelivery.status() fits as it is). */
+export interface NotificationsSeen {
+  recipients: readonly string[];
+  targets: readonly string[];
+  pending: number;
+  problems: ReadonlyArray<{ channel_kind: 'email' | 'target'; name: string; problem: string; at: string }>;
+  /** Why e-mail cannot be sent at all (no mail provider), or null: recipients would then never be told. */
+  mailProblem?: string | null;
 }
 
 /** The background tick of this host process. */
@@ -95,10 +105,12 @@ export interface DoctorDeps {
   mail?(): Promise<{ open: boolean; reason: string | null }>;
   licence?(): Promise<LicenceSeen>;
   schedules?(): Promise<TickSeen>;
+  /** Who is told of incidents, and recipients or targets whose last delivery failed. */
+  notifications?(): Promise<NotificationsSeen>;
 }
 
 /** What only the running service can add to doctor; the CLI reports the components it can see alone. */
-export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules'>;
+export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications'>;
 
 /** The usual deps on one database: both the host and the CLI build theirs with this. */
 export function doctorDeps(opts: {
@@ -263,6 +275,10 @@ async function runComponents(deps: DoctorDeps, first: { database: Finding; ledge
     const now = deps.clock.now().getTime();
     out.push({ name: 'schedules', ...(await attemptPart(async () => describeTick(await read(), now), 'cannot read the schedules', 'restart the service')) });
   }
+  if (deps.notifications !== undefined) {
+    const read = deps.notifications;
+    out.push({ name: 'notifications', ...(await attemptPart(async () => describeNotifications(await read()), 'cannot read the notification state', 'check the database, then GET /v1/notifications')) });
+  }
   return out;
 }
 
@@ -278,6 +294,22 @@ function describeConnectors(seen: ConnectorsSeen): Part {
   }
   if (unchecked.length > 0) return part('warn', `${counts}; not checked yet: ${unchecked.map((c) => c.name).join(', ')}`, 'check them: POST /v1/connectors/{name}/check (or `oncall connectors check <name>`)');
   return part('ok', counts);
+}
+
+function describeNotifications(seen: NotificationsSeen): Part {
+  const who = `${plural(seen.recipients.length, 'on-call recipient')}, ${plural(seen.targets.length, 'notification target')}`;
+  if (seen.recipients.length === 0 && seen.targets.length === 0) {
+    return part('warn', 'no on-call recipients are configured: nobody is told when an incident opens', 'set them: PUT /v1/settings/notifications or the Settings page (docs/notifications.md)');
+  }
+  if (seen.problems.length > 0) {
+    const list = seen.problems.map((p) => `${p.channel_kind === 'email' ? p.name : `target ${p.name}`}: ${p.problem} (${p.at})`).join('; ');
+    return part('fail', `${who}; the last delivery failed for ${list}`, 'fix the mail settings or the target (GET /v1/connectors/{name}); failed messages are retried for an hour (docs/notifications.md)');
+  }
+  if (seen.recipients.length > 0 && seen.mailProblem) {
+    return part('warn', `${who}; the recipients cannot be e-mailed: ${seen.mailProblem}`, 'configure mail: PUT /v1/settings/mail, then POST /v1/settings/mail/test (docs/mail.md)');
+  }
+  const recipientsOnly = seen.recipients.length === 0 ? part('warn', `${who}: nobody is told by e-mail`, 'add on-call recipients: PUT /v1/settings/notifications') : null;
+  return recipientsOnly ?? part('ok', `${who}; ${seen.pending} message(s) waiting`);
 }
 
 function describeMail(glass: { open: boolean; reason: string | null }): Part {

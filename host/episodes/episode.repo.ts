@@ -5,6 +5,21 @@ import type { LeafNode, QueryNode } from './query/parse.ts';
 
 export type EpisodeKind = 'incident' | 'notice';
 
+/**
+ * How an episode's outcome came about: `escalated` only once a notification to at least one
+ * recipient or target was delivered (`told` says who, `channels` who and how); while nobody has
+ * been told, `value` is null and `reason` says why (nobody to tell, messages still on their way).
+ */
+export interface OutcomeDetail {
+  value: string | null;
+  reason: string;
+  at: string;
+  /** Recipients' e-mail addresses and targets' names told of the incident, in the order they were told. */
+  told: string[];
+  /** Who and how: `{to: "ops@bank.example", how: "e-mail"}`, `{to: "pd-main", how: "pagerduty"}`. */
+  channels: Array<{ to: string; how: string }>;
+}
+
 /** One episode as stored: what the list shows. */
 export interface Episode {
   id: string;
@@ -20,6 +35,7 @@ export interface Episode {
   outcome: string;
   result: string;
   note: string | null;
+  outcome_detail: OutcomeDetail | null;
 }
 
 /** One alert of an episode, with the baseline it had when it joined. */
@@ -50,7 +66,7 @@ const CHUNK = 200;
 /** An `alert:`/`data.` term matching fewer rows than this is looked up by its index first. */
 const SELECTIVE = 2000;
 
-type Row = Omit<Episode, 'alerts' | 't_open_ms' | 't_close_ms'> & { alert_names: string; t_open_ms: number | string; t_close_ms: number | string | null };
+type Row = Omit<Episode, 'alerts' | 't_open_ms' | 't_close_ms' | 'outcome_detail'> & { alert_names: string; t_open_ms: number | string; t_close_ms: number | string | null; outcome_detail: string | null };
 const fromRow = (r: Row): Episode => ({
   id: r.id,
   kind: r.kind,
@@ -65,8 +81,10 @@ const fromRow = (r: Row): Episode => ({
   outcome: r.outcome,
   result: r.result,
   note: r.note,
+  outcome_detail: r.outcome_detail === null || r.outcome_detail === undefined ? null : (JSON.parse(r.outcome_detail) as OutcomeDetail),
 });
-const COLUMNS = ['id', 'kind', 'state', 'service', 'alert_names', 't_open', 't_open_ms', 't_close', 't_close_ms', 'decision', 'outcome', 'result', 'note'];
+const COLUMNS = ['id', 'kind', 'state', 'service', 'alert_names', 't_open', 't_open_ms', 't_close', 't_close_ms', 'decision', 'outcome', 'result', 'note', 'outcome_detail'];
+const SEVERITY_RANK: Record<string, number> = { info: 0, warning: 1, critical: 2 };
 
 /** The only code that touches `episodes`, `episode_alerts` and `episode_data`. */
 export class EpisodeRepo {
@@ -104,7 +122,26 @@ export class EpisodeRepo {
       result: e.result,
       note: e.note,
       note_lc: e.note === null ? null : e.note.toLowerCase(),
+      outcome_detail: e.outcome_detail === null ? null : JSON.stringify(e.outcome_detail),
     });
+  }
+
+  /** Sets the outcome and how it came about. */
+  async setOutcome(trx: Trx, id: string, outcome: string, detail: OutcomeDetail): Promise<void> {
+    await trx('episodes').where({ id }).update({ outcome, outcome_detail: JSON.stringify(detail) });
+  }
+
+  /** The episode locked on MySQL for the rest of `trx` (outcome changes from several hosts queue). */
+  async lock(trx: Trx, id: string): Promise<Episode | null> {
+    const q = trx('episodes').select(COLUMNS).where({ id });
+    const row = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
+    return row === undefined ? null : fromRow(row);
+  }
+
+  /** The worst severity among an episode's alerts (ended or not); `info` when it has none. */
+  async worstSeverity(trx: Trx, id: string): Promise<'critical' | 'warning' | 'info'> {
+    const rows = (await trx('episode_alerts').distinct('severity').where({ episode_id: id })) as { severity: string }[];
+    return worstOf(rows.map((r) => r.severity));
   }
 
   /** The alert names and kind after alerts joined. */
@@ -225,4 +262,11 @@ export class EpisodeRepo {
   #columns(e: Episode): { kind: string; state: string; alert_names: string } {
     return { kind: e.kind, state: e.state, alert_names: JSON.stringify(e.alerts) };
   }
+}
+
+/** The worst of some severities in the common vocabulary (an unknown value counts as `warning`). */
+export function worstOf(severities: string[]): 'critical' | 'warning' | 'info' {
+  let worst = -1;
+  for (const s of severities) worst = Math.max(worst, SEVERITY_RANK[s] ?? 1);
+  return worst >= 2 ? 'critical' : worst === 1 ? 'warning' : 'info';
 }

@@ -6,7 +6,8 @@ import { FLAP_MIN } from '../intake/firings.repo.ts';
 import type { HeldAlert, HeldRepo } from '../intake/held.repo.ts';
 import type { Logger } from '../log.ts';
 import type { Trx } from '../storage/db.ts';
-import type { Episode, EpisodeAlert, EpisodeKind, EpisodeRepo } from './episode.repo.ts';
+import type { AlertSeverity, NotifyEvent } from '../plugins/contract.ts';
+import { worstOf, type Episode, type EpisodeAlert, type EpisodeKind, type EpisodeRepo, type OutcomeDetail } from './episode.repo.ts';
 import { clip } from '../text.ts';
 
 /** Alerts that name no service are grouped under this one. */
@@ -18,9 +19,34 @@ const LISTED = 100;
 /** How soon after a push the grouping runs (pushes arriving meanwhile share the run). */
 const NUDGE_MS = 200;
 
-/** Until the investigation capability exists every new episode is escalated to people. */
-const DECISION = { decision: 'abstain', outcome: 'escalated', result: 'none' } as const;
-const DECISION_REASON = 'no investigation capability is installed yet: escalated to people without a diagnosis';
+/**
+ * Until the investigation capability exists every new incident goes to people without a
+ * diagnosis. The outcome stays empty until a notification was delivered: only then is it
+ * `escalated` (see the notify area), so an episode never claims people were told when nobody was.
+ */
+const DECISION = { decision: 'abstain', outcome: '', result: 'none' } as const;
+const DECISION_REASON = 'no investigation capability is installed yet: to be escalated to people without a diagnosis';
+/** Said when there is nobody to tell. */
+export const NOBODY_TO_TELL = 'nobody to tell: no on-call recipients or targets are set';
+const NOTICE_REASON = 'a notice (information only): nobody is paged';
+
+/** A change to an incident that people are told of. */
+export interface IncidentChange {
+  event: NotifyEvent;
+  episode: Episode;
+  severity: AlertSeverity;
+}
+
+/**
+ * Tells people of incidents: writes the messages in the same transaction as the change (an
+ * outbox), so the change and its notifications commit together or not at all.
+ */
+export interface EpisodeNotifier {
+  /** Queues the messages about `change` in `trx`; answers who they go to (empty: nobody). */
+  tell(trx: Trx, change: IncidentChange): Promise<{ to: string[] }>;
+  /** Called after a commit that queued messages: deliver them soon. */
+  nudge(): void;
+}
 
 export interface EpisodeServiceDeps {
   episodes: EpisodeRepo;
@@ -30,6 +56,8 @@ export interface EpisodeServiceDeps {
   clock: Clock;
   log: Logger;
   debounceS: number;
+  /** Who is told of incidents; absent: nobody (the outcome then says so). */
+  notifier?: EpisodeNotifier;
 }
 
 /**
@@ -45,6 +73,8 @@ export class EpisodeService {
   #timer: NodeJS.Timeout | null = null;
   #timerAt = 0;
   #stopped = false;
+  /** Messages were queued in a transaction of this pass. */
+  #queued = false;
 
   constructor(deps: EpisodeServiceDeps) {
     this.#d = deps;
@@ -108,6 +138,7 @@ export class EpisodeService {
         if (taken < BATCH) break;
       }
     }
+    this.#nudgeNotifier();
     if ((await episodes.closable()).length === 0) return this.#next(nextDue, now);
     await ledger.transact(async (trx, record) => {
       for (const id of await episodes.closable(trx)) {
@@ -116,8 +147,10 @@ export class EpisodeService {
         await episodes.close(trx, id, now);
         const duration_s = episode === null ? null : Math.round((now.getTime() - episode.t_open_ms) / SECOND);
         await record({ type: 'episode.closed', actor: 'system', reason: 'none of its alerts fire any more', trace: id, data: { service: episode?.service ?? null, duration_s, ...ended } });
+        if (episode !== null && episode.kind === 'incident') await this.#tell(trx, 'incident.closed', { ...episode, state: 'closed', t_close: now.toISOString(), t_close_ms: now.getTime() }, await episodes.worstSeverity(trx, id));
       }
     }, { headFirst: true });
+    this.#nudgeNotifier();
     this.#next(nextDue, now);
   }
 
@@ -129,9 +162,10 @@ export class EpisodeService {
   async #open(trx: Trx, record: RecordEvent, service: string, alerts: HeldAlert[], now: Date): Promise<void> {
     const members = await this.#members(trx, alerts, now);
     const first = alerts[0]!;
+    const kind = kindOf(alerts);
     const episode: Episode = {
       id: randomUUID(),
-      kind: kindOf(alerts),
+      kind,
       state: 'open',
       service,
       alerts: namesOf([], alerts),
@@ -141,6 +175,7 @@ export class EpisodeService {
       t_close_ms: null,
       ...DECISION,
       note: clip(first.summary || first.name, 1000),
+      outcome_detail: null,
     };
     await this.#d.episodes.insert(trx, episode);
     await this.#d.episodes.addAlerts(trx, episode.id, members);
@@ -152,13 +187,44 @@ export class EpisodeService {
       trace: episode.id,
       data: { service, kind: episode.kind, alerts: episode.alerts, count: alerts.length, first_fired: first.fired_at, fingerprints: listed(alerts), flapping: members.filter((m) => m.baseline.flapping).length },
     });
-    await record({ type: 'episode.decided', actor: 'system', reason: DECISION_REASON, trace: episode.id, data: { service, decision: DECISION.decision, outcome: DECISION.outcome } });
+    const to = kind === 'incident' ? await this.#tell(trx, 'incident.opened', episode, worstOf(alerts.map((a) => a.severity))) : null;
+    const detail = this.#pending(to, now);
+    await this.#d.episodes.setOutcome(trx, episode.id, DECISION.outcome, detail);
+    await record({
+      type: 'episode.decided',
+      actor: 'system',
+      reason: `${DECISION_REASON}; ${detail.reason}`,
+      trace: episode.id,
+      data: { service, decision: DECISION.decision, outcome: null, to: to ?? [] },
+    });
+  }
+
+  /** The outcome detail of an episode nobody has been told of yet: why, or who is about to be. */
+  #pending(to: string[] | null, now: Date): OutcomeDetail {
+    const reason = to === null ? NOTICE_REASON : to.length === 0 ? NOBODY_TO_TELL : `telling ${to.join(', ')}: not delivered yet`;
+    return { value: null, reason, at: now.toISOString(), told: [], channels: [] };
+  }
+
+  /** Queues the notifications of a change; answers who they go to. */
+  async #tell(trx: Trx, event: NotifyEvent, episode: Episode, severity: AlertSeverity): Promise<string[]> {
+    if (this.#d.notifier === undefined) return [];
+    const { to } = await this.#d.notifier.tell(trx, { event, episode, severity });
+    if (to.length > 0) this.#queued = true;
+    return to;
+  }
+
+  #nudgeNotifier(): void {
+    if (!this.#queued) return;
+    this.#queued = false;
+    this.#d.notifier?.nudge();
   }
 
   async #join(trx: Trx, record: RecordEvent, episode: Episode, alerts: HeldAlert[], now: Date): Promise<void> {
     const members = await this.#members(trx, alerts, now);
     const kind: EpisodeKind = episode.kind === 'incident' ? 'incident' : kindOf(alerts);
     const next: Episode = { ...episode, kind, alerts: namesOf(episode.alerts, alerts) };
+    const before = await this.#d.episodes.worstSeverity(trx, episode.id);
+    const after = worstOf([before, ...alerts.map((a) => a.severity)]);
     await this.#d.episodes.addAlerts(trx, episode.id, members);
     await this.#d.episodes.update(trx, next);
     await this.#d.held.setEpisode(trx, alerts.map((a) => a.fingerprint), episode.id);
@@ -169,6 +235,15 @@ export class EpisodeService {
       trace: episode.id,
       data: { service: episode.service, kind, count: alerts.length, alerts: namesOf([], alerts), fingerprints: listed(alerts) },
     });
+    if (episode.kind === 'notice' && kind === 'incident') {
+      // A notice became an incident: people hear of it now, as of an incident opening.
+      const to = await this.#tell(trx, 'incident.opened', next, after);
+      const detail = this.#pending(to, now);
+      await this.#d.episodes.setOutcome(trx, episode.id, DECISION.outcome, detail);
+      await record({ type: 'episode.decided', actor: 'system', reason: `the notice became an incident: ${DECISION_REASON}; ${detail.reason}`, trace: episode.id, data: { service: episode.service, decision: DECISION.decision, outcome: null, to } });
+    } else if (kind === 'incident' && SEVERITY_RANK[after] > SEVERITY_RANK[before]) {
+      await this.#tell(trx, 'incident.escalated', next, after);
+    }
   }
 
   async #members(trx: Trx, alerts: HeldAlert[], now: Date): Promise<(EpisodeAlert & { labels: Record<string, string> })[]> {
@@ -190,6 +265,8 @@ export class EpisodeService {
     });
   }
 }
+
+const SEVERITY_RANK: Record<AlertSeverity, number> = { info: 0, warning: 1, critical: 2 };
 
 /** An episode is an incident when any of its alerts is more than information. */
 function kindOf(alerts: HeldAlert[]): EpisodeKind {

@@ -262,3 +262,65 @@ export interface ConnectorCapabilities {
    */
   discover?(ctx: ConnectorContext): Promise<DiscoveryResult> | DiscoveryResult;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Notification (plugin API 1.x, backwards-compatible: optional, declared by merging into
+// ConnectorCapabilities, so connectors without it keep loading and working).
+// ---------------------------------------------------------------------------------------------
+
+/** What happened to an incident: the reason a notification is sent. */
+export type NotifyEvent = 'incident.opened' | 'incident.closed' | 'incident.escalated';
+
+/** The incident a notification tells of, as the host describes it to every notification target. */
+export interface NotifyEpisode {
+  /** The episode's id: stable from opening to closing, so a target can de-duplicate on it. */
+  id: string;
+  /** The service the incident is about (`unknown` when the alerts name none). */
+  service: string;
+  /** The worst severity among the incident's alerts. */
+  severity: AlertSeverity;
+  /** When the incident opened (ISO 8601). */
+  t_open: string;
+  /** The names of its alerts (at most 100). */
+  alerts: string[];
+  /** The episode's outcome when the message was written (`escalated`, ...), or null while there is none. */
+  outcome: string | null;
+  /** The episode's page in the console, or null when the install has no SERVICE_PUBLIC_URL. */
+  url: string | null;
+}
+
+/** One notification: what a target is asked to deliver. The host retries it until it is delivered or 1 hour has passed. */
+export interface NotifyMessage {
+  /** What happened. */
+  event: NotifyEvent;
+  /** The incident it happened to. */
+  episode: NotifyEpisode;
+  /** When this attempt was made (ISO 8601); a retry carries a newer time. */
+  sent_at: string;
+}
+
+/** What a connector's `notify` answers: a failure is data, as for `test`. */
+export interface NotifyResult {
+  /** True when the outside system accepted the message (a 2xx, an API's "accepted"). */
+  ok: boolean;
+  /** Null when `ok`; otherwise why not, in words a person can act on. Never a secret. */
+  problem: string | null;
+}
+
+export interface ConnectorCapabilities {
+  /**
+   * Delivers one notification about an incident to the system (a webhook, a paging service, a
+   * chat tool). Its presence makes the kind a **notification target**: the catalogue lists the
+   * capability `notify`, and `PUT /v1/settings/notifications` accepts connectors of the kind
+   * as `targets`.
+   *
+   * The one capability that changes something outside: it sends a message, and nothing else.
+   * The host calls it from its delivery worker, at least once per message (a host that stops
+   * between sending and recording may send a message again), so a target should let the
+   * receiver de-duplicate (the episode id and the event identify a message). Answer
+   * `{ok: false, problem}` (or throw) when the system did not accept the message: the host
+   * retries with backoff (30 s, then doubling) for at least 1 hour before giving up. Cut off
+   * like every call (15 s, or `timeout_s` when lower; `ctx.signal` says when).
+   */
+  notify?(ctx: ConnectorContext, message: NotifyMessage): Promise<NotifyResult> | NotifyResult;
+}

@@ -182,6 +182,8 @@ export interface EpisodeSummary {
   outcome: string;
   result: string;
   note: string | null;
+  /** How the outcome came about: who was told and how, or why nobody was (docs/notifications.md). */
+  outcome_detail?: { value: string | null; reason: string; at: string; told: string[]; channels: Array<{ to: string; how: string }> } | null;
 }
 export interface EpisodePage { episodes: EpisodeSummary[]; more: boolean; cursor: string | null }
 export interface Baseline { first_seen: string; last_seen: string; firings_7d: number; firings_30d: number; flapping: boolean }
@@ -391,7 +393,33 @@ export interface MailSettings {
   smtp_security?: 'starttls' | 'ssl' | 'none';
 }
 
+/** The on-call recipients and notification targets (docs/notifications.md). */
+export interface NotifySettings {
+  recipients: string[];
+  targets: string[];
+  version: number;
+  updated_at: string | null;
+  updated_by: string | null;
+}
+export interface ChannelState { channel_kind: 'email' | 'target'; name: string; ok: boolean; last_problem: string | null; last_attempt_at: string; last_ok_at: string | null }
+export interface NotifyStatus {
+  recipients: string[];
+  targets: string[];
+  nobody: string | null;
+  pending: number;
+  channels: Array<{ channel_kind: 'email' | 'target'; name: string; state: ChannelState | null }>;
+  problems: Array<{ channel_kind: 'email' | 'target'; name: string; problem: string; at: string }>;
+}
+export interface DoctorComponent { name: string; status: 'ok' | 'warn' | 'fail'; detail: string; fix: string | null }
+export interface DoctorReport { ok: boolean; checked_at: string; checks: Array<{ name: string; ok: boolean; level: 'ok' | 'warn' | 'fail'; detail: string }>; components: DoctorComponent[] }
+
 export const settingsApi = {
+  notifySettings: () => call<NotifySettings>('GET', '/v1/settings/notifications'),
+  /** `version` makes a change since the settings were read a 409 `version_conflict`. */
+  saveNotifySettings: (s: { recipients: string[]; targets: string[]; version?: number }) => call<NotifySettings>('PUT', '/v1/settings/notifications', s),
+  notifications: () => call<NotifyStatus>('GET', '/v1/notifications'),
+  doctor: () => call<DoctorReport>('GET', '/v1/doctor'),
+
   catalogue: () => call<{ kinds: ConnectorKind[] }>('GET', '/v1/connectors/catalogue'),
   connectors: () => call<ConnectorList>('GET', '/v1/connectors'),
   /** Nothing is saved; with `name` of a saved connector, blank secrets are taken from it. */

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto';
+import { HOUR, MINUTE, SECOND, type Clock } from '../clock.ts';
+import type { EpisodeRepo, OutcomeDetail } from '../episodes/episode.repo.ts';
+import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Logger } from '../log.ts';
+import type { NotifyMessage } from '../plugins/contract.ts';
+import type { Trx } from '../storage/db.ts';
+import { incidentMail } from './message.ts';
+import type { NotifySettingsRepo } from './notify-settings.repo.ts';
+import type { ChannelKind, ChannelState, Delivery, OutboxRepo } from './outbox.repo.ts';
+
+/** The first retry waits this long; each later one twice as long as the one before. */
+export const FIRST_RETRY_MS = 30 * SECOND;
+/** A delivery is given up only once it has failed for at least this long. */
+export const GIVE_UP_AFTER_MS = HOUR;
+/** How long one host holds a delivery it is sending (longer than any send may take). */
+export const LEASE_MS = 2 * MINUTE;
+/** Deliveries taken per pass. */
+const BATCH = 20;
+/** How soon after a nudge the worker runs (nudges meanwhile share the run). */
+const NUDGE_MS = 50;
+
+/** The wait before attempt `n + 1` after attempt `n` failed: 30 s, 1, 2, 4, 8, 16, 32 minutes... */
+export function retryDelayMs(attempts: number): number {
+  return FIRST_RETRY_MS * 2 ** Math.max(0, attempts - 1);
+}
+
+export interface DeliveryDeps {
+  outbox: OutboxRepo;
+  settings: NotifySettingsRepo;
+  episodes: EpisodeRepo;
+  /** Sends one e-mail (the MailService): never throws, answers why not. */
+  mail: { send(to: string, subject: string, text: string): Promise<{ ok: true } | { ok: false; reason: string }> };
+  /** Delivers through a notification target (the ConnectorService): never throws. */
+  targets: { notify(name: string, message: NotifyMessage): Promise<{ ok: boolean; problem: string | null; kind: string | null }> };
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+}
+
+/** How delivery goes: GET /v1/notifications, the doctor and the Home page read it. */
+export interface NotifyStatus {
+  recipients: string[];
+  targets: string[];
+  /** Null when somebody is set to be told; else why nobody would be. */
+  nobody: string | null;
+  /** Messages waiting to be delivered (first attempt or retry). */
+  pending: number;
+  /** The last attempt to reach each configured recipient and target (null: never tried yet). */
+  channels: Array<{ channel_kind: ChannelKind; name: string; state: ChannelState | null }>;
+  /** Configured recipients and targets whose last attempt failed. */
+  problems: Array<{ channel_kind: ChannelKind; name: string; problem: string; at: string }>;
+}
+
+/**
+ * The delivery worker: takes due messages from the outbox under a lease (so two host processes
+ * never send one twice), sends them, and records each attempt: `outcome.notified` on success,
+ * `outcome.notify_attempt_failed` with the next attempt's time on failure, and
+ * `outcome.notify_failed` when a message has failed for an hour. The first message delivered
+ * about an incident's opening or escalation makes the episode's outcome `escalated`, saying who
+ * was told and how. Runs on the app's tick and soon after a nudge.
+ */
+export class NotifyDelivery {
+  readonly #d: DeliveryDeps;
+  /** This process's name on the leases it takes. */
+  readonly holder = `notify-${randomUUID()}`;
+  #running: Promise<void> = Promise.resolve();
+  #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+
+  constructor(deps: DeliveryDeps) {
+    this.#d = deps;
+  }
+
+  /** Asks for a run soon; many nudges in a row make one run. */
+  nudge(): void {
+    if (this.#stopped || this.#timer !== null) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.run().catch((err: unknown) => this.#d.log.error({ err, component: 'notify' }, 'delivering notifications failed'));
+    }, NUDGE_MS);
+    this.#timer.unref();
+  }
+
+  /** One pass over the due messages; passes of this process never overlap. */
+  run(): Promise<void> {
+    const run = this.#running.then(() => (this.#stopped ? undefined : this.#pass()));
+    this.#running = run.catch(() => undefined);
+    return run;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+
+  async status(): Promise<NotifyStatus> {
+    const [settings, pending, states] = await Promise.all([this.#d.settings.get(), this.#d.outbox.pending(), this.#d.outbox.channels()]);
+    const byKey = new Map(states.map((s) => [`${s.channel_kind}:${s.name}`, s]));
+    const channels = [
+      ...settings.recipients.map((name) => ({ channel_kind: 'email' as const, name, state: byKey.get(`email:${name}`) ?? null })),
+      ...settings.targets.map((name) => ({ channel_kind: 'target' as const, name, state: byKey.get(`target:${name}`) ?? null })),
+    ];
+    const problems = channels
+      .filter((c) => c.state !== null && !c.state.ok)
+      .map((c) => ({ channel_kind: c.channel_kind, name: c.name, problem: c.state!.last_problem ?? 'the last attempt failed', at: c.state!.last_attempt_at }));
+    const nobody = channels.length === 0 ? 'no on-call recipients or targets are set' : null;
+    return { recipients: settings.recipients, targets: settings.targets, nobody, pending, channels, problems };
+  }
+
+  async #pass(): Promise<void> {
+    for (;;) {
+      const now = this.#d.clock.now().getTime();
+      const due = await this.#d.outbox.due(now, BATCH);
+      const mine: Delivery[] = [];
+      for (const d of due) if (await this.#d.outbox.claim(d.id, this.holder, now, now + LEASE_MS)) mine.push(d);
+      await Promise.all(mine.map((d) => this.#deliver(d)));
+      if (due.length < BATCH || mine.length === 0) return;
+    }
+  }
+
+  async #deliver(d: Delivery): Promise<void> {
+    const message: NotifyMessage = { event: d.event, episode: d.episode, sent_at: this.#d.clock.now().toISOString() };
+    let ok = false;
+    let problem: string | null = null;
+    let how = 'e-mail';
+    try {
+      if (d.channel_kind === 'email') {
+        const { subject, text } = incidentMail(message);
+        const r = await this.#d.mail.send(d.channel, subject, text);
+        ok = r.ok;
+        problem = r.ok ? null : `the e-mail was not sent: ${r.reason}`;
+      } else {
+        const r = await this.#d.targets.notify(d.channel, message);
+        ok = r.ok;
+        problem = r.problem;
+        how = r.kind ?? 'unknown kind';
+      }
+    } catch (e) {
+      problem = `unexpected error: ${e instanceof Error ? e.message : String(e)}`;
+    }
+    if (!ok) this.#d.log.warn({ component: 'notify', delivery: d.id, episode: d.episode_id, event: d.event, channel: d.channel_kind, to: d.channel, attempt: d.attempts + 1 }, problem ?? 'failed without a reason');
+    try {
+      await this.#finish(d, ok, problem ?? 'failed without a reason', how);
+    } catch (err) {
+      // The lease runs out and the message is tried again: at least once, never lost.
+      this.#d.log.error({ err, component: 'notify', delivery: d.id }, 'could not record a notification attempt');
+    }
+  }
+
+  async #finish(d: Delivery, ok: boolean, problem: string, how: string): Promise<void> {
+    const { outbox, ledger, clock } = this.#d;
+    const now = clock.now();
+    const at = now.toISOString();
+    const attempts = d.attempts + 1;
+    const who = { episode: d.episode_id, event: d.event, channel: d.channel_kind, to: d.channel, kind: d.channel_kind === 'email' ? 'email' : how, attempt: attempts };
+    const label = d.channel_kind === 'email' ? `${d.channel} by e-mail` : `${d.channel} (${how})`;
+    await ledger.transact(async (trx, record) => {
+      // Another host took the message over after this one's lease ran out: it records the outcome.
+      if ((await outbox.held(trx, d.id, this.holder)) === null) return;
+      const before = await outbox.channel(trx, d.channel_kind, d.channel);
+      if (ok) {
+        await outbox.finish(trx, d.id, 'sent', attempts, null, at);
+        await outbox.putChannel(trx, { channel_kind: d.channel_kind, name: d.channel, ok: true, last_problem: null, last_attempt_at: at, last_ok_at: at });
+        const escalated = d.event === 'incident.closed' ? false : await this.#told(trx, d, how, at);
+        await record({ type: 'outcome.notified', actor: 'system', reason: `${d.event}: told ${label}`, trace: d.episode_id, data: { ...who, ...(escalated ? { episode_outcome: 'escalated' } : {}) } });
+        return;
+      }
+      await outbox.putChannel(trx, { channel_kind: d.channel_kind, name: d.channel, ok: false, last_problem: problem, last_attempt_at: at, last_ok_at: before?.last_ok_at ?? null });
+      if (now.getTime() - d.created_ms >= GIVE_UP_AFTER_MS) {
+        await outbox.finish(trx, d.id, 'failed', attempts, problem, at);
+        const minutes = Math.round((now.getTime() - d.created_ms) / MINUTE);
+        await record({ type: 'outcome.notify_failed', actor: 'system', reason: `${d.event}: could not tell ${label} after ${attempts} attempts over ${minutes} min: ${problem}`.slice(0, 4000), trace: d.episode_id, data: { ...who, attempts, problem, since: d.created_at } });
+        if (d.event !== 'incident.closed') await this.#gaveUp(trx, d, label, problem, attempts, minutes, at);
+        return;
+      }
+      const nextMs = now.getTime() + retryDelayMs(attempts);
+      await outbox.retryAt(trx, d.id, attempts, problem, nextMs);
+      await record({ type: 'outcome.notify_attempt_failed', actor: 'system', reason: `${d.event}: attempt ${attempts} to tell ${label} failed: ${problem}`.slice(0, 4000), trace: d.episode_id, data: { ...who, problem, next_at: new Date(nextMs).toISOString() } });
+    }, { headFirst: true });
+  }
+
+  /** Makes the episode's outcome `escalated` (first delivery) or adds who else was told; answers whether it changed to escalated now. */
+  async #told(trx: Trx, d: Delivery, how: string, at: string): Promise<boolean> {
+    const episode = await this.#d.episodes.lock(trx, d.episode_id);
+    if (episode === null) return false;
+    const prior = episode.outcome === 'escalated' ? episode.outcome_detail : null;
+    const channels = [...(prior?.channels ?? [])];
+    if (!channels.some((c) => c.to === d.channel)) channels.push({ to: d.channel, how: d.channel_kind === 'email' ? 'e-mail' : how });
+    const detail: OutcomeDetail = {
+      value: 'escalated',
+      reason: `escalated to people without a diagnosis: told ${channels.map((c) => (c.how === 'e-mail' ? `${c.to} by e-mail` : `${c.to} through ${c.how}`)).join(', ')}`,
+      at: prior?.at ?? at,
+      told: channels.map((c) => c.to),
+      channels,
+    };
+    if (prior !== null && prior.told.length === detail.told.length) return false;
+    await this.#d.episodes.setOutcome(trx, d.episode_id, 'escalated', detail);
+    return prior === null;
+  }
+
+  /** Nobody has been told yet and one message was given up: the episode says so plainly. */
+  async #gaveUp(trx: Trx, d: Delivery, label: string, problem: string, attempts: number, minutes: number, at: string): Promise<void> {
+    const episode = await this.#d.episodes.lock(trx, d.episode_id);
+    if (episode === null || episode.outcome === 'escalated') return;
+    const reason = `nobody told yet: could not tell ${label} after ${attempts} attempts over ${minutes} min (${problem})`.slice(0, 2000);
+    await this.#d.episodes.setOutcome(trx, d.episode_id, episode.outcome, { value: null, reason, at, told: [], channels: [] });
+  }
+}
+

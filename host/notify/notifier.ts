@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { EpisodeNotifier, IncidentChange } from '../episodes/episode.service.ts';
+import type { NotifyEpisode } from '../plugins/contract.ts';
+import type { Trx } from '../storage/db.ts';
+import type { NotifySettingsRepo } from './notify-settings.repo.ts';
+import type { ChannelKind, OutboxRepo } from './outbox.repo.ts';
+
+/** One recipient or target a message goes to. */
+export interface Channel {
+  channel_kind: ChannelKind;
+  /** An e-mail address or a connector name. */
+  channel: string;
+}
+
+/**
+ * Who is told of a new incident. Today: the install's on-call recipients and targets
+ * (`/v1/settings/notifications`). This is the seam where, once the estate exists, the
+ * service's owner and approvers join them (by the episode's service).
+ */
+export interface Audience {
+  of(trx: Trx, episode: IncidentChange['episode']): Promise<Channel[]>;
+}
+
+/** The on-call recipients and targets of the install, whatever the service. */
+export class OnCallAudience implements Audience {
+  readonly #settings: NotifySettingsRepo;
+
+  constructor(settings: NotifySettingsRepo) {
+    this.#settings = settings;
+  }
+
+  async of(trx: Trx): Promise<Channel[]> {
+    const s = await this.#settings.get(trx);
+    return [...s.recipients.map((r) => ({ channel_kind: 'email' as const, channel: r })), ...s.targets.map((t) => ({ channel_kind: 'target' as const, channel: t }))];
+  }
+}
+
+/**
+ * Writes the messages about incidents into the outbox, inside the episode's own transaction.
+ * An opening goes to the audience; an escalation and the close go to whoever was told of the
+ * opening (so PagerDuty resolves what it triggered, and nobody hears of a close out of the blue).
+ */
+export class Notifier implements EpisodeNotifier {
+  readonly #outbox: OutboxRepo;
+  readonly #audience: Audience;
+  readonly #clock: Clock;
+  readonly #publicUrl: string | null;
+  readonly #nudge: () => void;
+
+  constructor(deps: { outbox: OutboxRepo; audience: Audience; clock: Clock; publicUrl: string | null; nudge: () => void }) {
+    this.#outbox = deps.outbox;
+    this.#audience = deps.audience;
+    this.#clock = deps.clock;
+    this.#publicUrl = deps.publicUrl;
+    this.#nudge = deps.nudge;
+  }
+
+  async tell(trx: Trx, change: IncidentChange): Promise<{ to: string[] }> {
+    const e = change.episode;
+    const channels = change.event === 'incident.opened' ? await this.#audience.of(trx, e) : await this.#outbox.channelsOf(trx, e.id);
+    const now = this.#clock.now();
+    const episode: NotifyEpisode = {
+      id: e.id,
+      service: e.service,
+      severity: change.severity,
+      t_open: e.t_open,
+      alerts: e.alerts,
+      outcome: e.outcome === '' ? null : e.outcome,
+      url: this.#publicUrl === null ? null : `${this.#publicUrl}/episodes/${encodeURIComponent(e.id)}`,
+    };
+    for (const c of channels) {
+      await this.#outbox.add(trx, { id: randomUUID(), episode_id: e.id, event: change.event, ...c, episode, created_at: now.toISOString(), created_ms: now.getTime(), next_ms: now.getTime() });
+    }
+    return { to: channels.map((c) => c.channel) };
+  }
+
+  nudge(): void {
+    this.#nudge();
+  }
+}
