@@ -8,6 +8,15 @@ import type { Checkpoint, LedgerRepo } from './ledger.repo.ts';
 export const CHECKPOINT_EVERY_EVENTS = 1000;
 export const CHECKPOINT_EVERY_MS = 60_000;
 export const CHECKPOINT_FILE = 'ledger-checkpoints.jsonl';
+/**
+ * The most consecutive seqs verify accepts without a checkpoint, between two checkpoints or
+ * after the last one (`checkpoint_missing` beyond it). The count rule checkpoints the head of
+ * the first commit at least 1,000 events past the last checkpoint, and a commit carries at most
+ * 1,000 events, so a running host leaves at most 1,999. A host that dies between a commit and
+ * its checkpoint writes it when it starts again; when it does not come back, another host's next
+ * commit (at most 1,000 more) does it: at most 2,999. Three intervals hold every healthy case.
+ */
+export const CHECKPOINT_MAX_GAP = 3 * CHECKPOINT_EVERY_EVENTS;
 
 /** A checkpoint as a line of the file: also names the key that signed it. */
 export interface FileCheckpoint extends Checkpoint {
@@ -21,7 +30,8 @@ export function checkpointMessage(cp: Pick<Checkpoint, 'seq' | 'hash' | 'at'>): 
 /**
  * Writes a signed `{seq, hash, at}` of the chain head to the database and appends it to a file
  * in the data directory, every 1,000 events or 60 s (whichever first, and only when the head
- * moved). Verify compares the chain with both, which catches a truncated or rewritten chain.
+ * moved). Verify compares the chain with both, which catches a truncated or rewritten chain, and
+ * reports a stretch without checkpoints (both copies removed).
  */
 export class Checkpointer {
   #last: { seq: number; atMs: number } | null = null;
@@ -37,6 +47,11 @@ export class Checkpointer {
     this.identity = identity;
     this.clock = clock;
     this.file = path.join(dataDir, CHECKPOINT_FILE);
+  }
+
+  /** Resolves when every checkpoint asked for so far is written (or has failed). */
+  async idle(): Promise<void> {
+    await this.#chain;
   }
 
   /**
