@@ -139,7 +139,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   const ledgerRepo = new LedgerRepo(db);
   const ledger = new Ledger(ledgerRepo, clock);
-  const checkpoints = new Checkpointer(ledgerRepo, identity, clock, config.dataDir);
+  const checkpoints = new Checkpointer(ledgerRepo, identity, clock, config.dataDir, log);
   ledger.onCommit((head) => {
     checkpoints.maybeWrite(head).catch((err: unknown) => log.error({ err }, 'checkpoint failed'));
   });
@@ -163,7 +163,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   );
   const modes = (modeRef.modes = new ModeService(licences, people, installRepo, ledger));
   const bootstrap = new BootstrapService(people, installRepo, new MailSettingsRepo(settings, cipher), modes, ledger, clock);
-  const status = new StatusService(identity, licences, modes, people, ledger);
+  const status = new StatusService(identity, licences, modes, people, ledger, checkpoints);
   const guard = new Guard(tokens, () => modes.current(), clock);
 
   const server = createServer(log);

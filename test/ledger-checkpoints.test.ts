@@ -1,8 +1,8 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import test from 'ava';
-import { CHECKPOINT_EVERY_EVENTS, CHECKPOINT_FILE } from '../host/ledger/checkpoints.ts';
+import { CHECKPOINT_EVERY_EVENTS, CHECKPOINT_FILE, CHECKPOINT_LOG_MESSAGE, checkpointMessage } from '../host/ledger/checkpoints.ts';
 import { entryHash, entryText, GENESIS_HASH, type ChainHead, type StoredEntry } from '../host/ledger/entry.ts';
-import { startApp, type TestApp } from './helpers/app.ts';
+import { ADMIN_TOKEN, INGEST_TOKEN, startApp, type TestApp } from './helpers/app.ts';
 import { oncall, json } from './helpers/cli.ts';
 
 /**
@@ -145,12 +145,42 @@ test('a host that stopped between a commit and its checkpoint writes that checkp
   t.like(await second.app.verifyLedger(), { ok: true, checkpoint: { seq: 2999 }, problem: null });
 });
 
+test('each checkpoint is logged at info as "ledger checkpoint" with seq, hash, at, signature and key, and nothing secret', async (t) => {
+  const ta = await startApp(t);
+  await appendMany(ta, 2_000);
+  const lines = ta.logs.map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.msg === CHECKPOINT_LOG_MESSAGE);
+  t.is(lines.length, 2);
+  const stored = (await ta.app.db('ledger_checkpoints').select('seq', 'hash', 'at', 'signature').orderBy('seq')) as Array<{ seq: number; hash: string; at: string; signature: string }>;
+  for (const [i, line] of lines.entries()) {
+    t.is(line.level, 30, 'info');
+    t.deepEqual(line.ledger_checkpoint, { ...stored[i], seq: Number(stored[i]!.seq), key: ta.app.identity.fingerprint });
+    t.true(ta.app.identity.verify(checkpointMessage(line.ledger_checkpoint), line.ledger_checkpoint.signature), 'the logged signature verifies');
+    t.deepEqual(Object.keys(line).sort(), ['hostname', 'ledger_checkpoint', 'level', 'msg', 'name', 'pid', 'time', 'v']);
+  }
+  const raw = ta.logs.filter((l) => l.includes(CHECKPOINT_LOG_MESSAGE)).join('\n');
+  const install = (await ta.app.db('install').first()) as Record<string, unknown>;
+  const secrets = [ADMIN_TOKEN, INGEST_TOKEN, readFileSync(`${ta.store.dataDir}/secret.key`, 'utf8').trim(), String(install.signing_private_key), 'PRIVATE KEY'];
+  for (const secret of secrets) t.false(raw.includes(secret), 'no token, secret key or private key in a checkpoint line');
+});
+
+test('GET /v1/status shows the latest checkpoint beside the ledger head, and null before the first', async (t) => {
+  const ta = await startApp(t);
+  const before = await ta.call('GET', '/v1/status', { token: null });
+  t.is(before.status, 200);
+  t.is(before.body.ledger_checkpoint, null);
+  await appendMany(ta, 1_200);
+  const after = await ta.call('GET', '/v1/status', { token: null });
+  const cp = (await ta.app.db('ledger_checkpoints').where({ seq: 1000 }).first()) as { hash: string; at: string };
+  t.deepEqual(after.body.ledger_checkpoint, { seq: 1000, hash: cp.hash, at: cp.at });
+  t.is(after.body.ledger_head.seq, 1200);
+});
+
 test('an auditor\'s head kept elsewhere (seq and hash) verifies while the chain holds it, and fails once the chain is rewritten', async (t) => {
   t.timeout(60_000);
   const ta = await startApp(t);
   await appendMany(ta, 1_500);
-  // The auditor's copy of a head, noted at some point.
-  const logged = { seq: 1000, hash: ((await ta.app.db('ledger_events').where({ seq: 1000 }).first()) as StoredEntry).hash };
+  // The auditor's copy: the logged checkpoint line, as shipped to the journal.
+  const logged = ta.logs.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.msg === CHECKPOINT_LOG_MESSAGE)!.ledger_checkpoint as { seq: number; hash: string };
   t.is(logged.seq, 1000);
   const query = `/v1/ledger/verify?expect_seq=${logged.seq}&expect_hash=${logged.hash}`;
 
