@@ -16,7 +16,7 @@ const fileLines = (ta: TestApp) => readFileSync(`${ta.store.dataDir}/${CHECKPOIN
  * seen from either. Always on MariaDB, since SQLite has no second host.
  */
 await mariadbTest('two hosts on one database, each with its own checkpoint file, leave checkpoints that verify from either host', async (t) => {
-  t.timeout(120_000);
+  t.timeout(300_000);
   const name = `t_${randomBytes(6).toString('hex')}`;
   await withServer(MARIADB_URL, (db) => db.raw(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`));
   const url = new URL(MARIADB_URL);
