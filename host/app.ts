@@ -280,6 +280,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       await episodes.stop();
       await signIn.idle();
+      // Checkpoints the last commits made due are written before the database goes.
+      await checkpoints.idle();
       await ledgerRepo.close();
       await db.destroy();
     },

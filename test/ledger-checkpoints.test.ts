@@ -145,6 +145,17 @@ test('a host that stopped between a commit and its checkpoint writes that checkp
   t.like(await second.app.verifyLedger(), { ok: true, checkpoint: { seq: 2999 }, problem: null });
 });
 
+test('a host stopped right after a commit writes the checkpoint that commit made due before it closes the database', async (t) => {
+  const first = await startApp(t, { keepStore: true });
+  t.teardown(() => first.store.cleanup());
+  await Promise.all(Array.from({ length: CHECKPOINT_EVERY_EVENTS }, (_, i) => first.app.ledger.append({ type: 'human.test', actor: 'tester', reason: `event ${i}` })));
+  await first.app.close();
+  t.false(first.logs.some((l) => l.includes('checkpoint failed')), 'no checkpoint write outlived the database');
+  t.deepEqual(fileLines(first).map((l) => l.seq), [1000]);
+  const second = await startApp(t, { store: first.store, clock: first.clock });
+  t.deepEqual(await dbCheckpointSeqs(second), [1000]);
+});
+
 test('each checkpoint is logged at info as "ledger checkpoint" with seq, hash, at, signature and key, and nothing secret', async (t) => {
   const ta = await startApp(t);
   await appendMany(ta, 2_000);
