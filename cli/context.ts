@@ -7,7 +7,7 @@ import { InstallRepo } from '../host/install/install.repo.ts';
 import { CHECKPOINT_FILE } from '../host/ledger/checkpoints.ts';
 import { LedgerRepo } from '../host/ledger/ledger.repo.ts';
 import { isStorageFailure } from '../host/ledger/ledger.service.ts';
-import { verifyChain, type VerifyReport } from '../host/ledger/verify.ts';
+import { verifyChain, type VerifyOptions, type VerifyReport } from '../host/ledger/verify.ts';
 import { SecretCipher } from '../host/secrets/cipher.ts';
 import { openDb, type Db } from '../host/storage/db.ts';
 import { CliProblem, EXIT_FAILED, EXIT_USAGE } from './base.ts';
@@ -23,7 +23,7 @@ export interface CliContext {
   /** The install's identity; a `not_started` problem when the service never ran here. */
   identity(): Promise<InstallIdentity>;
   /** The same chain verification GET /v1/ledger/verify runs. */
-  verifyLedger(): Promise<VerifyReport>;
+  verifyLedger(opts?: VerifyOptions): Promise<VerifyReport>;
 }
 
 /**
@@ -44,7 +44,7 @@ export async function withContext<T>(config: Config, fn: (ctx: CliContext) => Pr
     db,
     installs,
     identity: () => (identity ??= openIdentity(config, db, installs)),
-    verifyLedger: async () => verifyChain(new LedgerRepo(db), await ctx.identity(), path.join(config.dataDir, CHECKPOINT_FILE)),
+    verifyLedger: async (opts) => verifyChain(new LedgerRepo(db), await ctx.identity(), path.join(config.dataDir, CHECKPOINT_FILE), opts),
   };
   try {
     return await fn(ctx);

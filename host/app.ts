@@ -27,7 +27,7 @@ import { Checkpointer } from './ledger/checkpoints.ts';
 import { LedgerRepo } from './ledger/ledger.repo.ts';
 import { ledgerRoutes } from './ledger/ledger.routes.ts';
 import { Ledger } from './ledger/ledger.service.ts';
-import { verifyChain, type VerifyReport } from './ledger/verify.ts';
+import { verifyChain, type VerifyOptions, type VerifyReport } from './ledger/verify.ts';
 import { LicenceRepo } from './licence/licence.repo.ts';
 import { LicenceCheck, LicenceCheckRepo } from './licence/licence-check.ts';
 import { LicenceLimitsRepo, ServiceLimits } from './licence/licence-limits.ts';
@@ -121,7 +121,7 @@ export interface App {
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
   readonly adminTokenToPrint: string | null;
-  verifyLedger(): Promise<VerifyReport>;
+  verifyLedger(opts?: VerifyOptions): Promise<VerifyReport>;
   /** The periodic work; tests call it after moving the clock. */
   tick(): Promise<void>;
   listen(port?: number, host?: string): Promise<number>;
@@ -148,11 +148,14 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   const ledgerRepo = new LedgerRepo(db);
   const ledger = new Ledger(ledgerRepo, clock);
-  const checkpoints = new Checkpointer(ledgerRepo, identity, clock, config.dataDir);
+  const checkpoints = new Checkpointer(ledgerRepo, identity, clock, config.dataDir, log);
   ledger.onCommit((head) => {
     checkpoints.maybeWrite(head).catch((err: unknown) => log.error({ err }, 'checkpoint failed'));
   });
-  const verifyLedger = () => verifyChain(ledgerRepo, identity, checkpoints.file);
+  // A checkpoint the last run owed (it stopped between a commit and its checkpoint) is written
+  // before anything else is appended: verify counts on it (CHECKPOINT_MAX_GAP).
+  await checkpoints.maybeWrite().catch((err: unknown) => log.error({ err }, 'checkpoint failed'));
+  const verifyLedger = (opts?: VerifyOptions) => verifyChain(ledgerRepo, identity, checkpoints.file, opts);
 
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
   for (const b of plugins.broken) {
@@ -169,7 +172,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   );
   const modes = (modeRef.modes = new ModeService(licences, people, installRepo, ledger));
   const bootstrap = new BootstrapService(people, installRepo, new MailSettingsRepo(settings, cipher), modes, ledger, clock);
-  const status = new StatusService(identity, licences, modes, people, ledger);
+  const status = new StatusService(identity, licences, modes, people, ledger, checkpoints);
   const guard = new Guard(tokens, () => modes.current(), clock);
 
   const server = createServer(log);
@@ -310,6 +313,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await episodes.stop();
       await notifications.stop();
       await signIn.idle();
+      // Checkpoints the last commits made due are written before the database goes.
+      await checkpoints.idle();
       await ledgerRepo.close();
       await db.destroy();
     },

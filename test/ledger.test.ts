@@ -63,7 +63,7 @@ test('verify answers ok with the head on an intact chain, and on an empty one', 
   const ta = await startApp(t);
   const empty = await ta.call('GET', '/v1/ledger/verify');
   t.is(empty.status, 200);
-  t.deepEqual(empty.body, { ok: true, checked: 0, first_bad_seq: null, head: { seq: 0, hash: GENESIS_HASH }, checkpoint: null, problem: null });
+  t.deepEqual(empty.body, { ok: true, checked: 0, first_bad_seq: null, head: { seq: 0, hash: GENESIS_HASH }, checkpoint: null, problem: null, range: null, expected: null });
   await appendN(ta, 5);
   const res = await ta.call('GET', '/v1/ledger/verify');
   t.is(res.body.ok, true);

@@ -1,13 +1,27 @@
 import { appendFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.ts';
+import { AppError } from '../errors.ts';
 import type { InstallIdentity } from '../install/identity.ts';
+import type { Logger } from '../log.ts';
 import { canonicalJson, type ChainHead } from './entry.ts';
 import type { Checkpoint, LedgerRepo } from './ledger.repo.ts';
+import { isStorageFailure } from './ledger.service.ts';
 
 export const CHECKPOINT_EVERY_EVENTS = 1000;
 export const CHECKPOINT_EVERY_MS = 60_000;
 export const CHECKPOINT_FILE = 'ledger-checkpoints.jsonl';
+/**
+ * The most consecutive seqs verify accepts without a checkpoint, between two checkpoints or
+ * after the last one (`checkpoint_missing` beyond it). The count rule checkpoints the head of
+ * the first commit at least 1,000 events past the last checkpoint, and a commit carries at most
+ * 1,000 events, so a running host leaves at most 1,999. A host that dies between a commit and
+ * its checkpoint writes it when it starts again; when it does not come back, another host's next
+ * commit (at most 1,000 more) does it: at most 2,999. Three intervals hold every healthy case.
+ */
+export const CHECKPOINT_MAX_GAP = 3 * CHECKPOINT_EVERY_EVENTS;
+/** The message of the log line each checkpoint writes (docs/ledger.md: it is the copy that leaves the machine). */
+export const CHECKPOINT_LOG_MESSAGE = 'ledger checkpoint';
 
 /** A checkpoint as a line of the file: also names the key that signed it. */
 export interface FileCheckpoint extends Checkpoint {
@@ -19,9 +33,12 @@ export function checkpointMessage(cp: Pick<Checkpoint, 'seq' | 'hash' | 'at'>): 
 }
 
 /**
- * Writes a signed `{seq, hash, at}` of the chain head to the database and appends it to a file
- * in the data directory, every 1,000 events or 60 s (whichever first, and only when the head
- * moved). Verify compares the chain with both, which catches a truncated or rewritten chain.
+ * Writes a signed `{seq, hash, at}` of the chain head to the database, logs it (info, so it
+ * reaches the journal or syslog) and appends it to a file in the data directory, every 1,000
+ * events or 60 s (whichever first, and only when the head moved). Verify compares the chain
+ * with the database and file copies, which catches a truncated or rewritten chain, and reports
+ * a stretch without checkpoints (both copies removed); the logged copy lets an auditor check
+ * the chain against a head that left the machine.
  */
 export class Checkpointer {
   #last: { seq: number; atMs: number } | null = null;
@@ -31,12 +48,31 @@ export class Checkpointer {
   private readonly repo: LedgerRepo;
   private readonly identity: InstallIdentity;
   private readonly clock: Clock;
+  private readonly log: Logger;
 
-  constructor(repo: LedgerRepo, identity: InstallIdentity, clock: Clock, dataDir: string) {
+  constructor(repo: LedgerRepo, identity: InstallIdentity, clock: Clock, dataDir: string, log: Logger) {
     this.repo = repo;
     this.identity = identity;
     this.clock = clock;
+    this.log = log;
     this.file = path.join(dataDir, CHECKPOINT_FILE);
+  }
+
+  /** The newest checkpoint in the database, whichever host wrote it. */
+  async latest(): Promise<Pick<Checkpoint, 'seq' | 'hash' | 'at'> | null> {
+    let cp: Checkpoint | null;
+    try {
+      cp = await this.repo.lastCheckpoint();
+    } catch (e) {
+      if (isStorageFailure(e)) throw new AppError('ledger_unavailable');
+      throw e;
+    }
+    return cp === null ? null : { seq: cp.seq, hash: cp.hash, at: cp.at };
+  }
+
+  /** Resolves when every checkpoint asked for so far is written (or has failed). */
+  async idle(): Promise<void> {
+    await this.#chain;
   }
 
   /**
@@ -65,6 +101,9 @@ export class Checkpointer {
     const cp: Checkpoint = { seq: head.seq, hash: head.hash, at, signature: this.identity.sign(checkpointMessage({ seq: head.seq, hash: head.hash, at })) };
     await this.repo.saveCheckpoint(cp);
     const line: FileCheckpoint = { ...cp, key: this.identity.fingerprint };
+    // Public data only: the signature verifies with the install's public key and proves nothing
+    // about the private one.
+    this.log.info({ ledger_checkpoint: line }, CHECKPOINT_LOG_MESSAGE);
     await appendFile(this.file, JSON.stringify(line) + '\n', { mode: 0o600, flag: 'a' });
     this.#last = { seq: cp.seq, atMs: now };
     return cp;

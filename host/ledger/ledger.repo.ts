@@ -162,6 +162,12 @@ export class LedgerRepo {
     return n;
   }
 
+  /** The stored hash of the entry at `seq`, or null when there is none. */
+  async hashAt(seq: number): Promise<string | null> {
+    const row = (await this.db('ledger_events').select('hash').where({ seq }).first()) as { hash: string } | undefined;
+    return row?.hash ?? null;
+  }
+
   async saveCheckpoint(cp: Checkpoint): Promise<void> {
     await this.db('ledger_checkpoints').insert(cp).onConflict('seq').ignore();
   }

@@ -7,7 +7,7 @@ import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
 import type { EventInput } from './entry.ts';
 import type { Ledger } from './ledger.service.ts';
-import type { VerifyReport } from './verify.ts';
+import { HASH_PATTERN, type Expectation, type VerifyOptions, type VerifyReport } from './verify.ts';
 import { readJson } from '../http/body.ts';
 
 export const CALLER_PREFIXES = ['signal.', 'retrieval.', 'model.', 'check.', 'decision.', 'approval.', 'action.', 'outcome.', 'config.', 'connector.', 'system.', 'human.'] as const;
@@ -27,7 +27,7 @@ const eventBody = bodyValidator<EventInput>({
   },
 });
 
-export function ledgerRoutes(server: Server, deps: { log: Logger; guard: Guard; ledger: Ledger; verify: () => Promise<VerifyReport> }): void {
+export function ledgerRoutes(server: Server, deps: { log: Logger; guard: Guard; ledger: Ledger; verify: (opts?: VerifyOptions) => Promise<VerifyReport> }): void {
   const { log, guard, ledger } = deps;
 
   server.get('/v1/ledger', route(log, async (req) => {
@@ -51,8 +51,10 @@ export function ledgerRoutes(server: Server, deps: { log: Logger; guard: Guard; 
 
   server.get('/v1/ledger/verify', route(log, async (req) => {
     await guard.bearer(req);
-    return [200, await deps.verify()];
-  }));
+    const q = queryOf(req);
+    const expect = expectation(optionalInt(q, 'expect_seq', 1), optionalText(q, 'expect_hash', 64));
+    return [200, await deps.verify(expect === undefined ? {} : { expect })];
+  }, { query: ['expect_seq', 'expect_hash'] }));
 
   server.post('/v1/events', route(log, async (req) => {
     guard.ingest(req);
@@ -63,4 +65,16 @@ export function ledgerRoutes(server: Server, deps: { log: Logger; guard: Guard; 
     const { seq, hash } = await ledger.append(input);
     return [201, { seq, hash }];
   }));
+}
+
+/**
+ * An auditor's head kept elsewhere: both halves or neither. The hash is hex in either case and
+ * compared in lower case, as the ledger writes it.
+ */
+export function expectation(seq: number | undefined, hash: string | undefined): Expectation | undefined {
+  if (seq === undefined && hash === undefined) return undefined;
+  if (seq === undefined || hash === undefined) throw new AppError('invalid_parameter', 'expect_seq and expect_hash go together');
+  const lower = hash.toLowerCase();
+  if (!HASH_PATTERN.test(lower)) throw new AppError('invalid_parameter', 'expect_hash must be 64 hex digits');
+  return { seq, hash: lower };
 }

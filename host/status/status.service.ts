@@ -1,6 +1,7 @@
 import type { Mode } from '../http/guard.ts';
 import type { PeopleRepo } from '../identity/people.repo.ts';
 import type { InstallIdentity } from '../install/identity.ts';
+import type { Checkpointer } from '../ledger/checkpoints.ts';
 import type { ChainHead } from '../ledger/entry.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import { isUsable, type LicenceStatus } from '../licence/licence.ts';
@@ -22,6 +23,8 @@ export interface Status {
   licence: Pick<LicenceStatus, 'state' | 'customer' | 'expires_at' | 'in_grace'> & { services_used?: number; services_allowed?: number | null };
   setup: { steps: SetupStep[]; done: number; total: number; next: SetupStep['step'] | null };
   ledger_head: ChainHead;
+  /** The newest signed checkpoint (docs/ledger.md), null before the first; a copy of the head that can leave the machine. */
+  ledger_checkpoint: { seq: number; hash: string; at: string } | null;
   auth: { sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean }; break_glass: { open: boolean; reason: string | null } };
 }
 
@@ -32,6 +35,7 @@ export class StatusService {
   private readonly modes: ModeService;
   private readonly people: PeopleRepo;
   private readonly ledger: Ledger;
+  private readonly checkpoints: Pick<Checkpointer, 'latest'>;
   #breakGlass: (() => Promise<{ open: boolean; reason: string | null }>) | null = null;
 
   #usage: (() => Promise<{ services_used: number; services_allowed: number | null }>) | null = null;
@@ -52,16 +56,24 @@ export class StatusService {
     modes: ModeService,
     people: PeopleRepo,
     ledger: Ledger,
+    checkpoints: Pick<Checkpointer, 'latest'>,
   ) {
     this.identity = identity;
     this.licences = licences;
     this.modes = modes;
     this.people = people;
     this.ledger = ledger;
+    this.checkpoints = checkpoints;
   }
 
   async status(): Promise<Status> {
-    const [licence, mode, owners, head] = await Promise.all([this.licences.status(), this.modes.current(), this.people.count(), this.ledger.head()]);
+    const [licence, mode, owners, head, checkpoint] = await Promise.all([
+      this.licences.status(),
+      this.modes.current(),
+      this.people.count(),
+      this.ledger.head(),
+      this.checkpoints.latest(),
+    ]);
     const steps: SetupStep[] = [
       { step: 'licence', done: isUsable(licence), label: 'Install a licence or start the 30-day trial' },
       { step: 'owner', done: owners > 0, label: 'Create the first owner' },
@@ -77,6 +89,7 @@ export class StatusService {
       licence: { state: licence.state, customer: licence.customer, expires_at: licence.expires_at, in_grace: licence.in_grace, ...usage },
       setup: { steps, done, total: steps.length, next: steps.find((s) => !s.done)?.step ?? null },
       ledger_head: head,
+      ledger_checkpoint: checkpoint,
       auth: { sso: { mode: 'off', label: null, local: true }, break_glass: glass },
     };
   }
