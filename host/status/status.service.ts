@@ -5,6 +5,7 @@ import type { ChainHead } from '../ledger/entry.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import { isUsable, type LicenceStatus } from '../licence/licence.ts';
 import type { LicenceService } from '../licence/licence.service.ts';
+import type { EmailCodes } from '../mail/mail.service.ts';
 import { VERSION } from '../version.ts';
 import type { ModeService } from './mode.service.ts';
 
@@ -22,7 +23,12 @@ export interface Status {
   licence: Pick<LicenceStatus, 'state' | 'customer' | 'expires_at' | 'in_grace'> & { services_used?: number; services_allowed?: number | null };
   setup: { steps: SetupStep[]; done: number; total: number; next: SetupStep['step'] | null };
   ledger_head: ChainHead;
-  auth: { sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean }; break_glass: { open: boolean; reason: string | null } };
+  auth: {
+    sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean };
+    break_glass: { open: boolean; reason: string | null };
+    /** Whether e-mailed sign-in codes can be sent (docs/sign-in.md): off, untested, working, failing. */
+    email_codes: EmailCodes;
+  };
 }
 
 /** What GET /v1/status answers: no secrets, open to anyone who can reach the port. */
@@ -33,6 +39,13 @@ export class StatusService {
   private readonly people: PeopleRepo;
   private readonly ledger: Ledger;
   #breakGlass: (() => Promise<{ open: boolean; reason: string | null }>) | null = null;
+
+  #emailCodes: (() => Promise<EmailCodes>) | null = null;
+
+  /** The mail area tells whether sign-in codes can be sent (built after status). */
+  useEmailCodes(read: () => Promise<EmailCodes>): void {
+    this.#emailCodes = read;
+  }
 
   #usage: (() => Promise<{ services_used: number; services_allowed: number | null }>) | null = null;
 
@@ -70,6 +83,7 @@ export class StatusService {
     // Break-glass exists only once the first owner does: before that the admin token bootstraps.
     const glass = owners > 0 && this.#breakGlass !== null ? await this.#breakGlass() : { open: false, reason: null };
     const usage = this.#usage === null ? {} : await this.#usage();
+    const emailCodes = this.#emailCodes === null ? 'off' : await this.#emailCodes();
     return {
       version: VERSION,
       fingerprint: this.identity.fingerprint,
@@ -77,7 +91,7 @@ export class StatusService {
       licence: { state: licence.state, customer: licence.customer, expires_at: licence.expires_at, in_grace: licence.in_grace, ...usage },
       setup: { steps, done, total: steps.length, next: steps.find((s) => !s.done)?.step ?? null },
       ledger_head: head,
-      auth: { sso: { mode: 'off', label: null, local: true }, break_glass: glass },
+      auth: { sso: { mode: 'off', label: null, local: true }, break_glass: glass, email_codes: emailCodes },
     };
   }
 }
