@@ -104,7 +104,7 @@ browserTest('a pushed alert appears in the open incidents list without a reload,
   t.is(await page.getByText('None yet.').count(), 0);
   t.deepEqual(await page.locator('main h2').allInnerTexts(), ['Alerts', 'Data', 'Decision and outcome', 'Timeline']);
   // A dotted identifier wraps only at its dots.
-  t.is(await page.locator('ol.timeline code.ident span').first().evaluate((el) => getComputedStyle(el).whiteSpace), 'nowrap');
+  t.is(await page.locator('ol.timeline code.ident span').first().evaluate((el) => (globalThis as any).getComputedStyle(el).whiteSpace as string), 'nowrap');
   await visited(t, bp, 'e2e-operate-1-episode');
 
   // The audit log hides alert refreshes by default, with a box to show them; the API is unchanged.

@@ -106,7 +106,7 @@ browserTest('first start without mail: break-glass with one remembered "Your nam
   await halted.waitFor();
   const [haltBox, glassBox] = [await halted.boundingBox(), await banner.boundingBox()];
   t.true(haltBox !== null && glassBox !== null && haltBox.y < glassBox.y, 'the halt banner comes first');
-  t.true((await halted.evaluate((el) => parseFloat(getComputedStyle(el).fontSize))) >= 24, 'the halt banner is large');
+  t.true((await halted.evaluate((el) => parseFloat((globalThis as any).getComputedStyle(el).fontSize as string))) >= 24, 'the halt banner is large');
   await page.getByText(/Halted by Olive Owner/).waitFor();
   await visited(t, bp, 'e2e-1-control-halted');
   const haltEvent = (await ta.call('GET', '/v1/ledger?type=governance.halted')).body.events[0];
