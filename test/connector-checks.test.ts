@@ -67,6 +67,10 @@ test('connectors are re-checked every 5 minutes under a lease; the list carries 
   await ta.call('PUT', '/v1/connectors/orders-api', { body: { kind: 'http', settings: settingsOf(sys.base) } });
   t.like((await ta.call('GET', '/v1/connectors')).body.connectors[0], { state: 'unchecked' });
 
+  // Nothing in the first interval after the process started.
+  t.is(await ta.app.connectorChecks.runNow(), null);
+  t.is((await ta.call('GET', '/v1/connectors')).body.connectors[0].state, 'unchecked');
+  ta.clock.advance(CHECK_EVERY_MS);
   const first = await ta.app.connectorChecks.runNow();
   t.deepEqual(first?.checked, [{ name: 'orders-api', ok: true, changed: true }]);
   t.like((await ta.call('GET', '/v1/connectors')).body.connectors[0], { state: 'ok', last_checked_at: ta.clock.now().toISOString() });

@@ -32,7 +32,9 @@ export interface CheckRound {
  * statement, host/schedule/lease.repo.ts) sets it to expire one interval later, so of several
  * host processes on one database exactly one checks, once per interval (5 minutes). Each check
  * is cut off at the connector's own timeout; the round runs in the background, so a slow
- * connector never holds up the rest of the tick (tests await `idle()`).
+ * connector never holds up the rest of the tick (tests await `idle()`). A process checks
+ * nothing in its first interval: the stored statuses stand until then, and a restart does not
+ * call every system at once.
  */
 export class ConnectorChecker {
   readonly #connectors: ConnectorService;
@@ -42,6 +44,8 @@ export class ConnectorChecker {
   readonly #holder: string;
   readonly #everyMs: number;
   #round: Promise<CheckRound | null> | null = null;
+  /** The first round comes one interval after this process started (the statuses stored still show meanwhile). */
+  readonly #notBeforeMs: number;
 
   constructor(deps: CheckerDeps) {
     this.#connectors = deps.connectors;
@@ -50,6 +54,7 @@ export class ConnectorChecker {
     this.#log = deps.log.child({ component: 'connector-checks' });
     this.#holder = deps.holder;
     this.#everyMs = deps.everyMs ?? CHECK_EVERY_MS;
+    this.#notBeforeMs = this.#clock.now().getTime() + this.#everyMs;
   }
 
   /** Starts a round when one is due and none is under way here; does not wait for it. */
@@ -79,6 +84,7 @@ export class ConnectorChecker {
 
   async #runIfDue(): Promise<CheckRound | null> {
     const now = this.#clock.now().getTime();
+    if (now < this.#notBeforeMs) return null;
     const lease = await this.#leases.get(CHECK_LEASE);
     if (lease !== null && lease.until_ms > now) return null;
     if (!(await this.#leases.take(CHECK_LEASE, this.#holder, this.#everyMs, now))) return null;
