@@ -188,7 +188,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   accessRoutes(server, { log, guard, access });
   sessions.useAccess(access);
   bootstrap.useAccess(access);
-  status.useBreakGlass(() => mail.breakGlass());
+  status.useBreakGlass(() => mail.publicBreakGlass());
   status.useEmailCodes(() => mail.emailCodes());
   const signIn = new SignInService({ people, codes: new SignInCodesRepo(db), attempts: new AttemptsRepo(db), sessions, access, mail, ledger, clock, log, codeKey: cipher.derive('sign-in-codes') });
   authRoutes(server, { log, guard, tokens, people, bootstrap, signIn, sessions, client: new ClientAddress(config.trustedProxies) });

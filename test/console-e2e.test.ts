@@ -222,6 +222,17 @@ browserTest('sign-in with an e-mailed code from a real SMTP server; sign out end
   t.is(await page.evaluate('sessionStorage.getItem("oncall.session")'), null);
   t.is((await ta.call('GET', '/v1/auth/me', { token })).status, 401, 'the old token is refused by the server');
   await visited(t, bp, 'e2e-2-signed-out');
+
+  // The relay starts refusing: asking for a code says it could not be sent, not "on its way".
+  smtp.refuse('rcpt');
+  t.true(await page.getByLabel('E-mailed code').isChecked(), 'codes worked: the code is the default');
+  await page.getByLabel('E-mail address').fill(OWNER);
+  await page.getByRole('button', { name: 'Send me a code' }).click();
+  const failed = page.getByRole('alert').filter({ hasText: 'could not send e-mail just now' });
+  await failed.waitFor({ timeout: 8000 });
+  t.regex(await failed.innerText(), /no code will arrive\. Sign in with a password/);
+  t.is((await ta.call('GET', '/v1/status', { token: null })).body.auth.email_codes, 'failing');
+  await visited(t, bp, 'e2e-2-code-failed');
   t.deepEqual(bp.problems, []);
 });
 

@@ -19,6 +19,8 @@ export const DEFAULT_API_SENDER = 'onboarding@resend.dev';
 
 export const NO_PROVIDER = 'no mail provider configured';
 export const NO_SEND_YET = 'no successful send since the mail settings were saved';
+/** What the public status says of a failed send (the reason itself is for people signed in). */
+export const SEND_FAILED = 'the last e-mail could not be sent (the reason is under Settings → Mail and in the audit log)';
 
 /** PUT /v1/settings/mail. Omitted fields keep their stored value; null clears one; a blank or
  * omitted secret keeps the stored secret. */
@@ -127,6 +129,18 @@ export class MailService {
     if (state === null || state.rev !== settings.rev || (!state.ok && state.reason === null)) return { open: true, reason: NO_SEND_YET };
     if (!state.ok) return { open: true, reason: state.reason };
     return { open: false, reason: null };
+  }
+
+  /**
+   * Break-glass as GET /v1/status shows it to anyone who can reach the port: a failed send's
+   * reason is replaced by a fixed sentence, since it may name the address the code went to
+   * (which would tell a stranger who may sign in). The full reason is in GET /v1/settings/mail
+   * (signed in) and the ledger.
+   */
+  async publicBreakGlass(): Promise<{ open: boolean; reason: string | null }> {
+    const glass = await this.breakGlass();
+    if (!glass.open || glass.reason === NO_PROVIDER || glass.reason === NO_SEND_YET) return glass;
+    return { open: true, reason: SEND_FAILED };
   }
 
   /**
