@@ -1,6 +1,7 @@
 import type { Server } from 'restify';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
+import { ConnectorChecker } from './connectors/checker.ts';
 import { readConnectorsFile } from './connectors/connectors.file.ts';
 import { ConnectorsRepo } from './connectors/connectors.repo.ts';
 import { connectorRoutes } from './connectors/connectors.routes.ts';
@@ -117,6 +118,8 @@ export interface App {
   readonly poller: Poller;
   /** Delivers notifications from the outbox; tests call `notifications.run()` (the tick does too). */
   readonly notifications: NotifyDelivery;
+  /** Re-checks every connector every 5 minutes under a lease; tests call `connectorChecks.runNow()`. */
+  readonly connectorChecks: ConnectorChecker;
   /** Authorisation checks, for areas that register their routes on `server`. */
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
@@ -126,6 +129,12 @@ export interface App {
   tick(): Promise<void>;
   listen(port?: number, host?: string): Promise<number>;
   close(): Promise<void>;
+}
+
+/** The earliest-created enabled owner's address, or null. */
+function firstOwner(list: { email: string; role: string; enabled: boolean; created_at: string }[]): string | null {
+  const owners = list.filter((p) => p.role === 'owner' && p.enabled).sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+  return owners[0]?.email ?? null;
 }
 
 /** Builds the whole service on one database: the composition root, and the only one. */
@@ -184,11 +193,16 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   guard.useSessions(sessions);
   const mail = new MailService({ settings, cipher, ledger, clock, log, config });
   mailRoutes(server, { log, guard, mail });
+  // A test e-mail asked for with the admin token and no address goes to the on-call recipients
+  // (the notifications settings), else the first owner.
+  mail.useFirstOwner(async () => firstOwner(await people.list()));
+  mail.useOnCallRecipients(async () => (await new NotifySettingsRepo(settings).get()).recipients);
   const access = new AccessPolicyService({ settings, people, ledger, clock, sessions });
   accessRoutes(server, { log, guard, access });
   sessions.useAccess(access);
   bootstrap.useAccess(access);
-  status.useBreakGlass(() => mail.breakGlass());
+  status.useBreakGlass(() => mail.publicBreakGlass());
+  status.useEmailCodes(() => mail.emailCodes());
   const signIn = new SignInService({ people, codes: new SignInCodesRepo(db), attempts: new AttemptsRepo(db), sessions, access, mail, ledger, clock, log, codeKey: cipher.derive('sign-in-codes') });
   authRoutes(server, { log, guard, tokens, people, bootstrap, signIn, sessions, client: new ClientAddress(config.trustedProxies) });
   peopleRoutes(server, { log, guard, people: new PeopleService(people, sessions, access, ledger, clock) });
@@ -274,6 +288,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   intakeRoutes(server, { log, guard, intake });
   const poller = new Poller({ connectors, intake, leases: new LeaseRepo(db), clock, log, operating: async () => (await modes.current()) === 'operating' });
   server.server.once('listening', () => poller.start());
+  const connectorChecks = new ConnectorChecker({ connectors, leases: new LeaseRepo(db), clock, log, holder: poller.holder });
   episodeRoutes(server, { log, guard, reader: new EpisodeReader(episodeRepo, ledger, clock) });
   doctorRoutes(server, { log, guard, clock, run: () => runDoctor(doctorDeps({ db, config, installs: installRepo, clock, plugins: async () => plugins, verifyLedger, extras: doctorExtras })) });
 
@@ -287,13 +302,15 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await signIn.prune();
     await governance.tick();
     await licenceTick();
+    // In the background: a slow connector must not hold up the tick.
+    connectorChecks.tick();
   };
   await modes.sync();
 
   let timer: NodeJS.Timeout | null = null;
   return {
     config, clock, log, db, server, identity, tokens, ledger, checkpoints, licences, modes, guard, plugins, episodes, signIn, governance, discovery,
-    licenceCheck, serviceLimits, poller, notifications,
+    licenceCheck, serviceLimits, poller, notifications, connectorChecks,
     adminTokenToPrint: printOnce,
     verifyLedger,
     tick,
@@ -309,6 +326,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     close: async () => {
       if (timer !== null) clearInterval(timer);
       await poller.stop();
+      await connectorChecks.idle();
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       await episodes.stop();
       await notifications.stop();

@@ -53,7 +53,7 @@ browserTest('a pushed alert appears in the open incidents list without a reload,
   // The list is open before anything happens.
   await page.goto(ta.base + '/incidents');
   await heading(bp, 'Incidents').waitFor();
-  await page.getByText('No episodes yet.').waitFor();
+  await page.getByText('No incidents or notices yet.').waitFor();
   await visited(t, bp, 'e2e-operate-1-incidents-empty');
 
   // An alert over the API; the debounce passes on the service's clock; the page is not touched.
@@ -70,6 +70,9 @@ browserTest('a pushed alert appears in the open incidents list without a reload,
   t.is(await rows(bp).count(), 1);
   const row = await rows(bp).first().innerText();
   t.regex(row, /incident/);
+  t.regex(row, /critical/, 'the severity column');
+  t.deepEqual(await page.locator('main table thead th').allInnerTexts(), ['Service', 'Kind', 'Severity', 'State', 'Opened', 'Duration', 'Alerts', 'Outcome']);
+  t.regex(row, /\b(UTC|GMT)\b/, 'times say their time zone');
   t.regex(row, /open/);
   t.regex(row, /DiskFull/);
   t.regex(row, /nobody told: none set/, 'with no on-call recipients the row says nobody was told, never "escalated"');
@@ -96,8 +99,28 @@ browserTest('a pushed alert appears in the open incidents list without a reload,
   // The page and the API agree on the timeline.
   const detail = (await ta.call('GET', `/v1/episodes/${api[0].id}`)).body;
   t.deepEqual(kinds, detail.timeline.map((e: any) => e.type));
-  t.is(await page.getByRole('link', { name: 'All events of this episode in the audit log' }).getAttribute('href'), `/audit?trace=${encodeURIComponent(api[0].id)}`);
+  t.is(await page.getByRole('link', { name: 'All events of this incident in the audit log' }).getAttribute('href'), `/audit?trace=${encodeURIComponent(api[0].id)}`);
+  // Only what applies: nothing investigated or approved yet, so no empty sections.
+  t.is(await page.getByText('None yet.').count(), 0);
+  t.deepEqual(await page.locator('main h2').allInnerTexts(), ['Alerts', 'Data', 'Decision and outcome', 'Timeline']);
+  // A dotted identifier wraps only at its dots.
+  t.is(await page.locator('ol.timeline code.ident span').first().evaluate((el) => (globalThis as any).getComputedStyle(el).whiteSpace as string), 'nowrap');
   await visited(t, bp, 'e2e-operate-1-episode');
+
+  // The audit log hides alert refreshes by default, with a box to show them; the API is unchanged.
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' }).click();
+  await heading(bp, 'Audit log').waitFor();
+  const types = page.locator('main table tbody tr td:nth-child(3)');
+  await types.first().waitFor();
+  t.false((await types.allInnerTexts()).includes('signal.pushed'));
+  await page.getByText('1 alert refresh hidden on this page.').waitFor();
+  const show = page.getByLabel(/Show alert refreshes/);
+  t.false(await show.isChecked());
+  await show.check();
+  await page.locator('main table').getByText('signal.pushed').waitFor();
+  t.is(new URL(page.url()).searchParams.get('refreshes'), 'show');
+  t.true((await ta.call('GET', '/v1/ledger?type=signal.pushed')).body.events.length === 1, 'the API still lists it');
+  await visited(t, bp, 'e2e-operate-1-audit-refreshes');
   t.deepEqual(bp.problems, []);
 });
 
@@ -180,16 +203,15 @@ browserTest('halt and resume from the header switch (a reason is required); the 
   await visited(t, bp, 'e2e-operate-3-halt-asking');
   await reason.fill('bad deploy of payments, stop everything');
   await stop.click();
-  await halt.getByRole('status').filter({ hasText: 'Halted: no action runs' }).waitFor();
-  t.regex(await halt.innerText(), /Halted: no action runs\.\s*By alice@bank\.example.*Reason: \W?bad deploy of payments, stop everything/s);
-  await halt.getByText('Halted: no action will run until resumed.').waitFor();
+  await halt.getByRole('status').filter({ hasText: 'HALTED: no action runs' }).waitFor();
+  t.regex(await halt.innerText(), /HALTED: no action runs until someone resumes\.\s*Halted by alice@bank\.example, .*(UTC|GMT).*Reason: \W?bad deploy of payments, stop everything/s);
   t.like((await ta.call('GET', '/v1/autonomy')).body, { halted: true, halt: { by: alice, reason: 'bad deploy of payments, stop everything' } });
   await visited(t, bp, 'e2e-operate-3-halted');
 
   // Another page's header says the same, and resumes.
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Home' }).click();
   await heading(bp, 'Home').waitFor();
-  await halt.getByRole('status').filter({ hasText: 'Halted: no action runs' }).waitFor();
+  await halt.getByRole('status').filter({ hasText: 'HALTED: no action runs' }).waitFor();
   await halt.getByRole('button', { name: 'Resume actions' }).click();
   await halt.getByText('Resumed: actions may run again.').waitFor();
   await halt.getByRole('status').filter({ hasText: 'Running: actions are allowed' }).waitFor();
@@ -219,21 +241,28 @@ browserTest('halt and resume from the header switch (a reason is required); the 
 
 browserTest('a raise to L1 approved by two admins, each in their own browser; the second approval sets the level', async (t) => {
   const ta = await operating(t);
-  await push(ta, { name: 'DiskFull', service: 'payments', severity: 'critical' });
+  await push(ta, { name: 'DiskFull', service: 'payments', severity: 'critical' }, { name: 'Slow', service: 'checkout', severity: 'warning' });
   const raised = await ta.call('POST', '/v1/autonomy', { body: { service: 'payments', level: 'L1', by: 'ops@bank.example' } });
   t.is(raised.status, 202, `a raise is accepted, not done: ${JSON.stringify(raised.body)}`);
   t.like(raised.body, { service: 'payments', level: 'shadow', changed: false, pending: { level: 'L1', requested_by: 'ops@bank.example' } });
 
-  const alice = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
+  const aliceToken = await signedIn(ta, 'alice@bank.example', 'admin');
+  // Alice asks for checkout herself: she is never offered its Approve or Reject.
+  t.is((await ta.call('POST', '/v1/autonomy', { token: aliceToken, body: { service: 'checkout', level: 'L1' } })).status, 202);
+  const alice = await browserAs(t, ta.base, aliceToken);
   const bob = await browserAs(t, ta.base, await signedIn(ta, 'bob@bank.example', 'admin'));
   for (const bp of [alice, bob]) {
     await bp.page.goto(ta.base + '/control');
     await heading(bp, 'Control').waitFor();
-    await bp.page.getByText('Waiting: 0 of 2 approvals').waitFor();
+    await bp.page.getByText('Waiting: 0 of 2 approvals').first().waitFor();
   }
-  const card = (bp: BrowserPage) => bp.page.locator('ul.cards > li').filter({ has: bp.page.getByRole('button', { name: 'Approve' }) });
+  const card = (bp: BrowserPage) => bp.page.locator('ul.cards > li').filter({ hasText: 'Raise payments' });
+  const own = alice.page.locator('ul.cards > li').filter({ hasText: 'Raise checkout' });
+  await own.getByText('You asked for this: two other people must decide it.').waitFor();
+  t.is(await own.getByRole('button').count(), 0, 'the requester is offered neither Approve nor Reject');
+  t.is(await bob.page.locator('ul.cards > li').filter({ hasText: 'Raise checkout' }).getByRole('button', { name: 'Approve' }).count(), 1);
   t.regex(await card(alice).innerText(), /Raise payments from shadow to L1, asked by ops@bank\.example/);
-  t.regex(await alice.page.locator('ul.cards > li').filter({ hasText: 'Level:' }).innerText(), /Level: shadow; ◷ raise to L1 waiting for approval \(asked by ops@bank\.example/);
+  t.regex(await alice.page.locator('ul.cards > li').filter({ hasText: 'Level:' }).filter({ hasText: 'payments' }).innerText(), /Level: shadow; ◷ raise to L1 waiting for approval \(asked by ops@bank\.example/);
   await visited(t, alice, 'e2e-operate-4-control-waiting');
 
   // The first approval, with a note.
@@ -241,7 +270,9 @@ browserTest('a raise to L1 approved by two admins, each in their own browser; th
   await card(alice).getByRole('button', { name: 'Approve' }).click();
   await alice.page.getByText('Approved. It needs 1 more approval from someone else.').waitFor();
   await alice.page.getByText('Waiting: 1 of 2 approvals').waitFor();
-  t.is((await ta.call('GET', '/v1/autonomy')).body.services[0].level, 'shadow', 'one approval changes nothing');
+  await card(alice).getByText('You have decided this request; it needs someone else.').waitFor();
+  t.is(await card(alice).getByRole('button').count(), 0, 'no second decision is offered');
+  t.is((await ta.call('GET', '/v1/autonomy')).body.services.find((s: any) => s.service === 'payments').level, 'shadow', 'one approval changes nothing');
   await visited(t, alice, 'e2e-operate-4-control-first-approval');
 
   // Bob's page learns of it without a reload, then he approves.
@@ -249,8 +280,8 @@ browserTest('a raise to L1 approved by two admins, each in their own browser; th
   await bob.page.getByText(/✓ approved by alice@bank\.example, .*: \W?runbook checked/).waitFor();
   await card(bob).getByRole('button', { name: 'Approve' }).click();
   await bob.page.getByText('Done: the request is now approved.').waitFor();
-  await bob.page.getByText('None waiting.').waitFor();
-  await bob.page.getByText('Level: L1').waitFor();
+  await card(bob).waitFor({ state: 'detached' });
+  await bob.page.locator('ul.cards > li').filter({ hasText: 'payments' }).getByText('Level: L1').waitFor();
   await visited(t, bob, 'e2e-operate-4-control-approved');
 
   const after = (await ta.call('GET', '/v1/autonomy')).body;
@@ -258,7 +289,7 @@ browserTest('a raise to L1 approved by two admins, each in their own browser; th
   const decided = (await ta.call('GET', '/v1/ledger?type=governance.approval_decided&order=asc')).body.events as any[];
   t.deepEqual(decided.map((e) => [e.actor, e.data.state]), [['alice@bank.example', 'pending'], ['bob@bank.example', 'approved']]);
   // Alice's page follows too.
-  await alice.page.getByText('Level: L1').waitFor({ timeout: LIVE_MS + READ_SLACK_MS });
+  await alice.page.locator('ul.cards > li').filter({ hasText: 'payments' }).getByText('Level: L1').waitFor({ timeout: LIVE_MS + READ_SLACK_MS });
   t.deepEqual(alice.problems, []);
   t.deepEqual(bob.problems, []);
 });

@@ -108,8 +108,11 @@ browserTest('a connector saved with a secret never shows it again: not in the pa
 
   // The list: secret set, never its value.
   const card = page.locator('ul.cards > li').filter({ has: page.getByRole('heading', { name: /^orders-api/ }) });
-  await card.getByText('Saved orders-api.').waitFor();
+  await card.getByText('Saved orders-api; the test just run counts as its check.').waitFor();
   t.is(await form.count(), 0, 'the form closed');
+  // Saved right after a passing test: checked, not "not checked since saved; last checked never".
+  t.regex(await card.innerText(), /State: ✓ ok; last checked .*(UTC|GMT)/);
+  t.notRegex(await card.innerText(), /not checked|never/);
   await card.getByText('Settings', { exact: true }).click();
   const settingsText = await card.locator('dl').innerText();
   t.regex(settingsText, /bearer_token\s+secret: set/);
@@ -140,7 +143,7 @@ browserTest('a connector saved with a secret never shows it again: not in the pa
   t.is(sys.seen.at(-1), `Bearer ${SECRET}`);
   await visited(t, bp, 'e2e-settings-1-connector-edit-tested');
   await edit.getByRole('button', { name: 'Save', exact: true }).click();
-  await card.getByText('Saved orders-api.').waitFor();
+  await card.getByText('Saved orders-api; the test just run counts as its check.').waitFor();
   await edit.waitFor({ state: 'detached' });
 
   const after = (await ta.call('GET', '/v1/connectors/orders-api')).body;

@@ -39,59 +39,148 @@ async function mailedCode(ta: TestApp, smtp: TestSmtp, email: string, after: num
   return /\b(\d{6})\b/.exec(mail.text)![1]!;
 }
 
-browserTest('first start: admin token, trial, first owner without mail → home, signed in through break-glass', async (t) => {
+browserTest('first start without mail: break-glass with one remembered "Your name", the halt banner, the owner on People, sign-in offers what works', async (t) => {
   const ta = await service(t);
   const bp = await openPage(t);
   const { page } = bp;
 
-  // A fresh install: every page leads to /setup, which lists the steps left.
+  // A fresh install: every page leads to /setup, which lists the three steps and counts them all.
   await page.goto(ta.base + '/');
   await heading(bp, 'Set up the service').waitFor();
   t.is(new URL(page.url()).pathname, '/setup');
-  await page.getByRole('heading', { name: /Progress: 0 of 2 done/ }).waitFor();
+  await page.getByRole('heading', { name: 'Progress: 0 of 3 done' }).waitFor();
   const steps = page.getByRole('listitem');
   t.regex(await steps.nth(0).innerText(), /Enter the admin token\s*\(to do\)/);
   t.is(await steps.filter({ hasText: '(to do)' }).count(), 3);
   await visited(t, bp, 'e2e-1-setup-start');
 
-  // 1. The admin token.
+  // 1. The admin token: ticked, and counted at once.
   await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
   await page.getByRole('button', { name: 'Continue' }).click();
   await page.getByRole('button', { name: 'Start the trial' }).waitFor();
   t.regex(await steps.nth(0).innerText(), /Enter the admin token\s*\(done\)/);
+  await page.getByRole('heading', { name: 'Progress: 1 of 3 done' }).waitFor();
   await visited(t, bp, 'e2e-1-setup-licence');
 
   // 2. The trial (no key needed).
   await page.getByRole('button', { name: 'Start the trial' }).click();
   await page.getByRole('heading', { name: 'First owner' }).waitFor();
-  await page.getByRole('heading', { name: /Progress: 1 of 2 done/ }).waitFor();
-  t.log(`licence after the trial: ${JSON.stringify((await ta.call('GET', '/v1/status', { token: null })).body.licence)}`);
-  await visited(t, bp, 'e2e-1-setup-owner');
+  await page.getByRole('heading', { name: 'Progress: 2 of 3 done' }).waitFor();
 
-  // 3. The first owner, without mail: signed in through break-glass.
+  // 3. The first owner. Mail: an SMTP relay on the bank's network is the default choice.
+  t.true(await page.getByLabel('SMTP relay (on your network)').isChecked());
+  t.false(await page.getByLabel('Mail API (Resend, on the internet)').isChecked());
+  await page.getByLabel('Relay host name or address').waitFor();
+  t.is(await page.getByLabel('Port').inputValue(), '587');
+  await visited(t, bp, 'e2e-1-setup-owner');
   await page.getByLabel("Owner's e-mail address").fill(OWNER);
   await page.getByLabel("Owner's name").fill('Olive Owner');
+  await page.getByLabel('No mail for now').check();
+  await page.getByText('Without mail, no sign-in code can be sent.').waitFor();
+  t.is(await page.getByLabel('Relay host name or address').count(), 0);
   await page.getByRole('button', { name: 'Create the owner and sign in' }).click();
   await heading(bp, 'Home').waitFor();
   t.is(new URL(page.url()).pathname, '/');
   const who = page.getByText(/Signed in as/);
   await who.waitFor();
-  const said = await who.innerText();
-  t.regex(said, /admin-token/);
-  t.regex(said, /role owner/);
-  t.regex(said, /break-glass/);
+  t.regex(await who.innerText(), /admin-token.*role owner.*break-glass/s);
   const banner = page.getByRole('alert').filter({ hasText: 'Break-glass is open' });
   await banner.waitFor();
-  t.regex(await banner.innerText(), /Fix the mail settings/);
+  t.regex(await banner.innerText(), /no mail is configured, so no sign-in code can be sent/);
+  // One "Your name" on the page, in the banner; remembered for the tab.
+  const yourName = page.getByLabel(/^Your name/);
+  t.is(await yourName.count(), 1);
+  await yourName.fill('Olive Owner');
   await visited(t, bp, 'e2e-1-home-break-glass');
 
-  // What the page says is what the service holds.
+  // Control: still one "Your name" (the halt switch and the autonomy forms share it), already filled.
+  await page.getByRole('link', { name: 'Control', exact: true }).click();
+  await heading(bp, 'Control').waitFor();
+  t.is(await page.getByLabel(/Your name/).count(), 1);
+  t.is(await page.getByLabel(/^Your name/).inputValue(), 'Olive Owner');
+  await page.getByRole('button', { name: 'Halt…' }).click();
+  await page.getByLabel('Reason for halting (required)').fill('change freeze for the audit');
+  await page.getByRole('button', { name: 'Halt all actions' }).click();
+  // Halted: a large banner, the first thing on the page, above the break-glass banner.
+  const halted = page.getByText('HALTED: no action runs until someone resumes.');
+  await halted.waitFor();
+  const [haltBox, glassBox] = [await halted.boundingBox(), await banner.boundingBox()];
+  t.true(haltBox !== null && glassBox !== null && haltBox.y < glassBox.y, 'the halt banner comes first');
+  t.true((await halted.evaluate((el) => parseFloat((globalThis as any).getComputedStyle(el).fontSize as string))) >= 24, 'the halt banner is large');
+  await page.getByText(/Halted by Olive Owner/).waitFor();
+  await visited(t, bp, 'e2e-1-control-halted');
+  const haltEvent = (await ta.call('GET', '/v1/ledger?type=governance.halted')).body.events[0];
+  t.like(haltEvent, { actor: 'admin-token', data: { by: 'Olive Owner' } });
+
+  // The banner is on every page; what the last click said is not.
+  await page.getByRole('link', { name: 'Audit log' }).click();
+  await heading(bp, 'Audit log').waitFor();
+  await halted.waitFor();
+  await page.getByRole('button', { name: 'Resume actions' }).click();
+  await page.getByText('Resumed: actions may run again.').waitFor();
+  await page.getByRole('link', { name: 'Incidents', exact: true }).click();
+  await heading(bp, 'Incidents').waitFor();
+  t.is(await page.getByText('Resumed: actions may run again.').count(), 0, 'the message stays on the page it was said on');
+  t.is(await halted.count(), 0);
+  t.like((await ta.call('GET', '/v1/ledger?type=governance.resumed')).body.events[0], { data: { by: 'Olive Owner' } });
+
+  // People: what is true for the owner without mail, and no Disable on the only owner.
+  await page.getByRole('link', { name: 'People' }).click();
+  await heading(bp, 'People').waitFor();
+  const card = page.getByRole('listitem').filter({ hasText: OWNER });
+  await card.getByText(/Signs in:/).waitFor();
+  t.regex(await card.innerText(), /no mail is configured, so no code can be sent; until mail works an owner signs in with the admin token/);
+  t.notRegex(await card.innerText(), /signs in by e-mailed code/i);
+  t.is(await page.getByRole('button', { name: /^Disable/ }).count(), 0);
+  t.regex(await card.innerText(), /The only enabled owner/);
+  await visited(t, bp, 'e2e-1-people');
+
+  // Signed out, the sign-in page says codes cannot be sent and offers what works.
+  await page.evaluate('sessionStorage.removeItem("oncall.session")');
+  await page.goto(ta.base + '/sign-in');
+  await heading(bp, 'Sign in').waitFor();
+  await page.getByText('E-mailed codes cannot be sent:').waitFor();
+  t.is(await page.getByLabel(/E-mailed code/).count(), 0);
+  t.true(await page.getByLabel('Password').first().isChecked());
+  await page.getByLabel('Admin token (break-glass)').waitFor();
+  await visited(t, bp, 'e2e-1-sign-in-no-mail');
+
   const status = (await ta.call('GET', '/v1/status', { token: null })).body;
-  t.is(status.mode, 'operating');
-  t.is(status.setup.next, null);
-  t.true(status.auth.break_glass.open);
-  const token = await page.evaluate('sessionStorage.getItem("oncall.session")');
-  t.like((await ta.call('GET', '/v1/auth/me', { token: token as string })).body, { actor: 'admin-token', role: 'owner', via: 'break_glass' });
+  t.like(status, { mode: 'operating', setup: { next: null }, auth: { break_glass: { open: true }, email_codes: 'off' } });
+  t.deepEqual(bp.problems, []);
+});
+
+browserTest('first start with an SMTP relay: the owner signs in with a code it delivered', async (t) => {
+  const smtp = await startSmtp(t, { user: 'relay', password: 'relay-pass-77' });
+  const ta = await service(t, { SERVICE_MAIL_CA_FILE: smtp.caFile });
+  const bp = await openPage(t);
+  const { page } = bp;
+  await page.goto(ta.base + '/setup');
+  await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.getByRole('button', { name: 'Start the trial' }).click();
+  await page.getByRole('heading', { name: 'First owner' }).waitFor();
+  await page.getByLabel("Owner's e-mail address").fill(OWNER);
+  await page.getByLabel("Owner's name").fill('Olive Owner');
+  await page.getByLabel('Relay host name or address').fill(smtp.host);
+  await page.getByLabel('Port').fill(String(smtp.port));
+  await page.getByLabel(/^User/).fill('relay');
+  await page.getByLabel('Password').fill('relay-pass-77');
+  await page.getByLabel('Sender address (optional)').fill('oncall@bank.example');
+  await page.getByRole('button', { name: 'Create the owner and sign in' }).click();
+  const codeBox = page.getByLabel('Six-digit code');
+  await codeBox.waitFor();
+  await page.getByText(`A code is being sent to ${OWNER}`).waitFor();
+  await visited(t, bp, 'e2e-4-setup-code');
+  await codeBox.fill(await mailedCode(ta, smtp, OWNER, 0));
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await heading(bp, 'Home').waitFor();
+  await page.getByText(/Signed in as Olive Owner/).waitFor();
+  // The banner follows /v1/status, re-read on the page change: the code went out, so it goes.
+  await page.getByText('Break-glass is open').waitFor({ state: 'detached', timeout: 5000 });
+  t.like((await ta.call('GET', '/v1/settings/mail')).body, { provider: 'smtp', smtp_host: smtp.host, smtp_user: 'relay', smtp_password_set: true });
+  t.is((await ta.call('GET', '/v1/status', { token: null })).body.auth.email_codes, 'working');
+  t.false(JSON.stringify((await ta.call('GET', '/v1/ledger?limit=500')).body).includes('relay-pass-77'));
   t.deepEqual(bp.problems, []);
 });
 
@@ -133,6 +222,17 @@ browserTest('sign-in with an e-mailed code from a real SMTP server; sign out end
   t.is(await page.evaluate('sessionStorage.getItem("oncall.session")'), null);
   t.is((await ta.call('GET', '/v1/auth/me', { token })).status, 401, 'the old token is refused by the server');
   await visited(t, bp, 'e2e-2-signed-out');
+
+  // The relay starts refusing: asking for a code says it could not be sent, not "on its way".
+  smtp.refuse('rcpt');
+  t.true(await page.getByLabel('E-mailed code').isChecked(), 'codes worked: the code is the default');
+  await page.getByLabel('E-mail address').fill(OWNER);
+  await page.getByRole('button', { name: 'Send me a code' }).click();
+  const failed = page.getByRole('alert').filter({ hasText: 'could not send e-mail just now' });
+  await failed.waitFor({ timeout: 8000 });
+  t.regex(await failed.innerText(), /no code will arrive\. Sign in with a password/);
+  t.is((await ta.call('GET', '/v1/status', { token: null })).body.auth.email_codes, 'failing');
+  await visited(t, bp, 'e2e-2-code-failed');
   t.deepEqual(bp.problems, []);
 });
 

@@ -115,6 +115,22 @@ test('hashed assets: immutable for a year, with their content types; a missing o
   t.deepEqual(await missing.json(), { error: 'not_found' });
 });
 
+test('/favicon.ico answers an icon, linked from index.html', async (t) => {
+  const dir = await buildConsole();
+  const base = await serve(t, dir);
+  for (const method of ['GET', 'HEAD']) {
+    const res = await fetch(`${base}/favicon.ico`, { method });
+    t.is(res.status, 200, method);
+    t.is(res.headers.get('content-type'), 'image/x-icon', method);
+    if (method === 'GET') {
+      const body = Buffer.from(await res.arrayBuffer());
+      t.deepEqual([...body.subarray(0, 4)], [0, 0, 1, 0], 'an ICO header');
+      t.deepEqual(body, readFileSync(join(WEB, 'public', 'favicon.ico')));
+    }
+  }
+  t.regex(readFileSync(join(dir, 'index.html'), 'utf8'), /<link rel="icon" href="\/favicon\.ico"/);
+});
+
 test('the API is never shadowed: /v1 and /health stay JSON, also for a browser', async (t) => {
   const base = await serve(t, await buildConsole());
   const html = { Accept: 'text/html' };

@@ -177,6 +177,19 @@ test('a notice becomes an incident when a warning joins it', async (t) => {
   t.is((await episodes(ta))[0].kind, 'incident');
 });
 
+test('the list and the episode carry the worst severity of its alerts', async (t) => {
+  const ta = await operating(t);
+  await push(ta, fire('CertExpiresSoon', 'edge', { severity: 'info' }), fire('Slow', 'api', { severity: 'warning' }), fire('Heartbeat', 'db', { severity: 'info' }));
+  await after(ta, 20 * SECOND);
+  t.deepEqual(Object.fromEntries((await episodes(ta)).map((e) => [e.service, e.severity])), { edge: 'info', api: 'warning', db: 'info' });
+  await push(ta, fire('TLSHandshakeErrors', 'edge', { severity: 'warning' }), fire('Down', 'api', { severity: 'critical' }));
+  await ta.app.episodes.process();
+  const list = await episodes(ta);
+  t.deepEqual(Object.fromEntries(list.map((e) => [e.service, e.severity])), { edge: 'warning', api: 'critical', db: 'info' });
+  const api = list.find((e) => e.service === 'api');
+  t.is((await ta.call('GET', `/v1/episodes/${api.id}`)).body.severity, 'critical');
+});
+
 test('the baseline counts firings in 7 and 30 days and marks flapping', async (t) => {
   const ta = await operating(t);
   const a = fire('Flappy', 'checkout');

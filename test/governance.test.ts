@@ -90,7 +90,7 @@ test('a raise to L1 waits for two approvers, neither the requester; the second a
   t.like(await entry(ta), { level: 'shadow', pending });
 
   const [req] = await approvals(ta);
-  t.like(req, { id: pending.id, kind: 'autonomy_raise', state: 'pending', service: 'payments', from: 'shadow', to: 'L1', requested_by: 'alice@bank.example', decisions: [] });
+  t.like(req, { id: pending.id, kind: 'autonomy_raise', state: 'pending', service: 'payments', from: 'shadow', to: 'L1', requested_by: 'alice@bank.example', requested_actor: 'alice@bank.example', decisions: [] });
 
   const own = await decide(ta, pending.id, 'approve', alice);
   t.is(own.status, 403);
@@ -209,6 +209,7 @@ test('the admin token must say who asks (by_required); it counts as one approver
   // Raised with the admin token for dave: neither dave nor the admin token may approve it.
   const { pending } = (await setLevel(ta, { service: 'payments', level: 'L1', by: 'dave@bank.example' })).body;
   t.like(pending, { requested_by: 'dave@bank.example' });
+  t.like((await ta.call('GET', '/v1/approvals?state=pending')).body.approvals[0], { id: pending.id, requested_by: 'dave@bank.example', requested_actor: 'admin-token' });
   t.is((await decide(ta, pending.id, 'approve', ADMIN_TOKEN)).body.error, 'own_request');
   const glass = await breakGlass(ta);
   t.is((await decide(ta, pending.id, 'approve', glass)).body.error, 'own_request', 'a break-glass session is the admin token');

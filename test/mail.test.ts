@@ -1,5 +1,5 @@
 import test, { type ExecutionContext } from 'ava';
-import { MailService, NO_PROVIDER, NO_SEND_YET } from '../host/mail/mail.service.ts';
+import { MailService, NO_PROVIDER, NO_SEND_YET, SEND_FAILED } from '../host/mail/mail.service.ts';
 import { SecretCipher } from '../host/secrets/cipher.ts';
 import { SettingsRepo } from '../host/settings/settings.repo.ts';
 import { INGEST_TOKEN, makeOperating, signLicence, startApp, type TestApp } from './helpers/app.ts';
@@ -209,9 +209,9 @@ test('bad bodies answer 400 invalid_body and change nothing', async (t) => {
   }
   t.is((await s.call('GET', '/v1/settings/mail')).body.provider, null);
   t.is((await events(s, 'config.mail_saved')).length, 0);
-  // The test send: the admin token has no address, so `to` is required, and must be an address.
+  // The test send: `to`, when given, must be an address, and nothing else is accepted.
   await s.call('PUT', '/v1/settings/mail', { body: smtpBody(s.smtp) });
-  for (const body of [undefined, {}, { to: 'nobody' }, { to: 'a@b.example', extra: 1 }]) {
+  for (const body of [{ to: 'nobody' }, { to: 'a@b.example', extra: 1 }]) {
     const res = await s.call('POST', '/v1/settings/mail/test', { body });
     t.is(res.status, 400, JSON.stringify(body));
   }
@@ -237,7 +237,7 @@ test('a test send arrives at the SMTP server over STARTTLS, is recorded, and clo
   t.deepEqual(await s.other().breakGlass(), { open: true, reason: NO_SEND_YET });
   const res = await s.call('POST', '/v1/settings/mail/test', { body: { to: 'ops@bank.example' } });
   t.is(res.status, 200, JSON.stringify(res.body));
-  t.deepEqual(res.body, { ok: true, to: 'ops@bank.example', provider: 'smtp' });
+  t.deepEqual(res.body, { ok: true, to: 'ops@bank.example', recipients: ['ops@bank.example'], provider: 'smtp' });
   const m = await s.smtp.message(0);
   t.is(m.from, 'oncall@bank.example');
   t.deepEqual(m.to, ['ops@bank.example']);
@@ -348,4 +348,76 @@ test('ssl security: TLS from the first byte, CA file trusted; a server that neve
   const wrong = await ta.call('POST', '/v1/settings/mail/test', { body: { to: 'ops@bank.example' } });
   t.is(wrong.status, 502);
   t.regex(wrong.body.message, /unreachable: timed out/);
+});
+
+test('the admin token with no body: the test e-mail goes to the on-call recipients, else to the first owner', async (t) => {
+  const s = await setup(t);
+  await s.call('PUT', '/v1/settings/mail', { body: smtpBody(s.smtp) });
+  for (const body of [undefined, {}]) {
+    const res = await s.call('POST', '/v1/settings/mail/test', { body });
+    t.is(res.status, 200, JSON.stringify(res.body));
+    t.deepEqual(res.body, { ok: true, to: 'owner@bank.example', recipients: ['owner@bank.example'], provider: 'smtp' });
+  }
+  t.deepEqual((await s.smtp.message(0)).to, ['owner@bank.example']);
+  t.deepEqual((await s.smtp.message(1)).to, ['owner@bank.example']);
+  t.deepEqual((await events(s, 'config.mail_tested')).map((e) => [e.actor, e.data.to]), [['admin-token', 'owner@bank.example'], ['admin-token', 'owner@bank.example']]);
+
+  // The seam the notifications settings fill: their recipients come before the first owner.
+  const admin = { kind: 'admin_token', actor: 'admin-token', role: 'owner', email: null } as const;
+  const mail = s.other();
+  mail.useFirstOwner(async () => 'owner@bank.example');
+  t.deepEqual(await mail.testRecipients(admin), ['owner@bank.example']);
+  mail.useOnCallRecipients(async () => ['Oncall-A@bank.example', 'oncall-b@bank.example', 'oncall-a@bank.example']);
+  t.deepEqual(await mail.testRecipients(admin), ['oncall-a@bank.example', 'oncall-b@bank.example']);
+  const res = await mail.test(admin);
+  t.deepEqual(res, { ok: true, to: 'oncall-a@bank.example, oncall-b@bank.example', recipients: ['oncall-a@bank.example', 'oncall-b@bank.example'], provider: 'smtp' });
+  t.deepEqual((await s.smtp.message(2)).to, ['oncall-a@bank.example']);
+  t.deepEqual((await s.smtp.message(3)).to, ['oncall-b@bank.example']);
+  // A person signed in gets it themselves; nobody at all is a 400.
+  t.deepEqual(await mail.testRecipients({ kind: 'session', actor: 'ada@bank.example', role: 'admin', email: 'ada@bank.example' } as never), ['ada@bank.example']);
+  const nobody = s.other();
+  await t.throwsAsync(nobody.test(admin), { message: /no one to send a test e-mail to/ });
+  await assertNoSecrets(t, s);
+});
+
+test('SMTP given at bootstrap: stored sealed, the status says whether e-mailed codes work (off, untested, working, failing)', async (t) => {
+  const s = await setup(t, { operating: false });
+  t.is((await s.call('GET', '/v1/status')).body.auth.email_codes, 'off');
+  await s.call('POST', '/v1/licence', { body: { licence: signLicence() } });
+  // Bad SMTP at bootstrap: 400 and nobody is created.
+  for (const body of [{ smtp_port: 25 }, { provider: 'smtp' }, { smtp_host: 'relay', resend_key: 'x' }, { provider: 'api', smtp_host: 'relay' }, { smtp_host: 'bad host' }, { smtp_host: 'relay', smtp_security: 'tls' }]) {
+    const res = await s.call('POST', '/v1/auth/bootstrap', { body: { email: 'owner@bank.example', name: 'Owner', ...body } });
+    t.is(res.status, 400, JSON.stringify(body));
+  }
+  t.is((await s.call('GET', '/v1/status')).body.setup.next, 'owner');
+  const boot = await s.call('POST', '/v1/auth/bootstrap', { body: { email: 'owner@bank.example', name: 'Owner', ...smtpBody(s.smtp) } });
+  t.is(boot.status, 201, JSON.stringify(boot.body));
+  const view = (await s.call('GET', '/v1/settings/mail')).body;
+  t.like(view, { provider: 'smtp', smtp_host: s.smtp.host, smtp_port: s.smtp.port, smtp_user: 'relay-user', smtp_password_set: true, smtp_security: 'starttls', mail_from: 'oncall@bank.example', resend_key_set: false });
+  const saved = await events(s, 'config.mail_saved');
+  t.deepEqual(saved[0].data, { provider: 'smtp', mail_from: 'oncall@bank.example', smtp_host: s.smtp.host, smtp_port: s.smtp.port, smtp_security: 'starttls', smtp_user: 'relay-user', smtp_password_set: true });
+  let status = (await s.call('GET', '/v1/status')).body;
+  t.is(status.auth.email_codes, 'untested');
+  t.true(status.auth.break_glass.open);
+
+  // The owner asks for a code: it arrives through the relay, and codes are now known to work.
+  t.is((await s.call('POST', '/v1/auth/request', { token: null, body: { email: 'owner@bank.example' } })).status, 202);
+  await s.ta.app.signIn.idle();
+  t.regex((await s.smtp.message(0)).text, /sign-in code is \d{6}/);
+  status = (await s.call('GET', '/v1/status')).body;
+  t.is(status.auth.email_codes, 'working');
+  t.false(status.auth.break_glass.open);
+
+  // The relay starts refusing: the next code fails, and the status says so.
+  s.smtp.refuse('rcpt');
+  await s.call('POST', '/v1/auth/request', { token: null, body: { email: 'owner@bank.example' } });
+  await s.ta.app.signIn.idle();
+  status = (await s.call('GET', '/v1/status')).body;
+  t.is(status.auth.email_codes, 'failing');
+  // The public status never says why (the reason names the address the code went to).
+  t.deepEqual(status.auth.break_glass, { open: true, reason: SEND_FAILED });
+  t.false(JSON.stringify(status).includes('owner@bank.example'));
+  t.regex((await s.call('GET', '/v1/settings/mail')).body.break_glass.reason, /refused/, 'people signed in see the reason');
+  t.false(JSON.stringify(status).includes('relay-user'));
+  await assertNoSecrets(t, s);
 });

@@ -17,7 +17,7 @@ test('GET /v1/status answers the whole status object without a token', async (t)
   t.deepEqual(res.body.licence, { state: 'none', customer: null, expires_at: null, in_grace: false, services_used: 0, services_allowed: 0 });
   t.deepEqual(res.body.ledger_head, { seq: 0, hash: '0'.repeat(64) });
   t.is(res.body.ledger_checkpoint, null);
-  t.deepEqual(res.body.auth, { sso: { mode: 'off', label: null, local: true }, break_glass: { open: false, reason: null } });
+  t.deepEqual(res.body.auth, { sso: { mode: 'off', label: null, local: true }, break_glass: { open: false, reason: null }, email_codes: 'off' });
   t.is(res.body.setup.next, 'licence');
   t.regex(res.body.fingerprint, /^[0-9a-f]{4}(-[0-9a-f]{4}){7}$/);
 });

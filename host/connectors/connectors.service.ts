@@ -1,4 +1,5 @@
 import canonicalize from 'canonicalize';
+import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from '../http/guard.ts';
@@ -83,6 +84,9 @@ const RESERVED_NAMES = new Set(['catalogue', 'test']);
 const MAX_FOUND_BYTES = 8 * 1024;
 const MAX_DATA_BYTES = 1024 * 1024;
 const MAX_PROBLEM = 1000;
+/** A test counts as the saved connector's first check when it is saved within this time of it. */
+export const TEST_REMEMBERED_MS = 15 * 60 * 1000;
+const TESTS_REMEMBERED = 200;
 
 export interface ConnectorServiceDeps {
   repo: ConnectorsRepo;
@@ -110,6 +114,12 @@ export class ConnectorService {
   private readonly log: Logger;
   private readonly file: ConnectorsFile;
   private readonly env: NodeJS.ProcessEnv;
+  /**
+   * Recent test outcomes in this process, by a hash of the kind and complete settings (secrets
+   * included, never stored as such): a save of exactly the settings just tested records that
+   * test as the connector's last check instead of "not checked since saved".
+   */
+  readonly #tested = new Map<string, TestReport>();
 
   constructor(deps: ConnectorServiceDeps) {
     this.repo = deps.repo;
@@ -166,6 +176,7 @@ export class ConnectorService {
     }
     const settings = this.#merge(type, input.settings, saved?.settings ?? null);
     const report = await this.#runTest(input.name ?? null, type, settings);
+    this.#remember(input.kind, settings, report);
     const sameAsSaved = saved !== null && saved.settings !== null && canonicalize(saved.settings) === canonicalize(settings);
     await this.ledger.transact(async (trx, record) => {
       if (sameAsSaved) await this.repo.putStatus(this.#status(saved!.name, report), trx);
@@ -200,6 +211,38 @@ export class ConnectorService {
       }
     }
     return { ...this.#view(r, await this.repo.status(name)), check: report };
+  }
+
+  /**
+   * The scheduled re-check (host/connectors/checker.ts): tests the connector as saved and
+   * records the outcome as its last check. A ledger event (`connector.checked`, actor `system`)
+   * is written only when the state changes (first check, ok → problem, problem → ok), so a
+   * healthy estate does not fill the audit log.
+   */
+  async checkOnSchedule(name: string): Promise<{ ok: boolean | null; changed: boolean }> {
+    const r = await this.#resolve(name);
+    if (r.fault !== null || r.type === null || r.settings === null) return { ok: null, changed: false };
+    const report = await this.#runTest(name, r.type, r.settings);
+    const status = this.#status(name, report, r.kind);
+    return this.ledger.transact(async (trx, record) => {
+      const before = await this.repo.status(name, trx);
+      await this.repo.putStatus(status, trx);
+      const changed = before === null || before.ok !== report.ok;
+      if (changed) {
+        await record({
+          type: 'connector.checked',
+          actor: 'system',
+          reason: report.ok ? `scheduled check: connector ${name} is healthy` : `scheduled check: connector ${name}: ${report.problem}`,
+          data: { name, kind: r.kind, source: r.source, ok: report.ok, problem: report.problem, scheduled: true },
+        });
+      }
+      return { ok: report.ok, changed };
+    });
+  }
+
+  /** Every configured connector's name (file and console). */
+  async names(): Promise<string[]> {
+    return (await this.list()).connectors.map((c) => c.name);
   }
 
   /** Runs a read-only query on a configured connector. */
@@ -261,10 +304,13 @@ export class ConnectorService {
     const sealed: Record<string, string> = {};
     for (const [p, v] of secrets) sealed[p] = this.cipher.encrypt(JSON.stringify(v));
     const at = this.clock.now().toISOString();
+    // Saved right after a test of exactly these settings: that test is its first check.
+    const tested = this.#recall(input.kind, settings);
     const row: ConnectorRow = { name, kind: input.kind, settings: plain, secrets: sealed, created_at: stored?.created_at ?? at, updated_at: at, updated_by: who.actor };
     await this.ledger.transact(async (trx, record) => {
       await this.repo.upsert(trx, row);
-      await this.repo.clearStatus(trx, name);
+      if (tested === null) await this.repo.clearStatus(trx, name);
+      else await this.repo.putStatus(this.#status(name, tested, input.kind), trx);
       await record({
         type: 'config.connector_saved',
         actor: who.actor,
@@ -276,6 +322,7 @@ export class ConnectorService {
           // Only the non-secret settings, and which secrets are set: never a secret's value.
           settings: plain,
           secrets_set: type.pointers.filter((p) => secrets.has(p)).map((p) => fieldName(p).slice('settings.'.length)),
+          checked_by_test: tested === null ? null : { ok: tested.ok, checked_at: tested.checked_at },
         },
       });
     });
@@ -335,6 +382,25 @@ export class ConnectorService {
     if (found !== null && JSON.stringify(found).length > MAX_FOUND_BYTES) found = { truncated: true };
     const problem = v.ok ? null : clipProblem(scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the test failed without a reason', secrets));
     return { ok: v.ok, problem, found, ...base };
+  }
+
+  #testKey(kind: string, settings: Record<string, unknown>): string {
+    return createHash('sha256').update(canonicalize({ kind, settings }) ?? '').digest('hex');
+  }
+
+  #remember(kind: string, settings: Record<string, unknown>, report: TestReport): void {
+    const key = this.#testKey(kind, settings);
+    this.#tested.delete(key);
+    this.#tested.set(key, report);
+    while (this.#tested.size > TESTS_REMEMBERED) this.#tested.delete(this.#tested.keys().next().value!);
+  }
+
+  /** The test of exactly these settings in the last TEST_REMEMBERED_MS, or null. */
+  #recall(kind: string, settings: Record<string, unknown>): TestReport | null {
+    const report = this.#tested.get(this.#testKey(kind, settings));
+    if (report === undefined) return null;
+    const age = this.clock.now().getTime() - Date.parse(report.checked_at);
+    return age >= 0 && age <= TEST_REMEMBERED_MS ? report : null;
   }
 
   #status(name: string, report: TestReport, kind = report.kind): ConnectorStatus {

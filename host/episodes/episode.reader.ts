@@ -2,7 +2,7 @@ import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { LedgerEvent } from '../ledger/entry.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
-import type { Episode, EpisodeAlert, EpisodeRepo } from './episode.repo.ts';
+import { severityRank, type Episode, type EpisodeAlert, type EpisodeRepo } from './episode.repo.ts';
 import { parseQuery } from './query/parse.ts';
 
 export const DEFAULT_EPISODE_PAGE = 50;
@@ -11,7 +11,11 @@ export const MAX_EPISODE_PAGE = 500;
 const TIMELINE_MAX = 2000;
 
 /** An episode as the list shows it. */
-export type EpisodeSummary = Omit<Episode, 't_open_ms' | 't_close_ms'> & { duration_s: number };
+export type EpisodeSummary = Omit<Episode, 't_open_ms' | 't_close_ms'> & {
+  duration_s: number;
+  /** The worst severity of its alerts (critical, warning, info); null without alerts. */
+  severity: string | null;
+};
 
 /** One episode in full (GET /v1/episodes/{id}). */
 export interface EpisodeDetail extends EpisodeSummary {
@@ -51,7 +55,8 @@ export class EpisodeReader {
     const query = r.query === null ? null : parseQuery(r.query);
     const { episodes, more } = await this.#episodes.list({ limit: r.limit, incidentsOnly: r.group === 'incident', query, after: decodeCursor(r.cursor), nowMs });
     const last = episodes.at(-1);
-    return { episodes: episodes.map((e) => summary(e, nowMs)), more, cursor: more && last !== undefined ? encodeCursor(last) : null };
+    const worst = await this.#episodes.worstSeverities(episodes.map((e) => e.id));
+    return { episodes: episodes.map((e) => summary(e, nowMs, worst.get(e.id) ?? null)), more, cursor: more && last !== undefined ? encodeCursor(last) : null };
   }
 
   async get(id: string): Promise<EpisodeDetail> {
@@ -62,8 +67,9 @@ export class EpisodeReader {
       this.#episodes.dataOf(id),
       this.#ledger.find({ trace: id, order: 'asc', limit: TIMELINE_MAX }),
     ]);
+    const worst = alerts.reduce<string | null>((w, a) => (w === null || severityRank(a.severity) > severityRank(w) ? a.severity : w), null);
     return {
-      ...summary(episode, this.#clock.now().getTime()),
+      ...summary(episode, this.#clock.now().getTime(), worst),
       signals: alerts.map((a) => ({ ...a, status: a.end_status ?? 'firing' })),
       data,
       // Filled by the investigation capability; an escalated episode has none of them.
@@ -79,9 +85,9 @@ export class EpisodeReader {
   }
 }
 
-function summary(e: Episode, nowMs: number): EpisodeSummary {
+function summary(e: Episode, nowMs: number, severity: string | null): EpisodeSummary {
   const { t_open_ms, t_close_ms, ...rest } = e;
-  return { ...rest, duration_s: Math.max(0, Math.round(((t_close_ms ?? nowMs) - t_open_ms) / 1000)) };
+  return { ...rest, severity, duration_s: Math.max(0, Math.round(((t_close_ms ?? nowMs) - t_open_ms) / 1000)) };
 }
 
 /** The cursor names the last episode of a page: the next page starts just after it. */

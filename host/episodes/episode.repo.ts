@@ -51,6 +51,10 @@ export interface EpisodeAlert {
   baseline: Baseline;
 }
 
+const SEVERITY_ORDER = ['info', 'warning', 'critical'];
+/** Higher is worse; an unknown severity ranks below info. */
+export const severityRank = (s: string): number => SEVERITY_ORDER.indexOf(s);
+
 export interface ListFilter {
   limit: number;
   incidentsOnly: boolean;
@@ -240,6 +244,19 @@ export class EpisodeRepo {
   async get(id: string, trx: Trx | Db = this.db): Promise<Episode | null> {
     const row = (await trx('episodes').select(COLUMNS).where({ id }).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
+  }
+
+  /** The worst severity among each episode's alerts (critical > warning > info), by episode id. */
+  async worstSeverities(ids: string[]): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    for (let i = 0; i < ids.length; i += CHUNK) {
+      const rows = (await this.db('episode_alerts').distinct('episode_id', 'severity').whereIn('episode_id', ids.slice(i, i + CHUNK))) as { episode_id: string; severity: string }[];
+      for (const r of rows) {
+        const before = out.get(r.episode_id);
+        if (before === undefined || severityRank(r.severity) > severityRank(before)) out.set(r.episode_id, r.severity);
+      }
+    }
+    return out;
   }
 
   async alertsOf(id: string): Promise<EpisodeAlert[]> {

@@ -21,6 +21,8 @@ export interface ApprovalView {
   action: string | null;
   summary: string;
   requested_by: string;
+  /** Who made the request as authenticated: the person's e-mail, or `admin-token`. Neither may decide it. */
+  requested_actor: string;
   requested_at: string;
   expires_at: string;
   closed_at: string | null;
@@ -43,6 +45,7 @@ export const view = (r: ApprovalRequest, decisions: ApprovalDecision[]): Approva
   action: r.action,
   summary: r.summary,
   requested_by: r.requested_by,
+  requested_actor: r.requested_actor,
   requested_at: r.requested_at,
   expires_at: new Date(r.expires_ms).toISOString(),
   closed_at: r.closed_at,

@@ -28,8 +28,15 @@ const bootstrapBody = bodyValidator<BootstrapInput>({
   properties: {
     email: EMAIL,
     name: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' },
+    provider: { type: 'string', enum: ['api', 'smtp'] },
     resend_key: { type: 'string', minLength: 1, maxLength: 512 },
     mail_from: EMAIL,
+    // The same limits as PUT /v1/settings/mail (host/mail/mail.routes.ts).
+    smtp_host: { type: 'string', minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9._:\\[\\]-]+$' },
+    smtp_port: { type: 'integer', minimum: 1, maximum: 65535 },
+    smtp_user: { type: 'string', minLength: 1, maxLength: 254 },
+    smtp_password: { type: 'string', minLength: 1, maxLength: 1024 },
+    smtp_security: { type: 'string', enum: ['starttls', 'ssl', 'none'] },
   },
 });
 

@@ -32,7 +32,7 @@ export interface MailState {
   rev: string | null;
 }
 
-/** The `mail` row as stored: secrets sealed. Bootstrap's rows have only provider, mail_from, resend_key. */
+/** The `mail` row as stored: secrets sealed. Rows from older versions may lack fields (then defaults). */
 interface StoredMail extends MailInput {
   rev?: string | null;
 }
@@ -92,11 +92,6 @@ export class MailSettingsRepo {
     await this.settings.put(trx, MAIL, stored, at);
     await this.settings.put(trx, STATE, { ok: false, reason: null, at, rev } satisfies MailState, at);
     return rev;
-  }
-
-  /** What bootstrap is given: the API provider with an optional key and sender. */
-  async saveApiProvider(trx: Trx, s: { resend_key: string | null; mail_from: string | null }, at: string): Promise<void> {
-    await this.save(trx, { provider: 'api', mail_from: s.mail_from, resend_key: s.resend_key, smtp_host: null, smtp_port: SMTP_DEFAULT_PORT, smtp_user: null, smtp_password: null, smtp_security: 'starttls' }, at);
   }
 
   async state(trx?: Trx): Promise<MailState | null> {

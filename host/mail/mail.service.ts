@@ -11,6 +11,8 @@ import { ResendClient, senderVerified } from './resend.ts';
 import { sendSmtp, type Message } from './smtp.ts';
 import { clip } from '../text.ts';
 
+export type EmailCodes = 'off' | 'untested' | 'working' | 'failing';
+
 export type SendResult = { ok: true } | { ok: false; reason: string };
 
 /** The API provider's sender when no `mail_from` is set: Resend's shared testing sender. */
@@ -18,6 +20,8 @@ export const DEFAULT_API_SENDER = 'onboarding@resend.dev';
 
 export const NO_PROVIDER = 'no mail provider configured';
 export const NO_SEND_YET = 'no successful send since the mail settings were saved';
+/** What the public status says of a failed send (the reason itself is for people signed in). */
+export const SEND_FAILED = 'the last e-mail could not be sent (the reason is under Settings → Mail and in the audit log)';
 
 /** PUT /v1/settings/mail. Omitted fields keep their stored value; null clears one; a blank or
  * omitted secret keeps the stored secret. */
@@ -128,6 +132,31 @@ export class MailService {
     return { open: false, reason: null };
   }
 
+  /**
+   * Break-glass as GET /v1/status shows it to anyone who can reach the port: a failed send's
+   * reason is replaced by a fixed sentence, since it may name the address the code went to
+   * (which would tell a stranger who may sign in). The full reason is in GET /v1/settings/mail
+   * (signed in) and the ledger.
+   */
+  async publicBreakGlass(): Promise<{ open: boolean; reason: string | null }> {
+    const glass = await this.breakGlass();
+    if (!glass.open || glass.reason === NO_PROVIDER || glass.reason === NO_SEND_YET) return glass;
+    return { open: true, reason: SEND_FAILED };
+  }
+
+  /**
+   * Whether e-mailed sign-in codes can work, for the sign-in page (GET /v1/status
+   * `auth.email_codes`): `off` no mail provider is configured; `untested` configured, no send
+   * tried since it was saved; `working` the last send worked; `failing` the last send failed.
+   */
+  async emailCodes(): Promise<EmailCodes> {
+    const settings = await this.repo.load();
+    if (!usable(settings)) return 'off';
+    const state = await this.repo.state();
+    if (state === null || state.rev !== settings.rev || (!state.ok && state.reason === null)) return 'untested';
+    return state.ok ? 'working' : 'failing';
+  }
+
   async get(): Promise<MailView> {
     const settings = await this.repo.load();
     const state = await this.repo.state();
@@ -209,24 +238,55 @@ export class MailService {
     }, { headFirst: true });
   }
 
-  /** Sends a test message to `to`, else to the signed-in person; 502 `mail_failed` saying why. */
-  async test(principal: Principal, to?: string): Promise<{ ok: true; to: string; provider: MailProvider | null }> {
-    const recipient = to ?? principal.email;
-    if (recipient === null || recipient === undefined) throw new AppError('invalid_body', 'the admin token has no e-mail address: give {"to": "<address>"}');
-    const result = await this.send(
-      recipient,
-      'Test e-mail from the on-call service',
-      `This is a test e-mail from the on-call service, sent at the request of ${principal.actor}.\nIf you received it, sign-in codes can be delivered.\n`,
-    );
-    const provider = (await this.repo.load().catch(() => null))?.provider ?? null;
-    await this.ledger.append({
-      type: 'config.mail_tested',
-      actor: principal.actor,
-      reason: result.ok ? 'test e-mail sent' : clip(`test e-mail failed: ${result.reason}`, 4000),
-      data: result.ok ? { ok: true, to: recipient, provider } : { ok: false, to: recipient, provider, reason: result.reason },
-    });
-    if (!result.ok) throw new AppError('mail_failed', `the test e-mail was not sent: ${result.reason}`);
-    return { ok: true, to: recipient, provider };
+  /**
+   * Where a test e-mail goes when the body names no address and the caller has none (the admin
+   * token, break-glass): the install's on-call recipients. The seam for the notifications
+   * settings (GET /v1/settings/notifications `recipients`); until they are wired, none.
+   */
+  useOnCallRecipients(read: () => Promise<string[]>): void {
+    this.#onCallRecipients = read;
+  }
+
+  /** The first owner's address, when there are no on-call recipients either (wired in app.ts). */
+  useFirstOwner(read: () => Promise<string | null>): void {
+    this.#firstOwner = read;
+  }
+
+  #onCallRecipients: () => Promise<string[]> = noOnCallRecipients;
+  #firstOwner: () => Promise<string | null> = async () => null;
+
+  /** Who a test e-mail without `to` goes to: the signed-in person, else the on-call recipients, else the first owner. */
+  async testRecipients(principal: Principal): Promise<string[]> {
+    if (principal.email !== null && principal.email !== undefined) return [principal.email];
+    const onCall = [...new Set((await this.#onCallRecipients()).map((a) => a.trim().toLowerCase()).filter((a) => a !== ''))];
+    if (onCall.length > 0) return onCall;
+    const owner = await this.#firstOwner();
+    return owner === null ? [] : [owner];
+  }
+
+  /**
+   * Sends a test message to `to`; without it to the signed-in person, or for the admin token to
+   * the on-call recipients or else the first owner (`testRecipients`); 502 `mail_failed` saying why.
+   */
+  async test(principal: Principal, to?: string): Promise<{ ok: true; to: string; recipients: string[]; provider: MailProvider | null }> {
+    const recipients = to !== undefined ? [to] : await this.testRecipients(principal);
+    if (recipients.length === 0) throw new AppError('invalid_body', 'there is no one to send a test e-mail to: give {"to": "<address>"}');
+    const provider = async () => (await this.repo.load().catch(() => null))?.provider ?? null;
+    for (const recipient of recipients) {
+      const result = await this.send(
+        recipient,
+        'Test e-mail from the on-call service',
+        `This is a test e-mail from the on-call service, sent at the request of ${principal.actor}.\nIf you received it, sign-in codes can be delivered.\n`,
+      );
+      await this.ledger.append({
+        type: 'config.mail_tested',
+        actor: principal.actor,
+        reason: result.ok ? 'test e-mail sent' : clip(`test e-mail failed: ${result.reason}`, 4000),
+        data: result.ok ? { ok: true, to: recipient, provider: await provider() } : { ok: false, to: recipient, provider: await provider(), reason: result.reason },
+      });
+      if (!result.ok) throw new AppError('mail_failed', `the test e-mail to ${recipient} was not sent: ${result.reason}`);
+    }
+    return { ok: true, to: recipients.join(', '), recipients, provider: await provider() };
   }
 
   async #deliver(s: MailSettings | null, m: { to: string; subject: string; text: string }): Promise<SendResult> {
@@ -238,6 +298,9 @@ export class MailService {
     return this.api.send(s.resend_key!, { ...m, from: s.mail_from ?? DEFAULT_API_SENDER });
   }
 }
+
+/** The default seam: no on-call recipients (the notifications settings are not wired here). */
+export const noOnCallRecipients = async (): Promise<string[]> => [];
 
 function usable(s: MailSettings | null): s is MailSettings {
   if (s === null) return false;

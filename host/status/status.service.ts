@@ -6,6 +6,7 @@ import type { ChainHead } from '../ledger/entry.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import { isUsable, type LicenceStatus } from '../licence/licence.ts';
 import type { LicenceService } from '../licence/licence.service.ts';
+import type { EmailCodes } from '../mail/mail.service.ts';
 import { VERSION } from '../version.ts';
 import type { ModeService } from './mode.service.ts';
 
@@ -25,7 +26,12 @@ export interface Status {
   ledger_head: ChainHead;
   /** The newest signed checkpoint (docs/ledger.md), null before the first; a copy of the head that can leave the machine. */
   ledger_checkpoint: { seq: number; hash: string; at: string } | null;
-  auth: { sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean }; break_glass: { open: boolean; reason: string | null } };
+  auth: {
+    sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean };
+    break_glass: { open: boolean; reason: string | null };
+    /** Whether e-mailed sign-in codes can be sent (docs/sign-in.md): off, untested, working, failing. */
+    email_codes: EmailCodes;
+  };
 }
 
 /** What GET /v1/status answers: no secrets, open to anyone who can reach the port. */
@@ -37,6 +43,13 @@ export class StatusService {
   private readonly ledger: Ledger;
   private readonly checkpoints: Pick<Checkpointer, 'latest'>;
   #breakGlass: (() => Promise<{ open: boolean; reason: string | null }>) | null = null;
+
+  #emailCodes: (() => Promise<EmailCodes>) | null = null;
+
+  /** The mail area tells whether sign-in codes can be sent (built after status). */
+  useEmailCodes(read: () => Promise<EmailCodes>): void {
+    this.#emailCodes = read;
+  }
 
   #usage: (() => Promise<{ services_used: number; services_allowed: number | null }>) | null = null;
 
@@ -82,6 +95,7 @@ export class StatusService {
     // Break-glass exists only once the first owner does: before that the admin token bootstraps.
     const glass = owners > 0 && this.#breakGlass !== null ? await this.#breakGlass() : { open: false, reason: null };
     const usage = this.#usage === null ? {} : await this.#usage();
+    const emailCodes = this.#emailCodes === null ? 'off' : await this.#emailCodes();
     return {
       version: VERSION,
       fingerprint: this.identity.fingerprint,
@@ -90,7 +104,7 @@ export class StatusService {
       setup: { steps, done, total: steps.length, next: steps.find((s) => !s.done)?.step ?? null },
       ledger_head: head,
       ledger_checkpoint: checkpoint,
-      auth: { sso: { mode: 'off', label: null, local: true }, break_glass: glass },
+      auth: { sso: { mode: 'off', label: null, local: true }, break_glass: glass, email_codes: emailCodes },
     };
   }
 }

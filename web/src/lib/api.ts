@@ -111,11 +111,30 @@ export interface Status {
   mode: Mode;
   licence: { state: string; customer: string | null; expires_at: string | null; in_grace: boolean };
   setup: { steps: SetupStep[]; done: number; total: number; next: SetupStep['step'] | null };
-  auth: { sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean }; break_glass: { open: boolean; reason: string | null } };
+  auth: {
+    sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean };
+    break_glass: { open: boolean; reason: string | null };
+    /** Whether e-mailed sign-in codes can be sent (docs/sign-in.md). */
+    email_codes: EmailCodes;
+  };
 }
+export type EmailCodes = 'off' | 'untested' | 'working' | 'failing';
 export interface User { email: string; name: string; role: string }
 export interface Me { user: User | null; actor: string; role: string; via: 'session' | 'break_glass' | 'admin_token' }
 export type LoginAnswer = { bootstrap: true } | { break_glass: true; token: string };
+/** POST /v1/auth/bootstrap: the first owner and, optionally, mail for sign-in codes. */
+export interface BootstrapBody {
+  email: string;
+  name: string;
+  provider?: 'smtp' | 'api';
+  mail_from?: string;
+  resend_key?: string;
+  smtp_host?: string;
+  smtp_port?: number;
+  smtp_user?: string;
+  smtp_password?: string;
+  smtp_security?: 'starttls' | 'ssl' | 'none';
+}
 export interface SessionAnswer { token: string; user?: User }
 
 export const api = {
@@ -132,7 +151,7 @@ export const api = {
   // Setup: called with the admin token, which the console holds in memory only.
   startTrial: (adminToken: string) => call<{ licence: unknown }>('POST', '/v1/licence/redeem', {}, { bearer: adminToken }),
   installLicence: (adminToken: string, licence: unknown) => call<{ licence: unknown }>('POST', '/v1/licence', { licence }, { bearer: adminToken }),
-  bootstrap: (adminToken: string, owner: { email: string; name: string; resend_key?: string; mail_from?: string }) =>
+  bootstrap: (adminToken: string, owner: BootstrapBody) =>
     call<{ user: User }>('POST', '/v1/auth/bootstrap', owner, { bearer: adminToken }),
 
   // Episodes (docs/episodes.md): a bad query is 400 `bad_query`, its message ending "at column N".
@@ -159,6 +178,26 @@ export const api = {
   ledgerHead: () => call<{ ledger_head: { seq: number; hash: string } }>('GET', '/v1/status', undefined, 'none').then((s) => s.ledger_head),
 };
 
+/**
+ * After asking for a code: whether the service could send it. The send happens after the
+ * answer (which is the same whoever asks), so the status is read a few times until the
+ * outcome of that send shows (`working` or `failing`), for at most about 5 s.
+ */
+export async function codeOutcome(before: EmailCodes, tries = 10): Promise<{ codes: EmailCodes; reason: string | null }> {
+  let last: Status | null = null;
+  for (let i = 0; i < tries; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    try {
+      last = await api.status();
+    } catch {
+      continue;
+    }
+    const codes = last.auth.email_codes;
+    if (codes === 'failing' || (codes === 'working' && before !== 'working')) break;
+  }
+  return { codes: last?.auth.email_codes ?? before, reason: last?.auth.break_glass.reason ?? null };
+}
+
 /** `?a=1&b=x` of the values given; empty strings, null and undefined are left out. */
 function params(values: Record<string, string | number | null | undefined>): string {
   const q = new URLSearchParams();
@@ -171,6 +210,8 @@ function params(values: Record<string, string | number | null | undefined>): str
 
 export interface EpisodeSummary {
   id: string;
+  /** The worst severity of its alerts (critical, warning, info); null without alerts. */
+  severity: string | null;
   kind: 'incident' | 'notice';
   state: 'open' | 'closed';
   service: string;
@@ -230,6 +271,8 @@ export interface Approval {
   action: string | null;
   summary: string;
   requested_by: string;
+  /** Who made the request as authenticated (an e-mail, or `admin-token`): may not decide it. */
+  requested_actor: string;
   requested_at: string;
   expires_at: string;
   closed_at: string | null;
@@ -260,6 +303,18 @@ export interface VerifyReport {
 
 /** Roles that may change things (docs/api.md): a viewer is not offered what it may not do. */
 export const canChange = (me: Me | null): boolean => me !== null && (me.role === 'admin' || me.role === 'owner');
+/**
+ * Whether `me` may approve or reject a request (docs/governance.md): an admin or owner who is
+ * neither the person named as asking nor the caller who asked, and has not decided it yet.
+ * The server refuses the others anyway (`own_request`, `already_decided`).
+ */
+export function mayDecide(me: Me | null, a: Approval): 'yes' | 'viewer' | 'own' | 'decided' {
+  if (!canChange(me)) return 'viewer';
+  const who = me!.actor.trim().toLowerCase();
+  if (who === a.requested_by.trim().toLowerCase() || who === a.requested_actor.trim().toLowerCase()) return 'own';
+  if (a.decisions.some((d) => d.by.trim().toLowerCase() === who)) return 'decided';
+  return 'yes';
+}
 /** With the admin token or break-glass no person is signed in, so changes must name one (`by`). */
 export const needsBy = (me: Me | null): boolean => me !== null && me.via !== 'session';
 
@@ -447,7 +502,7 @@ export const settingsApi = {
   saveAccess: (p: AccessPolicy) => call<AccessPolicy & { disposable_count: number }>('PUT', '/v1/settings/access', p),
   mail: () => call<MailView>('GET', '/v1/settings/mail'),
   saveMail: (s: MailSettings) => call<MailView>('PUT', '/v1/settings/mail', s),
-  testMail: (to?: string) => call<{ ok: true; to: string; provider: string }>('POST', '/v1/settings/mail/test', to ? { to } : {}),
+  testMail: (to?: string) => call<{ ok: true; to: string; recipients: string[]; provider: string }>('POST', '/v1/settings/mail/test', to ? { to } : {}),
 };
 
 /** Owners only: give or remove passwords, add or change owners (docs/sign-in.md). */
