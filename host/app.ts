@@ -241,7 +241,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const poller = new Poller({ connectors, intake, leases: new LeaseRepo(db), clock, log, operating: async () => (await modes.current()) === 'operating' });
   server.server.once('listening', () => poller.start());
   episodeRoutes(server, { log, guard, reader: new EpisodeReader(episodeRepo, ledger, clock) });
-  doctorRoutes(server, { log, guard, clock, run: () => runDoctor(doctorDeps({ db, config, installs: installRepo, clock, plugins: async () => plugins, verifyLedger, extras: doctorExtras })) });
+  doctorRoutes(server, { log, guard, clock, run: () => runDoctor(doctorDeps({ db, config, installs: installRepo, clock, plugins: async () => plugins, verifyLedger, extras: doctorExtras, judge: 'service' })) });
 
   const tick = async (): Promise<void> => {
     await checkpoints.maybeWrite();
