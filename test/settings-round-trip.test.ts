@@ -149,3 +149,27 @@ test('mail: a never-configured GET sent back saves nothing', async (t) => {
   t.deepEqual(put.body, got);
   t.is(await eventCount(ta, 'config.mail_saved'), events);
 });
+
+test('connectors: a GET answer sent back (secrets masked) is 200 and changes nothing; one setting changed holds and keeps the secret', async (t) => {
+  const ta = await startApp(t);
+  await makeOperating(ta);
+  const path = '/v1/connectors/orders-api';
+  const created = await ta.call('PUT', path, { body: { kind: 'http', settings: { base_url: 'http://127.0.0.1:9', health_path: '/healthz', bearer_token: 'orders-token-0123456789', timeout_s: 5 } } });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  const got = (await ta.call('GET', path)).body;
+  t.deepEqual(got.settings.bearer_token, { set: true });
+  const events = await eventCount(ta, 'config.connector_saved');
+
+  const same = await ta.call('PUT', path, { body: got });
+  t.is(same.status, 200, JSON.stringify(same.body));
+  t.deepEqual((await ta.call('GET', path)).body, got, 'nothing changed, not even updated_at');
+  t.is(await eventCount(ta, 'config.connector_saved'), events);
+
+  ta.clock.advance(60_000);
+  const changed = await ta.call('PUT', path, { body: { ...got, settings: { ...got.settings, timeout_s: 7 } } });
+  t.is(changed.status, 200, JSON.stringify(changed.body));
+  t.like(changed.body, { settings: { timeout_s: 7, bearer_token: { set: true } }, updated_at: ta.clock.now().toISOString() });
+  const row = await ta.app.db('connectors').where({ name: 'orders-api' }).first();
+  t.truthy(JSON.parse(row.secrets)['/bearer_token'], 'the masked secret kept the stored one');
+  t.is(await eventCount(ta, 'config.connector_saved'), events + 1);
+});
