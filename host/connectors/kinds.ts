@@ -26,7 +26,7 @@ export interface CatalogueEntry {
   settings: SettingsSchema;
   /** The write-only fields, dotted (`password`, `auth.password`). */
   secrets: string[];
-  /** What the kind can do: always `test`; `query` and `poll_alerts` when the plugin offers them. */
+  /** What the kind can do: always `test`; `query`, `poll_alerts` and `discover` when the plugin offers them. */
   capabilities: string[];
 }
 
