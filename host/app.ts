@@ -290,7 +290,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   server.server.once('listening', () => poller.start());
   const connectorChecks = new ConnectorChecker({ connectors, leases: new LeaseRepo(db), clock, log, holder: poller.holder });
   episodeRoutes(server, { log, guard, reader: new EpisodeReader(episodeRepo, ledger, clock) });
-  doctorRoutes(server, { log, guard, clock, run: () => runDoctor(doctorDeps({ db, config, installs: installRepo, clock, plugins: async () => plugins, verifyLedger, extras: doctorExtras })) });
+  doctorRoutes(server, { log, guard, clock, run: () => runDoctor(doctorDeps({ db, config, installs: installRepo, clock, plugins: async () => plugins, verifyLedger, extras: doctorExtras, judge: 'service' })) });
 
   const tick = async (): Promise<void> => {
     await checkpoints.maybeWrite();

@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   internal: 500,
+  // settings documents read at another version than the stored one (GET, change, PUT)
+  version_conflict: 409,
   // tokens and modes
   unauthorized: 401,
   forbidden: 403,

@@ -1,3 +1,5 @@
+// First, so that a too-old Node.js says so before anything else of the host is loaded.
+import './runtime-guard.ts';
 import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './log.ts';

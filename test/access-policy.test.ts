@@ -151,17 +151,19 @@ test('GET answers the open policy until bootstrap starts one; PUT saves it norma
   const ta = await startApp(t);
   const first = await ta.call('GET', '/v1/settings/access');
   t.is(first.status, 200);
-  t.deepEqual(first.body, { allowed_domains: [], blocked: [], block_webmail: false, disposable_count: 85 });
+  const never = { version: 0, updated_at: null, updated_by: null };
+  t.deepEqual(first.body, { allowed_domains: [], blocked: [], block_webmail: false, disposable_count: 85, ...never });
   await makeOperating(ta);
   const started = { allowed_domains: ['bank.example'], blocked: [], block_webmail: false };
-  t.deepEqual((await ta.call('GET', '/v1/settings/access')).body, { ...started, disposable_count: 85 });
+  t.deepEqual((await ta.call('GET', '/v1/settings/access')).body, { ...started, disposable_count: 85, ...never }, 'bootstrap starts the policy at version 0');
 
   const body = { allowed_domains: ['Bank.Example', 'bank.example', 'subsidiary.example'], blocked: ['Mallory@bank.example', 'contractors.bank.example'], block_webmail: true };
   const put = await ta.call('PUT', '/v1/settings/access', { body });
   t.is(put.status, 200);
   const saved = { allowed_domains: ['bank.example', 'subsidiary.example'], blocked: ['mallory@bank.example', 'contractors.bank.example'], block_webmail: true };
-  t.deepEqual(put.body, { ...saved, disposable_count: 85 });
-  t.deepEqual((await ta.call('GET', '/v1/settings/access')).body, { ...saved, disposable_count: 85 });
+  const v1 = { version: 1, updated_at: ta.clock.now().toISOString(), updated_by: 'admin-token' };
+  t.deepEqual(put.body, { ...saved, disposable_count: 85, ...v1 });
+  t.deepEqual((await ta.call('GET', '/v1/settings/access')).body, { ...saved, disposable_count: 85, ...v1 });
 
   const second = await ta.call('PUT', '/v1/settings/access', { body: { allowed_domains: ['bank.example'], blocked: [], block_webmail: false } });
   t.is(second.status, 200);
@@ -217,7 +219,7 @@ test('a policy that would shut out every enabled owner is refused with 409 would
     t.is(res.status, 409, JSON.stringify(body));
     t.is(res.body.error, 'would_lock_out_owners');
   }
-  t.deepEqual((await ta.call('GET', '/v1/settings/access')).body, { allowed_domains: ['bank.example'], blocked: [], block_webmail: false, disposable_count: 85 });
+  t.like((await ta.call('GET', '/v1/settings/access')).body, { allowed_domains: ['bank.example'], blocked: [], block_webmail: false, disposable_count: 85, version: 0 });
   t.is((await accessEvents(ta)).length, 0);
   // one owner admitted is enough
   t.is((await ta.call('PUT', '/v1/settings/access', { body: policy({ allowed_domains: ['other.example', 'bank.example'] }) })).status, 200);

@@ -108,17 +108,19 @@ test('ledger-verify exits 1 on a tampered chain, naming the first bad seq', asyn
 
 // doctor
 
+// These judge the CLI's own checks (--local); test/cli-doctor.test.ts covers asking the service.
+
 test('doctor --json reports all five checks and ok on a healthy install', async (t) => {
   const ta = await startApp(t);
   await appendEvents(ta, 2);
-  const res = await oncall(['doctor', '--json'], ta.env);
+  const res = await oncall(['doctor', '--local', '--json'], ta.env);
   t.is(res.code, 0, res.stdout + res.stderr);
   const report = json(res);
   t.true(report.ok);
   t.deepEqual(report.checks.map((c: { name: string }) => c.name), ['database', 'migrations', 'plugins', 'ledger', 'tokens']);
   for (const c of report.checks) t.like(c, { ok: true, level: 'ok' }, c.name);
   t.false(res.stdout.includes(INGEST_TOKEN), 'no token is printed');
-  const human = await oncall(['doctor'], ta.env);
+  const human = await oncall(['doctor', '--local'], ta.env);
   t.is(human.code, 0);
   t.regex(human.stdout, /all 5 checks passed/);
 });
@@ -129,7 +131,7 @@ test('doctor exits 1 on a database with a pending migration and a broken chain, 
   const last = (await ta.app.db('knex_migrations').orderBy('id', 'desc').first()) as { name: string };
   await ta.app.db('knex_migrations').where({ name: last.name }).del();
   await tamper(ta, 1);
-  const res = await oncall(['doctor', '--json'], { ...ta.env, SERVICE_INGEST_TOKEN: undefined });
+  const res = await oncall(['doctor', '--local', '--json'], { ...ta.env, SERVICE_INGEST_TOKEN: undefined });
   t.is(res.code, 1);
   const report = json(res);
   t.false(report.ok);
@@ -138,26 +140,30 @@ test('doctor exits 1 on a database with a pending migration and a broken chain, 
   t.like(byName.ledger, { ok: false, level: 'fail' });
   t.regex(byName.ledger.detail, /broken at seq 1/);
   t.like(byName.tokens, { ok: true, level: 'warn' });
-  t.regex(byName.tokens.detail, /ingest disabled: set SERVICE_INGEST_TOKEN/);
+  t.regex(byName.tokens.detail, /^judged by this CLI process's environment \(not the running service's\): .*SERVICE_INGEST_TOKEN is unset here/);
   t.like(byName.database, { ok: true });
 });
 
 test('doctor counts an admin token generated at first start as configured, and fails when there is none', async (t) => {
   const ta = await startApp(t, { env: { SERVICE_ADMIN_TOKEN: undefined } });
   const generated = ta.app.adminTokenToPrint!;
-  const tokens = async () => json(await oncall(['doctor', '--json'], ta.env)).checks.find((c: { name: string }) => c.name === 'tokens');
-  t.like(await tokens(), { ok: true, level: 'ok', detail: 'admin token generated at first start (only its hash is stored); ingest token set by SERVICE_INGEST_TOKEN' });
+  const tokens = async () => json(await oncall(['doctor', '--local', '--json'], ta.env)).checks.find((c: { name: string }) => c.name === 'tokens');
+  t.like(await tokens(), {
+    ok: true,
+    level: 'ok',
+    detail: "judged by this CLI process's environment (not the running service's): admin token generated at first start (only its hash is stored); ingest token set by SERVICE_INGEST_TOKEN",
+  });
   await ta.app.db('install').update({ admin_token_hash: null });
-  const none = await oncall(['doctor'], ta.env);
+  const none = await oncall(['doctor', '--local'], ta.env);
   t.is(none.code, 1);
-  t.regex(none.stdout, /FAIL {2}tokens {6}no admin token: set SERVICE_ADMIN_TOKEN/);
+  t.regex(none.stdout, /FAIL {2}tokens {6}judged by this CLI process's environment \(not the running service's\): no admin token: set SERVICE_ADMIN_TOKEN/);
   t.false(none.stdout.includes(generated), 'no token is printed');
 });
 
 test('doctor reports an unreachable database and skips the checks that need it', async (t) => {
   const store = await emptyStore(t);
   const port = await closedPort();
-  const res = await oncall(['doctor', '--json'], serviceEnv(store, { SERVICE_DATABASE_URL: `mysql://oncall:hunter2-password@127.0.0.1:${port}/oncall` }));
+  const res = await oncall(['doctor', '--local', '--json'], serviceEnv(store, { SERVICE_DATABASE_URL: `mysql://oncall:hunter2-password@127.0.0.1:${port}/oncall` }));
   t.is(res.code, 1);
   const report = json(res);
   t.false(report.ok);

@@ -180,7 +180,7 @@ test('traversal out of the console folder is refused', async (t) => {
   t.is(fileUnder(dir, '/assets/ok.js'), join(dir, 'assets', 'ok.js'));
 });
 
-test('with no build, / answers a short page saying how to build it', async (t) => {
+test('with no build (a production install from source), / answers a short page saying why and how to get it', async (t) => {
   const empty = mkdtempSync(join(tmpdir(), 'oncall-console-none-'));
   t.teardown(() => rmSync(empty, { recursive: true, force: true }));
   mkdirSync(join(empty, 'assets'));
@@ -192,6 +192,8 @@ test('with no build, / answers a short page saying how to build it', async (t) =
     const text = await res.text();
     t.regex(text, /console is not built/);
     t.regex(text, /npm run build:web/);
+    t.regex(text, /npm ci --omit=dev/, 'names the production install that leaves it out');
+    t.regex(text, /npm pack/, 'names the release package that ships it');
   }
   t.is((await fetch(base + '/assets/index-x.js')).status, 404);
   t.deepEqual(await (await fetch(base + '/v1/ping')).json(), { pong: true });

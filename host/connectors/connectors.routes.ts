@@ -9,12 +9,22 @@ import { readJson } from '../http/body.ts';
 
 const KIND = { type: 'string', minLength: 1, maxLength: 64 } as const;
 
+/**
+ * What GET /v1/connectors/{name} adds to `{kind, settings}`: taken back and ignored, so that a
+ * GET answer can be sent back with one setting changed (secrets masked as `{"set": true}` keep
+ * the stored value). `version` here is the plugin's, not a document version.
+ */
+const GET_ONLY = ['name', 'source', 'version', 'state', 'last_problem', 'last_checked_at', 'found', 'updated_at', 'updated_by'] as const;
+
 const putBody = bodyValidator<ConnectorInput>({
   type: 'object',
   additionalProperties: false,
   required: ['kind', 'settings'],
-  properties: { kind: KIND, settings: { type: 'object' } },
+  properties: { kind: KIND, settings: { type: 'object' }, ...Object.fromEntries(GET_ONLY.map((k) => [k, {}])) },
 });
+
+/** The PUT body without what GET added. */
+const inputOf = (body: ConnectorInput): ConnectorInput => ({ kind: body.kind, settings: body.settings });
 
 const testBody = bodyValidator<ConnectorInput & { name?: string }>({
   type: 'object',
@@ -70,7 +80,7 @@ export function connectorRoutes(server: Server, deps: { log: Logger; guard: Guar
   server.put('/v1/connectors/:name', route(log, async (req) => {
     const who = await guard.withRole(req, 'admin');
     await guard.operating();
-    const { created, connector } = await connectors.put(nameOf(req.params), putBody(await readJson(req)), who);
+    const { created, connector } = await connectors.put(nameOf(req.params), inputOf(putBody(await readJson(req))), who);
     return [created ? 201 : 200, connector];
   }));
 

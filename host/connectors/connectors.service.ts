@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import canonicalize from 'canonicalize';
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
@@ -300,6 +301,10 @@ export class ConnectorService {
       this.log.warn({ connector: name }, 'stored secrets of the connector cannot be opened; they must be given again');
     }
     const settings = this.#merge(type, input.settings, before?.settings ?? null);
+    // The same settings again (a GET answer sent back): nothing is saved, the last check stands.
+    if (before !== null && before.fault === null && before.settings !== null && isDeepStrictEqual(settings, before.settings)) {
+      return { created: false, connector: await this.get(name) };
+    }
     const { plain, secrets } = splitSecrets(settings, type.pointers);
     const sealed: Record<string, string> = {};
     for (const [p, v] of secrets) sealed[p] = this.cipher.encrypt(JSON.stringify(v));

@@ -32,9 +32,20 @@ export interface DoctorComponent {
   fix: string | null;
 }
 
+/**
+ * Whose view a report gives: the running service judges its own environment (its tokens, the
+ * plugins it loaded); `oncall doctor` run on its own judges the CLI process's environment, which
+ * may differ from the service's (another shell, another unit file).
+ */
+export type DoctorJudge = 'service' | 'cli';
+
 export interface DoctorReport {
   ok: boolean;
   checked_at: string;
+  /** Which process's environment the report judges. */
+  judged_by: DoctorJudge;
+  /** The same in words, for people: which process and what it read. */
+  judged: string;
   checks: DoctorCheck[];
   /**
    * Every component with a status and a fix hint. The running service reports all of database,
@@ -88,6 +99,8 @@ export interface PluginsSeen {
  */
 export interface DoctorDeps {
   clock: Clock;
+  /** Which process runs the checks, so that each finding says whose environment it judged. */
+  judge: DoctorJudge;
   /** Where the database is, for people (never with a password). */
   databaseLabel: string;
   /** A trivial query; throws when the database cannot be reached. */
@@ -121,10 +134,12 @@ export function doctorDeps(opts: {
   plugins: () => Promise<PluginsSeen>;
   verifyLedger: () => Promise<VerifyReport>;
   extras?: DoctorExtras;
+  judge: DoctorJudge;
 }): DoctorDeps {
   const { db, config, installs } = opts;
   return {
     clock: opts.clock,
+    judge: opts.judge,
     databaseLabel: databaseLabel(config),
     ping: async () => {
       await db.raw('select 1');
@@ -229,14 +244,20 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
       }, 'cannot verify the ledger');
 
   const tokens = await attempt(async () => {
-    const ingest = deps.ingestEnabled ? 'ingest token set by SERVICE_INGEST_TOKEN' : 'ingest disabled: set SERVICE_INGEST_TOKEN';
+    const cli = deps.judge === 'cli';
+    const whose = cli ? "this CLI process's environment (not the running service's)" : "the running service's environment";
+    const ingest = deps.ingestEnabled
+      ? 'ingest token set by SERVICE_INGEST_TOKEN'
+      : cli
+        ? 'SERVICE_INGEST_TOKEN is unset here; ingest is disabled only if the service lacks it too (ask the service: `oncall doctor` without --local, or GET /v1/doctor)'
+        : 'ingest disabled: the service has no SERVICE_INGEST_TOKEN, so POST /v1/events and the alert webhooks answer 403 ingest_disabled; set it and restart';
     let admin: Finding;
     if (deps.adminTokenFromEnv) admin = ok('admin token set by SERVICE_ADMIN_TOKEN');
     else if (!reachable) admin = fail('admin token not checked: SERVICE_ADMIN_TOKEN is unset and the database is unreachable');
     else if (await deps.adminTokenStored()) admin = ok('admin token generated at first start (only its hash is stored)');
     else admin = fail('no admin token: set SERVICE_ADMIN_TOKEN or start the service once to generate one');
     const level: CheckLevel = admin.level === 'fail' ? 'fail' : deps.ingestEnabled ? 'ok' : 'warn';
-    return { level, detail: `${admin.detail}; ${ingest}` };
+    return { level, detail: `judged by ${whose}: ${admin.detail}; ${ingest}` };
   }, 'cannot check the tokens');
 
   const findings: Array<[CheckName, Finding]> = [
@@ -248,7 +269,11 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
   ];
   const checks = findings.map(([name, f]) => ({ name, ok: f.level !== 'fail', level: f.level, detail: f.detail }));
   const components = await runComponents(deps, { database, ledger, plugins });
-  return { ok: checks.every((c) => c.ok) && components.every((c) => c.status !== 'fail'), checked_at: checkedAt, checks, components };
+  const judged =
+    deps.judge === 'service'
+      ? `the running service (process ${process.pid}): its own SERVICE_* environment, the plugins it loaded at start, its database`
+      : `this CLI process (process ${process.pid}): its own SERVICE_* environment, plugins loaded afresh, the database it names; the running service may see other values`;
+  return { ok: checks.every((c) => c.ok) && components.every((c) => c.status !== 'fail'), checked_at: checkedAt, judged_by: deps.judge, judged, checks, components };
 }
 
 type Part = Omit<DoctorComponent, 'name'>;

@@ -49,8 +49,13 @@ const NOT_BUILT = `<!doctype html>
 <body>
 <h1>The console is not built</h1>
 <p>The service and its HTTP API are running on this port (<code>GET /v1/status</code>), but
-the web console's files are missing. Build them from the service's folder with
-<code>npm install</code> (which builds the console) or <code>npm run build:web</code>, then reload.</p>
+the web console's files are missing from <code>web/dist</code>. This happens after a production
+install (<code>npm ci --omit=dev</code>) from a source checkout: the console is built with Vite, a
+development tool that such an install leaves out.</p>
+<p>Either install from the release package (<code>npm pack</code> of the source; it ships the
+built console), or build it where the development tools are (<code>npm ci</code>, which builds it,
+or <code>npm run build:web</code>) and copy <code>web/dist</code> here, then reload. See
+<code>docs/install.md</code>.</p>
 </body>
 </html>
 `;

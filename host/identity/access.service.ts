@@ -2,6 +2,7 @@ import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from '../http/guard.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
+import { checkVersion, Revisions, type Revision } from '../settings/revisions.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
 import type { Trx } from '../storage/db.ts';
 import { compilePolicy, initialPolicy, OPEN_POLICY, parsePolicy, PolicyError, refusalText, type AccessPolicy, type CompiledPolicy, type Refusal } from './access-policy.ts';
@@ -45,6 +46,7 @@ export class AccessPolicyService {
   #cache: { compiled: CompiledPolicy; real: number; at: number } | null = null;
   /** Bumped by every local change, so a read that started before it does not fill the cache. */
   #generation = 0;
+  readonly #revisions: Revisions;
 
   constructor(deps: AccessPolicyDeps) {
     this.settings = deps.settings;
@@ -52,6 +54,12 @@ export class AccessPolicyService {
     this.ledger = deps.ledger;
     this.clock = deps.clock;
     this.sessions = deps.sessions;
+    this.#revisions = new Revisions(deps.settings);
+  }
+
+  /** The policy in force with its version and who last changed it: what GET answers. */
+  async view(): Promise<AccessPolicy & Revision> {
+    return this.settings.db.transaction(async (trx) => ({ ...(await this.#read(trx)), ...(await this.#revisions.get(ACCESS_SETTING, trx)) }));
   }
 
   /** The policy in force, read from storage (not from the cache). */
@@ -64,8 +72,10 @@ export class AccessPolicyService {
    * when no enabled owner would be admitted (so also before the first owner exists: bootstrap
    * sets the starting policy). Ends the open sessions of people it shuts out, in the same
    * transaction, and records `identity.access_changed` with the policy before and after.
+   * `expectedVersion` (the version the caller read) other than the stored one: 409
+   * `version_conflict`. A policy equal to the one in force changes nothing (no event, same version).
    */
-  async put(input: AccessPolicy, principal: Principal): Promise<AccessPolicy> {
+  async put(input: AccessPolicy, principal: Principal, expectedVersion: number | null = null): Promise<AccessPolicy> {
     let next: AccessPolicy;
     try {
       next = parsePolicy(input);
@@ -78,11 +88,14 @@ export class AccessPolicyService {
     this.#invalidate();
     try {
       await this.ledger.transact(async (trx, record) => {
+        checkVersion(expectedVersion, (await this.#revisions.get(ACCESS_SETTING, trx)).version, 'the access policy');
         const before = await this.#readOrNull(trx);
+        if (before !== null && samePolicy(before, next)) return;
         const owners = await this.people.enabledOwners(trx);
         if (owners.length === 0) throw new AppError('would_lock_out_owners', 'there is no enabled owner yet: the first owner is created with a starting policy');
         if (!owners.some((o) => compiled.admits(o))) throw new AppError('would_lock_out_owners', 'this policy would shut out every enabled owner');
         await this.settings.put(trx, ACCESS_SETTING, next, now.toISOString());
+        await this.#revisions.bump(trx, ACCESS_SETTING, principal.actor, now.toISOString());
         const ended = await this.sessions.endOutside(trx, compiled.admits, now.getTime());
         await record({
           type: 'identity.access_changed',
@@ -90,7 +103,7 @@ export class AccessPolicyService {
           reason: 'access policy changed',
           data: { before, after: next, sessions_ended: ended },
         });
-      });
+      }, { headFirst: true });
     } finally {
       this.#invalidate();
     }
@@ -179,4 +192,10 @@ export class AccessPolicyService {
     this.#generation++;
     this.#cache = null;
   }
+}
+
+/** Whether two policies admit the same people (list order does not count). */
+function samePolicy(a: AccessPolicy, b: AccessPolicy): boolean {
+  const same = (x: string[], y: string[]) => x.length === y.length && [...x].sort().join('\n') === [...y].sort().join('\n');
+  return a.block_webmail === b.block_webmail && same(a.allowed_domains, b.allowed_domains) && same(a.blocked, b.blocked);
 }

@@ -9,11 +9,23 @@ import { readJson, readBodyOrEmpty } from '../http/body.ts';
 const EMAIL = { type: 'string', format: 'email', maxLength: 254 } as const;
 const nullable = <T extends Record<string, unknown>>(schema: T) => ({ anyOf: [schema, { type: 'null' }] });
 
+/**
+ * The PUT body: the settings, and what GET adds (taken back and ignored, except that `version`
+ * is checked; a secret's `*_set` keeps the secret: see MailService.put).
+ */
 const putBody = bodyValidator<MailInput>({
   type: 'object',
   additionalProperties: false,
   properties: {
-    provider: { type: 'string', enum: ['api', 'smtp'] },
+    version: { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'null' }] },
+    source: {},
+    updated_at: {},
+    updated_by: {},
+    resend_key_set: {},
+    smtp_password_set: {},
+    last_send: {},
+    break_glass: {},
+    provider: { anyOf: [{ type: 'string', enum: ['api', 'smtp'] }, { type: 'null' }] },
     mail_from: nullable(EMAIL),
     resend_key: nullable({ type: 'string', maxLength: 512, pattern: '^\\S*$' }),
     smtp_host: nullable({ type: 'string', minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9._:\\[\\]-]+$' }),

@@ -5,6 +5,7 @@ import type { Principal } from '../http/guard.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
+import { checkVersion, Revisions, takeBack, type Revision } from '../settings/revisions.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
 import { MailSettingsRepo, SMTP_DEFAULT_PORT, type MailProvider, type MailSettings, type SmtpSecurity } from './mail-settings.repo.ts';
 import { ResendClient, senderVerified } from './resend.ts';
@@ -24,9 +25,11 @@ export const NO_SEND_YET = 'no successful send since the mail settings were save
 export const SEND_FAILED = 'the last e-mail could not be sent (the reason is under Settings → Mail and in the audit log)';
 
 /** PUT /v1/settings/mail. Omitted fields keep their stored value; null clears one; a blank or
- * omitted secret keeps the stored secret. */
+ * omitted secret keeps the stored secret; `provider: null` keeps the provider. What GET adds
+ * (MAIL_GET_ONLY, `updated_*`) is ignored; `version` is the one the caller read. */
 export interface MailInput {
-  provider?: MailProvider;
+  version?: number | null;
+  provider?: MailProvider | null;
   mail_from?: string | null;
   resend_key?: string | null;
   smtp_host?: string | null;
@@ -36,8 +39,14 @@ export interface MailInput {
   smtp_security?: SmtpSecurity;
 }
 
+/** Fields GET adds that PUT takes back and ignores (besides `version`, `updated_at`, `updated_by`). */
+export const MAIL_GET_ONLY = ['resend_key_set', 'smtp_password_set', 'last_send', 'break_glass'] as const;
+
+/** The settings row's name, and so its revision's. */
+const MAIL_SETTING = 'mail';
+
 /** What GET shows: never a secret, only whether each is set. */
-export interface MailView {
+export interface MailView extends Revision {
   provider: MailProvider | null;
   mail_from: string | null;
   resend_key_set: boolean;
@@ -84,9 +93,11 @@ export class MailService {
   private readonly log: Logger;
   private readonly config: Config;
   private readonly api: ResendClient;
+  readonly #revisions: Revisions;
 
   constructor(deps: MailDeps) {
     this.repo = new MailSettingsRepo(deps.settings, deps.cipher);
+    this.#revisions = new Revisions(deps.settings);
     this.ledger = deps.ledger;
     this.clock = deps.clock;
     this.log = deps.log;
@@ -163,6 +174,7 @@ export class MailService {
     const s = settings ?? { ...EMPTY, provider: null, rev: null };
     const lastSend = state !== null && settings !== null && state.rev === settings.rev && (state.ok || state.reason !== null) ? { ok: state.ok, reason: state.reason, at: state.at } : null;
     return {
+      ...(await this.#revisions.get(MAIL_SETTING)),
       provider: s.provider,
       mail_from: s.mail_from,
       resend_key_set: s.resend_key !== null,
@@ -181,16 +193,23 @@ export class MailService {
    * other's fields: the save checks, under the ledger's chain-head lock, that the settings are
    * still the revision the merge started from, and merges again on the newer one if not.
    */
-  async put(input: MailInput, principal: Principal): Promise<MailView> {
+  async put(body: MailInput, principal: Principal): Promise<MailView> {
+    const { doc, version } = takeBack(body, MAIL_GET_ONLY);
+    const input = doc as MailInput;
     for (let attempt = 1; ; attempt++) {
-      const saved = await this.#putOnce(input, principal);
+      const saved = await this.#putOnce(input, principal, version);
       if (saved) return this.get();
       if (attempt === PUT_ATTEMPTS) throw new AppError('mail_settings_conflict', 'the mail settings kept changing while this change was saved; try again');
     }
   }
 
-  /** One merge and save; false when the settings changed since they were read. */
-  async #putOnce(input: MailInput, principal: Principal): Promise<boolean> {
+  /**
+   * One merge and save; false when the settings changed since they were read. 409
+   * `version_conflict` when `expected` is not the stored version. Settings equal to the stored
+   * ones (a GET sent back) save nothing: same version, no event, the last send still counts.
+   */
+  async #putOnce(input: MailInput, principal: Principal, expected: number | null): Promise<boolean> {
+    checkVersion(expected, (await this.#revisions.get(MAIL_SETTING)).version, 'the mail settings');
     const stored = await this.repo.load();
     const base = stored ?? { ...EMPTY, provider: 'api' as MailProvider, rev: null };
     const keep = <T>(given: T | undefined, old: T): T => (given === undefined ? old : given);
@@ -206,6 +225,7 @@ export class MailService {
       smtp_password: secret(input.smtp_password, base.smtp_password),
       smtp_security: keep(input.smtp_security, base.smtp_security),
     };
+    if (stored === null ? input.provider == null && sameSettings(next, { ...EMPTY, provider }) : sameSettings(next, stored)) return true;
     if (provider === 'smtp' && next.smtp_host === null) throw new AppError('invalid_body', 'smtp_host is required for the smtp provider');
     if (provider === 'api' && next.resend_key === null) throw new AppError('invalid_body', 'resend_key is required for the api provider');
     if (provider === 'api' && next.mail_from !== null) {
@@ -218,7 +238,9 @@ export class MailService {
     const at = this.clock.now().toISOString();
     return this.ledger.transact(async (trx, record) => {
       if ((await this.repo.rev(trx)) !== (stored?.rev ?? null)) return false;
+      checkVersion(expected, (await this.#revisions.get(MAIL_SETTING, trx)).version, 'the mail settings');
       await this.repo.save(trx, next, at);
+      await this.#revisions.bump(trx, MAIL_SETTING, principal.actor, at);
       await record({
         type: 'config.mail_saved',
         actor: principal.actor,
@@ -319,4 +341,10 @@ function scrubReason(reason: string, s: Pick<MailSettings, 'resend_key' | 'smtp_
     if (typeof secret === 'string' && secret.length > 0) out = out.split(secret).join('[redacted]');
   }
   return clip(out, 497, '...');
+}
+
+/** Whether two settings send the same way (the revision aside). */
+function sameSettings(a: Omit<MailSettings, 'rev'>, b: Omit<MailSettings, 'rev'>): boolean {
+  const keys: Array<keyof Omit<MailSettings, 'rev'>> = ['provider', 'mail_from', 'resend_key', 'smtp_host', 'smtp_port', 'smtp_user', 'smtp_password', 'smtp_security'];
+  return keys.every((k) => a[k] === b[k]);
 }

@@ -220,8 +220,10 @@ export interface ConnectorCapabilities {
   /**
    * For alert sources the host polls instead of being pushed to: answers the alerts firing now
    * (and, where the source says so, those just resolved) in the common shape. The host stamps
-   * source and fingerprint as for pushed alerts. Reserved for the polling schedule: this host
-   * version lists the capability in the catalogue but does not poll yet.
+   * source and fingerprint as for pushed alerts. The host polls every connector whose kind
+   * offers it, every `poll_s` seconds of its settings (else 60 s), under a lease so that one
+   * host process polls each connector once per interval (host/schedule/poller.ts,
+   * docs/polling.md); the catalogue lists it as `poll_alerts`.
    */
   pollAlerts?(ctx: ConnectorContext): Promise<NormalisedAlert[]> | NormalisedAlert[];
 }

@@ -7,6 +7,7 @@ import type { Principal } from '../http/guard.ts';
 import { ajv, describe } from '../http/validate.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
+import { checkVersion, takeBack } from '../settings/revisions.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
 import type { Trx } from '../storage/db.ts';
 import { defaultPolicy, POLICY_SCHEMA, type CeilingLevel, type DefaultAutonomy, type FreezeWindow, type PolicyDocument } from './policy.schema.ts';
@@ -269,13 +270,14 @@ export class PolicyService implements PolicyReader {
    * Replaces the policy. 409 `policy_file_managed` when policy.json manages it; 400
    * `invalid_body` naming the field; 409 `policy_version_conflict` when `expectedVersion` (the
    * body's `version` or If-Match) is not the version in force. A body equal to the policy in
-   * force changes nothing (same version, no event).
+   * force changes nothing (same version, no event). What GET answered is accepted back: its
+   * read-only fields (`source`, `updated_at`, `updated_by`, `problem`) are ignored.
    */
   async put(input: unknown, principal: Pick<Principal, 'actor'>, expectedVersion: number | null = null): Promise<PolicyInForce> {
     if (this.fileManaged) throw new AppError('policy_file_managed', `the policy is managed by ${POLICY_FILE} in SERVICE_CONFIG_DIR`);
-    const next = parsePolicy(input);
-    const bodyVersion = (input as { version?: number }).version;
-    if (bodyVersion !== undefined && expectedVersion !== null && bodyVersion !== expectedVersion) {
+    const { doc, version: bodyVersion } = takeBack(input, ['problem']);
+    const next = parsePolicy(doc);
+    if (bodyVersion !== null && expectedVersion !== null && bodyVersion !== expectedVersion) {
       throw new AppError('invalid_body', 'version and If-Match name different versions');
     }
     const expected = bodyVersion ?? expectedVersion;
@@ -283,9 +285,8 @@ export class PolicyService implements PolicyReader {
     return this.ledger.transact(async (trx, record) => {
       const row = await this.settings.get<StoredPolicy>(POLICY_SETTING, trx);
       const version = row?.version ?? 0;
-      if (expected !== null && expected !== version) {
-        throw new AppError('policy_version_conflict', `the policy is at version ${version}, not ${expected}: read it again and reapply the change`);
-      }
+      // The policy's own name for version_conflict, kept because docs/api.md promised it first.
+      checkVersion(expected, version, 'the policy', 'policy_version_conflict');
       const diff = policyDiff(row?.policy ?? defaultPolicy(), next);
       if (Object.keys(diff).length > 0) await this.#write(trx, record, row, next, 'console', principal.actor, diff, 'policy changed');
       return this.get(trx);
