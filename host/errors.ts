@@ -74,7 +74,6 @@ export const ERROR_STATUS = {
   // discovery
   discovery_running: 409,
   // settings documents
-  version_conflict: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
