@@ -73,7 +73,6 @@ export const ERROR_STATUS = {
   action_cap_reached: 409,
   // discovery
   discovery_running: 409,
-  // settings documents
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
