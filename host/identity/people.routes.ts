@@ -52,7 +52,8 @@ export function peopleRoutes(server: Server, deps: { log: Logger; guard: Guard; 
 
   server.post('/v1/people/:email/password', route(log, async (req) => {
     const who = await guard.withRole(req, 'owner');
-    const body = passwordBody(req.body ?? {});
+    // No body at all means the defaults; any body given (null, an array, a number) must be the object.
+    const body = passwordBody(req.body === undefined ? {} : req.body);
     return [201, await people.setPassword(email(req), body.expires ?? '30d', who)];
   }));
 
