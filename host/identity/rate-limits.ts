@@ -2,6 +2,7 @@ import { MINUTE, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Db, Trx } from '../storage/db.ts';
 import type { AttemptsRepo } from './attempts.repo.ts';
+import type { LimitKey, LimitLocksRepo } from './limit-locks.repo.ts';
 
 /** Every sign-in limit: at most `limit` counted attempts per subject in `windowMs`. */
 export const LIMITS = {
@@ -15,33 +16,104 @@ export const LIMITS = {
   password_wrong: { limit: 5, windowMs: 15 * MINUTE },
   /** A lock of one address after too many wrong passwords. */
   password_lock: { limit: 1, windowMs: 15 * MINUTE },
+  /** Wrong admin tokens at POST /v1/login from one client address. */
+  token_client: { limit: 30, windowMs: 10 * MINUTE },
 } as const;
 export type LimitKind = keyof typeof LIMITS;
 
-/** Counting attempts against the limits, with the injected clock. */
+/** The lock that guards every count about one address's password (wrong tries and the lock). */
+export const passwordAddress = (email: string): LimitKey => ({ kind: 'password_address', subject: email });
+export const limitKey = (kind: LimitKind, subject: string): LimitKey => ({ kind, subject });
+
+/** Deadlocks are retried this many times: each ends one transaction at once, so a retry soon wins. */
+const DEADLOCK_TRIES = 5;
+
+/**
+ * Counting attempts against the limits, with the injected clock. A check and the count that
+ * follows it are one step: both run in one transaction holding the lock of every subject they
+ * concern (`auth_limits`), so the limits hold exactly whatever the engine and however many host
+ * processes share the database. Nothing here reads a count and writes later outside a lock.
+ */
 export class RateLimits {
   readonly #repo: AttemptsRepo;
+  readonly #locks: LimitLocksRepo;
   readonly #clock: Clock;
 
-  constructor(repo: AttemptsRepo, clock: Clock) {
+  constructor(repo: AttemptsRepo, locks: LimitLocksRepo, clock: Clock) {
     this.#repo = repo;
+    this.#locks = locks;
     this.#clock = clock;
   }
 
-  /** Seconds until `kind` allows `subject` again, or 0 when it does now. */
+  get locks(): LimitLocksRepo {
+    return this.#locks;
+  }
+
+  /** Runs `fn` in a transaction of its own holding the locks of `keys` (a deadlock is retried). */
+  async atomically<T>(keys: LimitKey[], fn: (trx: Trx) => Promise<T>): Promise<T> {
+    const now = this.#clock.now().getTime();
+    await this.#ensure(keys, now);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#locks.db.transaction(async (trx) => {
+          await this.#locks.lock(trx, keys, now);
+          return fn(trx);
+        });
+      } catch (err) {
+        if (!isDeadlock(err) || attempt === DEADLOCK_TRIES) throw err;
+      }
+    }
+  }
+
+  /** Locks `keys` inside a transaction the caller runs (one that also writes the ledger). Lock first, before any read. */
+  async lock(trx: Trx, keys: LimitKey[]): Promise<void> {
+    await this.#locks.lock(trx, keys, this.#clock.now().getTime());
+  }
+
+  /** Makes sure the lock rows exist before a transaction that locks them (see LimitLocksRepo). */
+  async ensure(keys: LimitKey[]): Promise<void> {
+    await this.#ensure(keys, this.#clock.now().getTime());
+  }
+
+  async #ensure(keys: LimitKey[], now: number): Promise<void> {
+    // One statement per key: a statement holding one new row while it waits for another could deadlock.
+    for (const k of keys) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await this.#locks.ensure([k], now);
+          break;
+        } catch (err) {
+          if (!isDeadlock(err) || attempt === DEADLOCK_TRIES) throw err;
+        }
+      }
+    }
+  }
+
+  /**
+   * Checks every limit given and counts one attempt against each, as one step: either all
+   * allow it and all count it, or it is refused with 429 and Retry-After and none counts it.
+   */
+  async take(items: Array<[LimitKind, string]>): Promise<void> {
+    const wait = await this.atomically(items.map(([kind, subject]) => limitKey(kind, subject)), async (trx) => {
+      let longest = 0;
+      for (const [kind, subject] of items) longest = Math.max(longest, await this.wait(trx, kind, subject));
+      if (longest > 0) return longest;
+      for (const [kind, subject] of items) await this.count(trx, kind, subject);
+      return 0;
+    });
+    if (wait > 0) throw rateLimited(wait);
+  }
+
+  /**
+   * Seconds until `kind` allows `subject` again, or 0 when it does now. A decision taken on it
+   * must be taken under the subject's lock (atomically / lock), or it is only a hint.
+   */
   async wait(q: Trx | Db, kind: LimitKind, subject: string): Promise<number> {
     const { limit, windowMs } = LIMITS[kind];
     const now = this.#clock.now().getTime();
     const { count, oldest } = await this.#repo.since(q, kind, subject, now - windowMs + 1);
     if (count < limit || oldest === null) return 0;
     return Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
-  }
-
-  /** Counts one attempt; over the limit it is refused with 429 and Retry-After (and not counted). */
-  async take(q: Trx | Db, kind: LimitKind, subject: string): Promise<void> {
-    const wait = await this.wait(q, kind, subject);
-    if (wait > 0) throw rateLimited(wait);
-    await this.count(q, kind, subject);
   }
 
   async count(q: Trx | Db, kind: LimitKind, subject: string): Promise<void> {
@@ -55,4 +127,10 @@ export class RateLimits {
 
 export function rateLimited(waitS: number): AppError {
   return new AppError('rate_limited', `too many attempts: try again in ${waitS} s`, { 'Retry-After': String(waitS) });
+}
+
+/** MySQL's deadlock (1213): the engine ended this transaction to let another finish. */
+function isDeadlock(err: unknown): boolean {
+  const e = err as { code?: unknown; errno?: unknown } | null;
+  return e !== null && typeof e === 'object' && (e.code === 'ER_LOCK_DEADLOCK' || e.errno === 1213);
 }

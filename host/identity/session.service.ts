@@ -26,6 +26,7 @@ export class SessionService implements SessionAuthenticator {
   readonly #repo: SessionsRepo;
   readonly #clock: Clock;
   #access: AccessCheck | null = null;
+  #breakGlass: (() => Promise<{ open: boolean }>) | null = null;
 
   constructor(repo: SessionsRepo, clock: Clock) {
     this.#repo = repo;
@@ -35,6 +36,11 @@ export class SessionService implements SessionAuthenticator {
   /** The access policy is built after sessions (it ends sessions when tightened). */
   useAccess(access: AccessCheck): void {
     this.#access = access;
+  }
+
+  /** Whether break-glass is open (the mail area, built after sessions). */
+  useBreakGlass(read: () => Promise<{ open: boolean }>): void {
+    this.#breakGlass = read;
   }
 
   /** Opens a session inside `trx`; answers the token, which is never stored. */
@@ -61,6 +67,8 @@ export class SessionService implements SessionAuthenticator {
       await ended(reason, describe(reason));
     }
     if (now - s.last_seen_ms >= IDLE_MS) await ended('idle', describe('idle'));
+    // Ended when break-glass closed; checked here too, for one opened while it was closing.
+    if (s.via === 'break_glass' && this.#breakGlass !== null && !(await this.#breakGlass()).open) await ended('break_glass_closed', describe('break_glass_closed'));
     let role: SessionPrincipal['role'] = 'owner';
     if (s.email !== null) {
       if (s.role === null || s.enabled !== true) await ended('disabled', describe('disabled'));
@@ -79,6 +87,11 @@ export class SessionService implements SessionAuthenticator {
   /** Ends every session of a person (disabled, role changed, password removed). */
   async endFor(trx: Trx, email: string, reason: string, via?: SessionVia): Promise<number> {
     return this.#repo.endFor(trx, email, this.#clock.now().getTime(), reason, via);
+  }
+
+  /** Ends every break-glass session (break-glass has closed: e-mail works). */
+  async endBreakGlass(trx: Trx): Promise<number> {
+    return this.#repo.endVia(trx, 'break_glass', this.#clock.now().getTime(), 'break_glass_closed');
   }
 
   async endOutside(trx: Trx, allows: (email: string) => boolean, atMs: number): Promise<number> {
@@ -101,6 +114,7 @@ export function describe(reason: string | null): string {
     case 'disabled': return 'the account is disabled or no longer exists';
     case 'role_changed': return 'the role changed';
     case 'access_policy': return 'the access policy no longer admits this address';
+    case 'break_glass_closed': return 'break-glass has closed because e-mail works: sign in with your e-mail address';
     default: return reason ?? 'ended';
   }
 }

@@ -1,0 +1,129 @@
+import { MINUTE, type Clock } from '../clock.ts';
+import { AppError } from '../errors.ts';
+import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
+import type { Trx } from '../storage/db.ts';
+import type { AttemptsRepo } from './attempts.repo.ts';
+import type { LimitKey, LimitLocksRepo, Unrecorded } from './limit-locks.repo.ts';
+import { limitKey, RateLimits, rateLimited } from './rate-limits.ts';
+import type { SessionService } from './session.service.ts';
+
+/** Wrong admin tokens from one client are written to the ledger at most this often, with a count. */
+export const REFUSALS_RECORDED_EVERY_MS = MINUTE;
+
+export interface AdminLoginDeps {
+  /** Whether break-glass is open (mail/mail.service.ts). */
+  breakGlass(): Promise<{ open: boolean; reason: string | null }>;
+  sessions: SessionService;
+  attempts: AttemptsRepo;
+  limitLocks: LimitLocksRepo;
+  ledger: Ledger;
+  clock: Clock;
+}
+
+/**
+ * The admin token at `POST /v1/login` once the first owner exists: a break-glass session while
+ * no code can be sent, else 403 `use_email`. Wrong tokens are limited per client like every
+ * other way in (30 per 10 minutes, then 429 for right and wrong alike), and recorded as
+ * `identity.token_sign_in_refused` at most once a minute per client with the number refused
+ * since the last such event, so nobody can flood the ledger by guessing. The token is never
+ * recorded. When break-glass closes, every break-glass session ends.
+ */
+export class AdminLoginService {
+  readonly #d: AdminLoginDeps;
+  readonly #limits: RateLimits;
+
+  constructor(deps: AdminLoginDeps) {
+    this.#d = deps;
+    this.#limits = new RateLimits(deps.attempts, deps.limitLocks, deps.clock);
+  }
+
+  /** Before the token is looked at: 429 while `client` has had too many wrong tokens. */
+  async gate(client: string): Promise<void> {
+    const key = limitKey('token_client', client);
+    if ((await this.#limits.wait(this.#d.limitLocks.db, 'token_client', client)) === 0) return;
+    await this.#limits.ensure([key]);
+    const wait = await this.#d.ledger.transact(async (trx, record) => {
+      await this.#limits.lock(trx, [key]);
+      const w = await this.#limits.wait(trx, 'token_client', client);
+      if (w > 0) await this.#note(trx, record, key, 0, 1);
+      return w;
+    });
+    if (wait > 0) throw rateLimited(wait);
+  }
+
+  /** A wrong token from `client`: counted against its limit (one step under its lock), noted, refused. */
+  async wrong(client: string): Promise<never> {
+    const key = limitKey('token_client', client);
+    await this.#limits.ensure([key]);
+    const wait = await this.#d.ledger.transact(async (trx, record) => {
+      await this.#limits.lock(trx, [key]);
+      const w = await this.#limits.wait(trx, 'token_client', client);
+      if (w === 0) await this.#limits.count(trx, 'token_client', client);
+      await this.#note(trx, record, key, w === 0 ? 1 : 0, w === 0 ? 0 : 1);
+      return w;
+    });
+    if (wait > 0) throw rateLimited(wait);
+    throw new AppError('unauthorized');
+  }
+
+  /** The right token once the first owner exists. */
+  async login(client: string): Promise<{ break_glass: true; token: string }> {
+    const { sessions, ledger } = this.#d;
+    const glass = await this.#d.breakGlass();
+    if (!glass.open) {
+      await ledger.append({ type: 'identity.token_sign_in_refused', actor: 'admin-token', reason: 'e-mail works: people sign in with their address', data: { client, why: 'use_email' } });
+      throw new AppError('use_email', 'sign in with your e-mail address');
+    }
+    return ledger.transact(async (trx, record) => {
+      const { token } = await sessions.open(trx, { email: null, actor: 'admin-token', via: 'break_glass' });
+      await record({ type: 'identity.break_glass', actor: 'admin-token', reason: `break-glass sign-in: ${glass.reason ?? 'no code can be sent'}`, data: { client, why: glass.reason } });
+      return { break_glass: true as const, token };
+    });
+  }
+
+  /** A send succeeded, so break-glass is closed: every break-glass session ends now. */
+  async breakGlassClosed(): Promise<number> {
+    return this.#d.ledger.transact(async (trx, record) => {
+      const ended = await this.#d.sessions.endBreakGlass(trx);
+      if (ended > 0) {
+        await record({ type: 'identity.break_glass_closed', actor: 'system', reason: 'e-mail works again: break-glass sessions ended', data: { sessions_ended: ended } });
+      }
+      return ended;
+    });
+  }
+
+  /** The tick: writes the refusals noted less than a minute after the last event, once that minute has passed. */
+  async recordDue(): Promise<void> {
+    const now = this.#d.clock.now().getTime();
+    for (const key of await this.#d.limitLocks.due('token_client', now - REFUSALS_RECORDED_EVERY_MS)) {
+      await this.#d.ledger.transact(async (trx, record) => {
+        await this.#limits.lock(trx, [key]);
+        const u = await this.#d.limitLocks.unrecorded(trx, key);
+        if (u !== null && this.#isDue(u, now)) await this.#record(trx, record, u, now);
+      });
+    }
+  }
+
+  async #note(trx: Trx, record: RecordEvent, key: LimitKey, wrong: number, limited: number): Promise<void> {
+    const now = this.#d.clock.now().getTime();
+    await this.#d.limitLocks.addUnrecorded(trx, key, wrong, limited, now);
+    const u = await this.#d.limitLocks.unrecorded(trx, key);
+    if (u !== null && this.#isDue(u, now)) await this.#record(trx, record, u, now);
+  }
+
+  #isDue(u: Unrecorded, now: number): boolean {
+    return u.wrong + u.limited > 0 && (u.recordedMs === null || now - u.recordedMs >= REFUSALS_RECORDED_EVERY_MS);
+  }
+
+  async #record(trx: Trx, record: RecordEvent, u: Unrecorded, now: number): Promise<void> {
+    const parts = [`${u.wrong} wrong admin token${u.wrong === 1 ? '' : 's'}`];
+    if (u.limited > 0) parts.push(`${u.limited} refused unchecked while rate-limited`);
+    await record({
+      type: 'identity.token_sign_in_refused',
+      actor: 'anonymous',
+      reason: `POST /v1/login from ${u.subject}: ${parts.join(', ')}`,
+      data: { client: u.subject, why: 'wrong_token', wrong: u.wrong, rate_limited: u.limited, first_at: new Date(u.firstMs ?? now).toISOString() },
+    });
+    await this.#d.limitLocks.recorded(trx, { kind: u.kind, subject: u.subject }, now);
+  }
+}
