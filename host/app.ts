@@ -60,6 +60,8 @@ import { ClientAddress } from './http/client-address.ts';
 import { AdminLoginService } from './identity/admin-login.service.ts';
 import { AttemptsRepo } from './identity/attempts.repo.ts';
 import { LimitLocksRepo } from './identity/limit-locks.repo.ts';
+import { RateLimits } from './identity/rate-limits.ts';
+import { Refusals } from './identity/refusals.ts';
 import { peopleRoutes } from './identity/people.routes.ts';
 import { PeopleService } from './identity/people.service.ts';
 import { SessionService } from './identity/session.service.ts';
@@ -173,8 +175,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const sessions = new SessionService(new SessionsRepo(db), clock);
   guard.useSessions(sessions);
   const limitLocks = new LimitLocksRepo(db);
-  const attempts = new AttemptsRepo(db);
-  const adminLogin = new AdminLoginService({ breakGlass: () => mail.breakGlass(), sessions, attempts, limitLocks, ledger, clock });
+  const limits = new RateLimits(new AttemptsRepo(db), limitLocks, clock);
+  const refusals = new Refusals(limitLocks, limits, ledger, clock);
+  const adminLogin = new AdminLoginService({ breakGlass: () => mail.breakGlass(), sessions, limits, refusals, ledger });
   const mail = new MailService({ settings, cipher, ledger, clock, log, config, delivered: () => adminLogin.breakGlassClosed() });
   sessions.useBreakGlass(() => mail.breakGlass());
   mailRoutes(server, { log, guard, mail });
@@ -183,7 +186,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   sessions.useAccess(access);
   bootstrap.useAccess(access);
   status.useBreakGlass(() => mail.breakGlass());
-  const signIn = new SignInService({ people, codes: new SignInCodesRepo(db), attempts, limitLocks, sessions, access, mail, ledger, clock, log, codeKey: cipher.derive('sign-in-codes') });
+  const signIn = new SignInService({ people, codes: new SignInCodesRepo(db), limits, refusals, sessions, access, mail, ledger, clock, log, codeKey: cipher.derive('sign-in-codes') });
   authRoutes(server, { log, guard, tokens, people, bootstrap, signIn, adminLogin, sessions, client: new ClientAddress(config.trustedProxies) });
   peopleRoutes(server, { log, guard, people: new PeopleService(people, sessions, access, ledger, clock) });
   const policy = new PolicyService({ settings, ledger, clock, log, configDir: config.configDir });
@@ -256,7 +259,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await episodes.process();
     await firings.prune(clock.now().getTime());
     await signIn.prune();
-    await adminLogin.recordDue();
+    await refusals.recordDue();
     await governance.tick();
     await licenceTick();
   };

@@ -71,7 +71,25 @@ test('40 code requests at once from one client: exactly 20 are accepted', async 
   const limited = answers.find((r) => r.status === 429)!;
   t.is(limited.headers.get('retry-after'), '600');
   await ta.app.signIn.idle();
-  t.is((await events(ta, 'identity.code_rate_limited')).length, 20);
+  // The refusals are recorded at most once a minute per client, with a count.
+  const first = await events(ta, 'identity.code_rate_limited');
+  t.is(first.length, 1);
+  t.like(first[0], { actor: 'anonymous', data: { client: '203.0.113.20', rate_limited: 1 } });
+  await ta.app.tick();
+  t.is((await events(ta, 'identity.code_rate_limited')).length, 1);
+  ta.clock.advance(MINUTE);
+  await ta.app.tick();
+  t.deepEqual((await events(ta, 'identity.code_rate_limited')).map((e) => e.data.rate_limited), [1, 19]);
+});
+
+test('code checks: 30 per client per 10 minutes, then 429, so failures cannot be sent without end', async (t) => {
+  const { ta } = await withMail(t);
+  const answers = await Promise.all(Array.from({ length: 35 }, (_, i) => post(ta, '/v1/auth/verify', { email: `v${i}@bank.example`, code: '123456' }, '203.0.113.25')));
+  t.deepEqual(statuses(answers), { 401: 30, 429: 5 });
+  t.is((await events(ta, 'identity.code_wrong')).length, 30);
+  t.is((await post(ta, '/v1/auth/verify', { email: 'v@bank.example', code: '123456' }, '203.0.113.26')).status, 401, 'another client is not limited');
+  ta.clock.advance(10 * MINUTE);
+  t.is((await post(ta, '/v1/auth/verify', { email: 'v@bank.example', code: '123456' }, '203.0.113.25')).status, 401, 'after 10 minutes it checks again');
 });
 
 test('10 code requests at once for one address: exactly 3 codes are sent', async (t) => {

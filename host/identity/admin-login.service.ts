@@ -1,23 +1,16 @@
-import { MINUTE, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
-import type { Trx } from '../storage/db.ts';
-import type { AttemptsRepo } from './attempts.repo.ts';
-import type { LimitKey, LimitLocksRepo, Unrecorded } from './limit-locks.repo.ts';
-import { limitKey, RateLimits, rateLimited } from './rate-limits.ts';
+import type { Ledger } from '../ledger/ledger.service.ts';
+import { rateLimited, type RateLimits } from './rate-limits.ts';
+import type { Refusals } from './refusals.ts';
 import type { SessionService } from './session.service.ts';
-
-/** Wrong admin tokens from one client are written to the ledger at most this often, with a count. */
-export const REFUSALS_RECORDED_EVERY_MS = MINUTE;
 
 export interface AdminLoginDeps {
   /** Whether break-glass is open (mail/mail.service.ts). */
   breakGlass(): Promise<{ open: boolean; reason: string | null }>;
   sessions: SessionService;
-  attempts: AttemptsRepo;
-  limitLocks: LimitLocksRepo;
+  limits: RateLimits;
+  refusals: Refusals;
   ledger: Ledger;
-  clock: Clock;
 }
 
 /**
@@ -25,7 +18,7 @@ export interface AdminLoginDeps {
  * no code can be sent, else 403 `use_email`. Wrong tokens are limited per client like every
  * other way in (30 per 10 minutes, then 429 for right and wrong alike), and recorded as
  * `identity.token_sign_in_refused` at most once a minute per client with the number refused
- * since the last such event, so nobody can flood the ledger by guessing. The token is never
+ * since the last such event (refusals.ts), so nobody can flood the ledger by guessing. The token is never
  * recorded. When break-glass closes, every break-glass session ends.
  */
 export class AdminLoginService {
@@ -34,18 +27,18 @@ export class AdminLoginService {
 
   constructor(deps: AdminLoginDeps) {
     this.#d = deps;
-    this.#limits = new RateLimits(deps.attempts, deps.limitLocks, deps.clock);
+    this.#limits = deps.limits;
   }
 
   /** Before the token is looked at: 429 while `client` has had too many wrong tokens. */
   async gate(client: string): Promise<void> {
-    const key = limitKey('token_client', client);
-    if ((await this.#limits.wait(this.#d.limitLocks.db, 'token_client', client)) === 0) return;
+    const key = { kind: 'token_client' as const, subject: client };
+    if ((await this.#limits.wait(null, 'token_client', client)) === 0) return;
     await this.#limits.ensure([key]);
     const wait = await this.#d.ledger.transact(async (trx, record) => {
       await this.#limits.lock(trx, [key]);
       const w = await this.#limits.wait(trx, 'token_client', client);
-      if (w > 0) await this.#note(trx, record, key, 0, 1);
+      if (w > 0) await this.#d.refusals.note(trx, record, key, 0, 1);
       return w;
     });
     if (wait > 0) throw rateLimited(wait);
@@ -53,13 +46,13 @@ export class AdminLoginService {
 
   /** A wrong token from `client`: counted against its limit (one step under its lock), noted, refused. */
   async wrong(client: string): Promise<never> {
-    const key = limitKey('token_client', client);
+    const key = { kind: 'token_client' as const, subject: client };
     await this.#limits.ensure([key]);
     const wait = await this.#d.ledger.transact(async (trx, record) => {
       await this.#limits.lock(trx, [key]);
       const w = await this.#limits.wait(trx, 'token_client', client);
       if (w === 0) await this.#limits.count(trx, 'token_client', client);
-      await this.#note(trx, record, key, w === 0 ? 1 : 0, w === 0 ? 0 : 1);
+      await this.#d.refusals.note(trx, record, key, w === 0 ? 1 : 0, w === 0 ? 0 : 1);
       return w;
     });
     if (wait > 0) throw rateLimited(wait);
@@ -90,40 +83,5 @@ export class AdminLoginService {
       }
       return ended;
     });
-  }
-
-  /** The tick: writes the refusals noted less than a minute after the last event, once that minute has passed. */
-  async recordDue(): Promise<void> {
-    const now = this.#d.clock.now().getTime();
-    for (const key of await this.#d.limitLocks.due('token_client', now - REFUSALS_RECORDED_EVERY_MS)) {
-      await this.#d.ledger.transact(async (trx, record) => {
-        await this.#limits.lock(trx, [key]);
-        const u = await this.#d.limitLocks.unrecorded(trx, key);
-        if (u !== null && this.#isDue(u, now)) await this.#record(trx, record, u, now);
-      });
-    }
-  }
-
-  async #note(trx: Trx, record: RecordEvent, key: LimitKey, wrong: number, limited: number): Promise<void> {
-    const now = this.#d.clock.now().getTime();
-    await this.#d.limitLocks.addUnrecorded(trx, key, wrong, limited, now);
-    const u = await this.#d.limitLocks.unrecorded(trx, key);
-    if (u !== null && this.#isDue(u, now)) await this.#record(trx, record, u, now);
-  }
-
-  #isDue(u: Unrecorded, now: number): boolean {
-    return u.wrong + u.limited > 0 && (u.recordedMs === null || now - u.recordedMs >= REFUSALS_RECORDED_EVERY_MS);
-  }
-
-  async #record(trx: Trx, record: RecordEvent, u: Unrecorded, now: number): Promise<void> {
-    const parts = [`${u.wrong} wrong admin token${u.wrong === 1 ? '' : 's'}`];
-    if (u.limited > 0) parts.push(`${u.limited} refused unchecked while rate-limited`);
-    await record({
-      type: 'identity.token_sign_in_refused',
-      actor: 'anonymous',
-      reason: `POST /v1/login from ${u.subject}: ${parts.join(', ')}`,
-      data: { client: u.subject, why: 'wrong_token', wrong: u.wrong, rate_limited: u.limited, first_at: new Date(u.firstMs ?? now).toISOString() },
-    });
-    await this.#d.limitLocks.recorded(trx, { kind: u.kind, subject: u.subject }, now);
   }
 }

@@ -10,6 +10,8 @@ export const LIMITS = {
   code_address: { limit: 3, windowMs: 10 * MINUTE },
   /** Code requests from one client address. */
   code_client: { limit: 20, windowMs: 10 * MINUTE },
+  /** Code checks (POST /v1/auth/verify) from one client address. */
+  verify_client: { limit: 30, windowMs: 10 * MINUTE },
   /** Password tries from one client address. */
   password_client: { limit: 30, windowMs: 10 * MINUTE },
   /** Wrong passwords for one address before it is locked. */
@@ -43,10 +45,6 @@ export class RateLimits {
     this.#repo = repo;
     this.#locks = locks;
     this.#clock = clock;
-  }
-
-  get locks(): LimitLocksRepo {
-    return this.#locks;
   }
 
   /** Runs `fn` in a transaction of its own holding the locks of `keys` (a deadlock is retried). */
@@ -105,13 +103,14 @@ export class RateLimits {
   }
 
   /**
-   * Seconds until `kind` allows `subject` again, or 0 when it does now. A decision taken on it
-   * must be taken under the subject's lock (atomically / lock), or it is only a hint.
+   * Seconds until `kind` allows `subject` again, or 0 when it does now (`q` null: outside any
+   * transaction). A decision taken on it must be taken under the subject's lock (atomically /
+   * lock), or it is only a hint.
    */
-  async wait(q: Trx | Db, kind: LimitKind, subject: string): Promise<number> {
+  async wait(q: Trx | Db | null, kind: LimitKind, subject: string): Promise<number> {
     const { limit, windowMs } = LIMITS[kind];
     const now = this.#clock.now().getTime();
-    const { count, oldest } = await this.#repo.since(q, kind, subject, now - windowMs + 1);
+    const { count, oldest } = await this.#repo.since(q ?? this.#locks.db, kind, subject, now - windowMs + 1);
     if (count < limit || oldest === null) return 0;
     return Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
   }
@@ -122,6 +121,12 @@ export class RateLimits {
 
   async clear(q: Trx | Db, kind: LimitKind, subject: string): Promise<void> {
     await this.#repo.clear(q, kind, subject);
+  }
+
+  /** Forgets counted attempts, and lock rows with nothing left to record, older than `beforeMs` (longer than every window). */
+  async prune(beforeMs: number): Promise<void> {
+    await this.#repo.prune(beforeMs);
+    await this.#locks.prune(beforeMs);
   }
 }
 

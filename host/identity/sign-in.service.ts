@@ -3,11 +3,10 @@ import { HOUR, MINUTE, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { AttemptsRepo } from './attempts.repo.ts';
 import type { Person, PeopleRepo } from './people.repo.ts';
 import { verifyPassword } from './password.ts';
-import type { LimitLocksRepo } from './limit-locks.repo.ts';
-import { limitKey, passwordAddress, RateLimits, rateLimited } from './rate-limits.ts';
+import { limitKey, passwordAddress, rateLimited, type RateLimits } from './rate-limits.ts';
+import type { Refusals } from './refusals.ts';
 import type { AccessCheck, SessionService } from './session.service.ts';
 import type { SignInCodesRepo } from './sign-in-codes.repo.ts';
 
@@ -27,8 +26,8 @@ export interface SignedIn {
 export interface SignInDeps {
   people: PeopleRepo;
   codes: SignInCodesRepo;
-  attempts: AttemptsRepo;
-  limitLocks: LimitLocksRepo;
+  limits: RateLimits;
+  refusals: Refusals;
   sessions: SessionService;
   access: AccessCheck;
   mail: CodeMailer;
@@ -55,7 +54,7 @@ export class SignInService {
 
   constructor(deps: SignInDeps) {
     this.#d = deps;
-    this.#limits = new RateLimits(deps.attempts, deps.limitLocks, deps.clock);
+    this.#limits = deps.limits;
   }
 
   /** POST /v1/auth/request: counts the request, answers, then (maybe) sends a code. */
@@ -65,9 +64,8 @@ export class SignInService {
       // Both limits are checked and counted as one step under both subjects' locks.
       await this.#limits.take([['code_address', email], ['code_client', client]]);
     } catch (err) {
-      if (err instanceof AppError && err.code === 'rate_limited') {
-        await this.#d.ledger.append({ type: 'identity.code_rate_limited', actor: email, reason: 'too many codes asked for', data: { email, client } });
-      }
+      // Recorded at most once a minute per client, with a count: a 429 costs the caller nothing.
+      if (err instanceof AppError && err.code === 'rate_limited') await this.#d.refusals.noteAlone({ kind: 'code_client', subject: client }, 0, 1);
       throw err;
     }
     const work = this.#sendCode(email, client).catch((err: unknown) => this.#d.log.error({ err }, 'sending a sign-in code failed'));
@@ -99,9 +97,14 @@ export class SignInService {
     else await ledger.append({ type: 'identity.code_failed', actor: email, reason: `the code could not be sent: ${sent.reason}`, data: { email, client } });
   }
 
-  /** POST /v1/auth/verify: a usable code of that address, once. Every failure is the same 401. */
+  /**
+   * POST /v1/auth/verify: a usable code of that address, once. Every failure is the same 401.
+   * Each client checks at most 30 codes per 10 minutes (then 429), so that failures, each an
+   * event, cannot be sent without end.
+   */
   async verifyCode(emailIn: string, code: string, client: string): Promise<SignedIn> {
     const email = normalise(emailIn);
+    await this.#limits.take([['verify_client', client]]);
     const { people, access, codes, sessions, ledger, clock } = this.#d;
     const given = this.#hmac(email, code);
     const now = clock.now().getTime();
@@ -181,8 +184,7 @@ export class SignInService {
   async prune(): Promise<void> {
     const now = this.#d.clock.now().getTime();
     await this.#d.codes.prune(now - HOUR);
-    await this.#d.attempts.prune(now - HOUR);
-    await this.#d.limitLocks.prune(now - HOUR);
+    await this.#limits.prune(now - HOUR);
     await this.#d.sessions.prune();
   }
 
