@@ -68,6 +68,8 @@ await mariadbTest('two host processes on one MariaDB: every sign-in limit holds 
   // 40 code requests from one client: exactly 20 accepted.
   const codes = await spread(hosts, 40, (h, i) => call(h, 'POST', '/v1/auth/request', { body: { email: `p${i}@bank.example` }, client: '203.0.113.1' }));
   t.deepEqual(tally(codes), { 202: 20, 429: 20 }, '40 code requests from one client');
+  const codeRefusals = (await ledger(one, 'identity.code_rate_limited')).filter((e) => e.data.client === '203.0.113.1');
+  t.is(codeRefusals.length, 1, 'the 429s are one event (the rest within the minute wait for it to pass)');
 
   // 10 code requests for one address, from different clients: exactly 3 codes sent.
   const forOwner = await spread(hosts, 10, (h, i) => call(h, 'POST', '/v1/auth/request', { body: { email: OWNER }, client: `203.0.113.${100 + i}` }));
@@ -80,6 +82,10 @@ await mariadbTest('two host processes on one MariaDB: every sign-in limit holds 
   // 45 passwords from one client: exactly 30 tries counted.
   const tries = await spread(hosts, 45, (h, i) => call(h, 'POST', '/v1/auth/password', { body: { email: `u${i}@bank.example`, password: 'not-the-password-0000' }, client: '203.0.113.2' }));
   t.deepEqual(tally(tries), { 401: 30, 429: 15 }, '45 passwords from one client');
+
+  // 35 code checks from one client: exactly 30 checked.
+  const checks = await spread(hosts, 35, (h, i) => call(h, 'POST', '/v1/auth/verify', { body: { email: `v${i}@bank.example`, code: '123456' }, client: '203.0.113.6' }));
+  t.deepEqual(tally(checks), { 401: 30, 429: 5 }, '35 code checks from one client');
 
   // Nineteen wrong passwords and the right one: no session once the address is locked.
   const wrong = spread(hosts, 19, (h, i) => call(h, 'POST', '/v1/auth/password', { body: { email: PERSON, password: `wrong-password-${i}-0000` }, client: '203.0.113.3' }));

@@ -9,7 +9,7 @@ import type { ExecutionContext } from 'ava';
 import { MARIADB_URL, withServer } from './db.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BOOT_DEADLINE_MS = 30_000;
+const BOOT_DEADLINE_MS = 60_000;
 
 /** One real host process (`node host/main.ts`) on a loopback port. */
 export interface HostProcess {
