@@ -70,6 +70,8 @@ test('40 code requests at once from one client: exactly 20 are accepted', async 
   t.deepEqual(statuses(answers), { 202: 20, 429: 20 });
   const limited = answers.find((r) => r.status === 429)!;
   t.is(limited.headers.get('retry-after'), '600');
+  const rows = async (kind: string) => Number((await ta.app.db('auth_limits').where({ kind }).count({ n: '*' }).first())?.n);
+  t.is(await rows('code_address'), 20, 'a request the client limit refuses leaves no row for its address');
   await ta.app.signIn.idle();
   // The refusals are recorded at most once a minute per client, with a count.
   const first = await events(ta, 'identity.code_rate_limited');
@@ -106,6 +108,7 @@ test('45 passwords at once from one client: exactly 30 tries are counted, the re
   const answers = await Promise.all(Array.from({ length: 45 }, (_, i) => post(ta, '/v1/auth/password', { email: `u${i}@bank.example`, password: 'not-the-password-0000' }, '203.0.113.50')));
   t.deepEqual(statuses(answers), { 401: 30, 429: 15 });
   t.is((await events(ta, 'identity.password_wrong')).length, 30);
+  t.is(Number((await ta.app.db('auth_limits').where({ kind: 'password_address' }).count({ n: '*' }).first())?.n), 30, 'a refused try leaves no row for its address');
   t.is(Number((await ta.app.db('auth_attempts').where({ kind: 'password_client', subject: '203.0.113.50' }).count({ n: '*' }).first())?.n), 30);
 });
 

@@ -51,12 +51,16 @@ export class RateLimits {
   async atomically<T>(keys: LimitKey[], fn: (trx: Trx) => Promise<T>): Promise<T> {
     const now = this.#clock.now().getTime();
     await this.#ensure(keys, now);
+    return this.#transaction(async (trx) => {
+      await this.#locks.lock(trx, keys, now);
+      return fn(trx);
+    });
+  }
+
+  async #transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#locks.db.transaction(async (trx) => {
-          await this.#locks.lock(trx, keys, now);
-          return fn(trx);
-        });
+        return await this.#locks.db.transaction(fn);
       } catch (err) {
         if (!isDeadlock(err) || attempt === DEADLOCK_TRIES) throw err;
       }
@@ -90,12 +94,21 @@ export class RateLimits {
   /**
    * Checks every limit given and counts one attempt against each, as one step: either all
    * allow it and all count it, or it is refused with 429 and Retry-After and none counts it.
+   * The subjects are locked and checked in the order given, and the first refusal stops there:
+   * a request the first limit refuses (the client's) never creates or locks a row for the next
+   * (an address), so refused requests cannot fill the table. Every caller of one set of kinds
+   * gives them in the same order, so they cannot deadlock.
    */
   async take(items: Array<[LimitKind, string]>): Promise<void> {
-    const wait = await this.atomically(items.map(([kind, subject]) => limitKey(kind, subject)), async (trx) => {
-      let longest = 0;
-      for (const [kind, subject] of items) longest = Math.max(longest, await this.wait(trx, kind, subject));
-      if (longest > 0) return longest;
+    const now = this.#clock.now().getTime();
+    const keys = items.map(([kind, subject]) => limitKey(kind, subject));
+    await this.#ensure(keys.slice(0, 1), now);
+    const wait = await this.#transaction(async (trx) => {
+      for (const [i, [kind, subject]] of items.entries()) {
+        await this.#locks.lock(trx, [keys[i]!], now);
+        const w = await this.wait(trx, kind, subject);
+        if (w > 0) return w;
+      }
       for (const [kind, subject] of items) await this.count(trx, kind, subject);
       return 0;
     });

@@ -61,8 +61,8 @@ export class SignInService {
   async requestCode(emailIn: string, client: string): Promise<void> {
     const email = normalise(emailIn);
     try {
-      // Both limits are checked and counted as one step under both subjects' locks.
-      await this.#limits.take([['code_address', email], ['code_client', client]]);
+      // Both limits are checked and counted as one step under both subjects' locks: the client first.
+      await this.#limits.take([['code_client', client], ['code_address', email]]);
     } catch (err) {
       // Recorded at most once a minute per client, with a count: a 429 costs the caller nothing.
       if (err instanceof AppError && err.code === 'rate_limited') await this.#d.refusals.noteAlone({ kind: 'code_client', subject: client }, 0, 1);
@@ -139,8 +139,6 @@ export class SignInService {
     const email = normalise(emailIn);
     const { people, access, sessions, ledger, clock } = this.#d;
     const address = passwordAddress(email);
-    // The address lock row is made to exist now, outside the transaction that locks it.
-    await this.#limits.ensure([address]);
     const { locked } = await this.#limits.atomically([limitKey('password_client', client)], async (trx) => {
       const wait = await this.#limits.wait(trx, 'password_client', client);
       if (wait > 0) throw rateLimited(wait);
@@ -148,6 +146,9 @@ export class SignInService {
       // A hint only, to spare the hash: the decision below is taken again under the address's lock.
       return { locked: (await this.#limits.wait(trx, 'password_lock', email)) > 0 };
     });
+    // The address's lock row is made to exist now (only for a try the client limit let through),
+    // outside the transaction that locks it.
+    await this.#limits.ensure([address]);
     const stored = locked ? null : await people.password(email);
     const right = await verifyPassword(password, stored?.hash ?? null);
     const expired = stored?.expires_at != null && Date.parse(stored.expires_at) <= clock.now().getTime();
