@@ -1,6 +1,6 @@
 import { MINUTE, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { Db, Trx } from '../storage/db.ts';
+import { dialect, type Db, type Trx } from '../storage/db.ts';
 import type { AttemptsRepo } from './attempts.repo.ts';
 import type { LimitKey, LimitLocksRepo } from './limit-locks.repo.ts';
 
@@ -57,17 +57,27 @@ export class RateLimits {
     });
   }
 
+  /**
+   * On MySQL in READ COMMITTED: each count reads what is committed when it runs, so a count taken
+   * after a lock sees every attempt its holder before added, even when the transaction read
+   * something before taking that lock (REPEATABLE READ would answer from its first snapshot).
+   */
   async #transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
+    const config = dialect(this.#locks.db) === 'mysql' ? { isolationLevel: 'read committed' as const } : undefined;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#locks.db.transaction(fn);
+        return await this.#locks.db.transaction(fn, config);
       } catch (err) {
         if (!isDeadlock(err) || attempt === DEADLOCK_TRIES) throw err;
       }
     }
   }
 
-  /** Locks `keys` inside a transaction the caller runs (one that also writes the ledger). Lock first, before any read. */
+  /**
+   * Locks `keys` inside a transaction the caller runs (one that also writes the ledger). Lock
+   * first, before any read: on MySQL that transaction is REPEATABLE READ, whose reads answer
+   * from the snapshot its first read took.
+   */
   async lock(trx: Trx, keys: LimitKey[]): Promise<void> {
     await this.#locks.lock(trx, keys, this.#clock.now().getTime());
   }
