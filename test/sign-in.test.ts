@@ -351,6 +351,7 @@ test('break-glass: while no code can be sent the admin token opens a session, re
   t.is((await ta.call('PUT', '/v1/settings/mail', { token: glass.body.token, body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' } })).status, 200);
   await codeFor({ ta, smtp }, OWNER);
   t.like((await ta.call('GET', '/v1/status', { token: null })).body.auth.break_glass, { open: false });
+  t.is((await me(ta, glass.body.token)).status, 401, 'the code sent closed break-glass and ended its session');
   const refused = await login();
   t.is(refused.status, 403);
   t.deepEqual(refused.body.error, 'use_email');
@@ -363,6 +364,7 @@ test('break-glass: while no code can be sent the admin token opens a session, re
   await ta.app.signIn.idle();
   t.is((await types(ta, 'identity.code_failed')).length, 1);
   t.is((await login()).status, 200);
+  t.is((await me(ta, glass.body.token)).status, 401, 'a session ended when break-glass closed stays ended when it opens again');
 });
 
 test('no code, password or token ever reaches the logs or the ledger', async (t) => {

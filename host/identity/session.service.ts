@@ -68,7 +68,11 @@ export class SessionService implements SessionAuthenticator {
     }
     if (now - s.last_seen_ms >= IDLE_MS) await ended('idle', describe('idle'));
     // Ended when break-glass closed; checked here too, for one opened while it was closing.
-    if (s.via === 'break_glass' && this.#breakGlass !== null && !(await this.#breakGlass()).open) await ended('break_glass_closed', describe('break_glass_closed'));
+    // Mail settings that cannot be read mean no code can be sent: break-glass is open then.
+    if (s.via === 'break_glass' && this.#breakGlass !== null) {
+      const open = await this.#breakGlass().then((g) => g.open, () => true);
+      if (!open) await ended('break_glass_closed', describe('break_glass_closed'));
+    }
     let role: SessionPrincipal['role'] = 'owner';
     if (s.email !== null) {
       if (s.role === null || s.enabled !== true) await ended('disabled', describe('disabled'));
