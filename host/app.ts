@@ -179,7 +179,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const refusals = new Refusals(limitLocks, limits, ledger, clock);
   const adminLogin = new AdminLoginService({ breakGlass: () => mail.breakGlass(), sessions, limits, refusals, ledger });
   const mail = new MailService({ settings, cipher, ledger, clock, log, config, delivered: () => adminLogin.breakGlassClosed() });
-  sessions.useBreakGlass(() => mail.breakGlass());
   mailRoutes(server, { log, guard, mail });
   const access = new AccessPolicyService({ settings, people, ledger, clock, sessions });
   accessRoutes(server, { log, guard, access });

@@ -67,11 +67,20 @@ export class AdminLoginService {
       await ledger.append({ type: 'identity.token_sign_in_refused', actor: 'admin-token', reason: 'e-mail works: people sign in with their address', data: { client, why: 'use_email' } });
       throw new AppError('use_email', 'sign in with your e-mail address');
     }
-    return ledger.transact(async (trx, record) => {
-      const { token } = await sessions.open(trx, { email: null, actor: 'admin-token', via: 'break_glass' });
+    const opened = await ledger.transact(async (trx, record) => {
+      const { token, row } = await sessions.open(trx, { email: null, actor: 'admin-token', via: 'break_glass' });
       await record({ type: 'identity.break_glass', actor: 'admin-token', reason: `break-glass sign-in: ${glass.reason ?? 'no code can be sent'}`, data: { client, why: glass.reason } });
-      return { break_glass: true as const, token };
+      return { token, tokenHash: row.token_hash };
     });
+    // A send may have succeeded since break-glass was read, and ended the break-glass sessions
+    // before this one committed. Read again: if it has closed, this session ends now; if it is
+    // still open, a send that closes it later ends this session with the others.
+    if (!(await this.#d.breakGlass()).open) {
+      await sessions.end(opened.tokenHash, 'break_glass_closed');
+      await ledger.append({ type: 'identity.token_sign_in_refused', actor: 'admin-token', reason: 'e-mail started working during the sign-in: the break-glass session ended at once', data: { client, why: 'use_email' } });
+      throw new AppError('use_email', 'sign in with your e-mail address');
+    }
+    return { break_glass: true as const, token: opened.token };
   }
 
   /** A send succeeded, so break-glass is closed: every break-glass session ends now. */

@@ -26,7 +26,6 @@ export class SessionService implements SessionAuthenticator {
   readonly #repo: SessionsRepo;
   readonly #clock: Clock;
   #access: AccessCheck | null = null;
-  #breakGlass: (() => Promise<{ open: boolean }>) | null = null;
 
   constructor(repo: SessionsRepo, clock: Clock) {
     this.#repo = repo;
@@ -36,11 +35,6 @@ export class SessionService implements SessionAuthenticator {
   /** The access policy is built after sessions (it ends sessions when tightened). */
   useAccess(access: AccessCheck): void {
     this.#access = access;
-  }
-
-  /** Whether break-glass is open (the mail area, built after sessions). */
-  useBreakGlass(read: () => Promise<{ open: boolean }>): void {
-    this.#breakGlass = read;
   }
 
   /** Opens a session inside `trx`; answers the token, which is never stored. */
@@ -67,12 +61,6 @@ export class SessionService implements SessionAuthenticator {
       await ended(reason, describe(reason));
     }
     if (now - s.last_seen_ms >= IDLE_MS) await ended('idle', describe('idle'));
-    // Ended when break-glass closed; checked here too, for one opened while it was closing.
-    // Mail settings that cannot be read mean no code can be sent: break-glass is open then.
-    if (s.via === 'break_glass' && this.#breakGlass !== null) {
-      const open = await this.#breakGlass().then((g) => g.open, () => true);
-      if (!open) await ended('break_glass_closed', describe('break_glass_closed'));
-    }
     let role: SessionPrincipal['role'] = 'owner';
     if (s.email !== null) {
       if (s.role === null || s.enabled !== true) await ended('disabled', describe('disabled'));
@@ -82,6 +70,11 @@ export class SessionService implements SessionAuthenticator {
     if (now - s.last_seen_ms >= TOUCH_EVERY_MS) await this.#repo.touch(s.token_hash, now);
     const profile = s.email === null ? null : { name: s.name ?? '', teams: s.teams, tags: s.tags };
     return { kind: 'session', actor: s.actor, role, email: s.email, tokenHash: s.token_hash, breakGlass: s.via === 'break_glass', profile };
+  }
+
+  /** Ends one session now, for `reason`. */
+  async end(tokenHash: string, reason: string): Promise<void> {
+    await this.#repo.end(this.#repo.db, tokenHash, this.#clock.now().getTime(), reason);
   }
 
   async logout(tokenHash: string): Promise<void> {
