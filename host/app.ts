@@ -58,7 +58,11 @@ import { loadPlugins, pluginDirs, type PluginRegistry } from './plugins/loader.t
 import { SecretCipher } from './secrets/cipher.ts';
 import { SettingsRepo } from './settings/settings.repo.ts';
 import { ClientAddress } from './http/client-address.ts';
+import { AdminLoginService } from './identity/admin-login.service.ts';
 import { AttemptsRepo } from './identity/attempts.repo.ts';
+import { LimitLocksRepo } from './identity/limit-locks.repo.ts';
+import { RateLimits } from './identity/rate-limits.ts';
+import { Refusals } from './identity/refusals.ts';
 import { peopleRoutes } from './identity/people.routes.ts';
 import { PeopleService } from './identity/people.service.ts';
 import { SessionService } from './identity/session.service.ts';
@@ -191,7 +195,11 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   licenceRoutes(server, { log, guard, licences });
   const sessions = new SessionService(new SessionsRepo(db), clock);
   guard.useSessions(sessions);
-  const mail = new MailService({ settings, cipher, ledger, clock, log, config });
+  const limitLocks = new LimitLocksRepo(db);
+  const limits = new RateLimits(new AttemptsRepo(db), limitLocks, clock);
+  const refusals = new Refusals(limitLocks, limits, ledger, clock);
+  const adminLogin = new AdminLoginService({ breakGlass: (): Promise<{ open: boolean; reason: string | null }> => mail.breakGlass(), sessions, limits, refusals, ledger });
+  const mail = new MailService({ settings, cipher, ledger, clock, log, config, delivered: (): Promise<unknown> => adminLogin.breakGlassClosed() });
   mailRoutes(server, { log, guard, mail });
   // A test e-mail asked for with the admin token and no address goes to the on-call recipients
   // (the notifications settings), else the first owner.
@@ -203,8 +211,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   bootstrap.useAccess(access);
   status.useBreakGlass(() => mail.publicBreakGlass());
   status.useEmailCodes(() => mail.emailCodes());
-  const signIn = new SignInService({ people, codes: new SignInCodesRepo(db), attempts: new AttemptsRepo(db), sessions, access, mail, ledger, clock, log, codeKey: cipher.derive('sign-in-codes') });
-  authRoutes(server, { log, guard, tokens, people, bootstrap, signIn, sessions, client: new ClientAddress(config.trustedProxies) });
+  const signIn = new SignInService({ people, codes: new SignInCodesRepo(db), limits, refusals, sessions, access, mail, ledger, clock, log, codeKey: cipher.derive('sign-in-codes') });
+  authRoutes(server, { log, guard, tokens, people, bootstrap, signIn, adminLogin, sessions, client: new ClientAddress(config.trustedProxies) });
   peopleRoutes(server, { log, guard, people: new PeopleService(people, sessions, access, ledger, clock) });
   const policy = new PolicyService({ settings, ledger, clock, log, configDir: config.configDir });
   await policy.start();
@@ -300,6 +308,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await notifications.run();
     await firings.prune(clock.now().getTime());
     await signIn.prune();
+    await refusals.recordDue();
     await governance.tick();
     await licenceTick();
     // In the background: a slow connector must not hold up the tick.

@@ -344,3 +344,16 @@ test('an unreadable stored policy admits nobody and an admin can replace it', as
   t.is((await accessEvents(ta)).at(-1)!.data.before, null);
   t.true(await access.allows('owner@bank.example'));
 });
+
+test('policy changes and owner role changes at once never deadlock: each answers 200 or 409, never 503', async (t) => {
+  const ta = await startApp(t);
+  await makeOperating(ta, 'owner@bank.example');
+  t.is((await ta.call('POST', '/v1/people', { body: { email: 'second@bank.example', name: 'Second', role: 'owner' } })).status, 201);
+  const answers = await Promise.all(Array.from({ length: 30 }, (_, i) =>
+    i % 2 === 0
+      ? ta.call('PUT', '/v1/settings/access', { body: { allowed_domains: ['bank.example'], blocked: [], block_webmail: i % 4 === 0 } })
+      : ta.call('PATCH', '/v1/people/second@bank.example', { body: { role: i % 4 === 1 ? 'admin' : 'owner' } })));
+  const bad = answers.filter((a) => a.status !== 200 && a.status !== 409);
+  t.deepEqual(bad.map((a) => `${a.status} ${JSON.stringify(a.body)}`), []);
+  t.true((await ta.app.verifyLedger()).ok);
+});

@@ -103,6 +103,8 @@ export class AccessPolicyService {
           reason: 'access policy changed',
           data: { before, after: next, sessions_ended: ended },
         });
+        // The chain head first, as every change of people takes it: the owners' rows are locked
+        // after it in both, so a policy change and an owner's demotion cannot deadlock on MySQL.
       }, { headFirst: true });
     } finally {
       this.#invalidate();

@@ -1,10 +1,10 @@
 import type { Server } from 'restify';
-import { AppError } from '../errors.ts';
 import type { Guard } from '../http/guard.ts';
 import { route } from '../http/respond.ts';
 import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
 import type { ClientAddress } from '../http/client-address.ts';
+import type { AdminLoginService } from './admin-login.service.ts';
 import type { BootstrapInput, BootstrapService } from './bootstrap.service.ts';
 import type { PeopleRepo } from './people.repo.ts';
 import type { SessionService } from './session.service.ts';
@@ -68,22 +68,26 @@ export interface AuthDeps {
   people: PeopleRepo;
   bootstrap: BootstrapService;
   signIn: SignInService;
+  adminLogin: AdminLoginService;
   sessions: SessionService;
   client: ClientAddress;
 }
 
 export function authRoutes(server: Server, deps: AuthDeps): void {
-  const { log, guard, tokens, signIn, client } = deps;
+  const { log, guard, tokens, signIn, adminLogin, client } = deps;
 
   /**
    * The admin token at the console's door. Before the first owner exists it opens the
    * bootstrap; after that it opens a break-glass session only while no code can be sent.
+   * Wrong tokens are limited per client and recorded (admin-login.service.ts).
    */
   server.post('/v1/login', route(log, async (req) => {
+    const from = client.of(req);
+    await adminLogin.gate(from);
     const { token } = loginBody(await readJson(req));
-    if (!tokens.isAdmin(token)) throw new AppError('unauthorized');
+    if (!tokens.isAdmin(token)) await adminLogin.wrong(from);
     if ((await deps.people.count()) === 0) return [200, { bootstrap: true }];
-    return [200, await signIn.adminLogin(client.of(req))];
+    return [200, await adminLogin.login(from)];
   }));
 
   /** Always the same 202, whether or not the address may sign in. */

@@ -72,6 +72,11 @@ export class SessionService implements SessionAuthenticator {
     return { kind: 'session', actor: s.actor, role, email: s.email, tokenHash: s.token_hash, breakGlass: s.via === 'break_glass', profile };
   }
 
+  /** Ends one session now, for `reason`. */
+  async end(tokenHash: string, reason: string): Promise<void> {
+    await this.#repo.end(this.#repo.db, tokenHash, this.#clock.now().getTime(), reason);
+  }
+
   async logout(tokenHash: string): Promise<void> {
     await this.#repo.end(this.#repo.db, tokenHash, this.#clock.now().getTime(), 'logout');
   }
@@ -79,6 +84,11 @@ export class SessionService implements SessionAuthenticator {
   /** Ends every session of a person (disabled, role changed, password removed). */
   async endFor(trx: Trx, email: string, reason: string, via?: SessionVia): Promise<number> {
     return this.#repo.endFor(trx, email, this.#clock.now().getTime(), reason, via);
+  }
+
+  /** Ends every break-glass session (break-glass has closed: e-mail works). */
+  async endBreakGlass(trx: Trx): Promise<number> {
+    return this.#repo.endVia(trx, 'break_glass', this.#clock.now().getTime(), 'break_glass_closed');
   }
 
   async endOutside(trx: Trx, allows: (email: string) => boolean, atMs: number): Promise<number> {
@@ -101,6 +111,7 @@ export function describe(reason: string | null): string {
     case 'disabled': return 'the account is disabled or no longer exists';
     case 'role_changed': return 'the role changed';
     case 'access_policy': return 'the access policy no longer admits this address';
+    case 'break_glass_closed': return 'break-glass has closed because e-mail works: sign in with your e-mail address';
     default: return reason ?? 'ended';
   }
 }

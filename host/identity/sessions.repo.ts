@@ -90,6 +90,11 @@ export class SessionsRepo {
     return q.update({ ended_ms: atMs, end_reason: reason });
   }
 
+  /** Ends every open session opened a given way (break-glass, when it closes). */
+  async endVia(trx: Trx, via: SessionVia, atMs: number, reason: string): Promise<number> {
+    return trx('sessions').where({ via }).whereNull('ended_ms').update({ ended_ms: atMs, end_reason: reason });
+  }
+
   /** Ends the open sessions of people `allows` no longer admits. */
   async endOutside(trx: Trx, allows: (email: string) => boolean, atMs: number): Promise<number> {
     const open = (await trx('sessions').distinct('email').whereNull('ended_ms').whereNotNull('email')) as { email: string }[];

@@ -3,10 +3,10 @@ import { HOUR, MINUTE, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { AttemptsRepo } from './attempts.repo.ts';
 import type { Person, PeopleRepo } from './people.repo.ts';
 import { verifyPassword } from './password.ts';
-import { RateLimits, rateLimited } from './rate-limits.ts';
+import { limitKey, passwordAddress, rateLimited, type RateLimits } from './rate-limits.ts';
+import type { Refusals } from './refusals.ts';
 import type { AccessCheck, SessionService } from './session.service.ts';
 import type { SignInCodesRepo } from './sign-in-codes.repo.ts';
 
@@ -16,7 +16,6 @@ export const CODE_TRIES = 5;
 /** What sign-in needs of the mail area (mail/mail.service.ts). */
 export interface CodeMailer {
   send(to: string, subject: string, text: string): Promise<{ ok: true } | { ok: false; reason: string }>;
-  breakGlass(): Promise<{ open: boolean; reason: string | null }>;
 }
 
 export interface SignedIn {
@@ -27,7 +26,8 @@ export interface SignedIn {
 export interface SignInDeps {
   people: PeopleRepo;
   codes: SignInCodesRepo;
-  attempts: AttemptsRepo;
+  limits: RateLimits;
+  refusals: Refusals;
   sessions: SessionService;
   access: AccessCheck;
   mail: CodeMailer;
@@ -42,7 +42,7 @@ const normalise = (email: string): string => email.trim().toLowerCase();
 const userOf = (p: Person): SignedIn['user'] => ({ email: p.email, name: p.name, role: p.role, teams: p.teams, tags: p.tags });
 
 /**
- * Signing in by e-mailed code or by password, and the admin token's break-glass. Every answer
+ * Signing in by e-mailed code or by password (the admin token: admin-login.service.ts). Every answer
  * is the same whether or not the address exists or has access: the request for a code answers
  * before anything about the address is looked at (the lookup and the send happen after), and
  * a password for an unknown address is checked against a decoy hash.
@@ -54,20 +54,20 @@ export class SignInService {
 
   constructor(deps: SignInDeps) {
     this.#d = deps;
-    this.#limits = new RateLimits(deps.attempts, deps.clock);
+    this.#limits = deps.limits;
   }
 
   /** POST /v1/auth/request: counts the request, answers, then (maybe) sends a code. */
   async requestCode(emailIn: string, client: string): Promise<void> {
     const email = normalise(emailIn);
-    const { db } = this.#d.people;
-    const limited = Math.max(await this.#limits.wait(db, 'code_address', email), await this.#limits.wait(db, 'code_client', client));
-    if (limited > 0) {
-      await this.#d.ledger.append({ type: 'identity.code_rate_limited', actor: email, reason: 'too many codes asked for', data: { email, client } });
-      throw rateLimited(limited);
+    try {
+      // Both limits are checked and counted as one step under both subjects' locks: the client first.
+      await this.#limits.take([['code_client', client], ['code_address', email]]);
+    } catch (err) {
+      // Recorded at most once a minute per client, with a count: a 429 costs the caller nothing.
+      if (err instanceof AppError && err.code === 'rate_limited') await this.#d.refusals.noteAlone({ kind: 'code_client', subject: client }, 0, 1);
+      throw err;
     }
-    await this.#limits.count(db, 'code_address', email);
-    await this.#limits.count(db, 'code_client', client);
     const work = this.#sendCode(email, client).catch((err: unknown) => this.#d.log.error({ err }, 'sending a sign-in code failed'));
     this.#pending.add(work);
     void work.finally(() => this.#pending.delete(work));
@@ -97,9 +97,14 @@ export class SignInService {
     else await ledger.append({ type: 'identity.code_failed', actor: email, reason: `the code could not be sent: ${sent.reason}`, data: { email, client } });
   }
 
-  /** POST /v1/auth/verify: a usable code of that address, once. Every failure is the same 401. */
+  /**
+   * POST /v1/auth/verify: a usable code of that address, once. Every failure is the same 401.
+   * Each client checks at most 30 codes per 10 minutes (then 429), so that failures, each an
+   * event, cannot be sent without end.
+   */
   async verifyCode(emailIn: string, code: string, client: string): Promise<SignedIn> {
     const email = normalise(emailIn);
+    await this.#limits.take([['verify_client', client]]);
     const { people, access, codes, sessions, ledger, clock } = this.#d;
     const given = this.#hmac(email, code);
     const now = clock.now().getTime();
@@ -122,60 +127,65 @@ export class SignInService {
     return outcome;
   }
 
-  /** POST /v1/auth/password. Limits first, then the hash; every failure is the same 401. */
+  /**
+   * POST /v1/auth/password. The client limit first (checked and counted in one step), then the
+   * hash; every failure is the same 401. The outcome is decided in one transaction holding the
+   * address's lock: whether the address is locked, the count of its wrong passwords, the lock
+   * the fifth one sets, and the session of a right one. So a right password racing wrong ones
+   * opens a session only if the address is not locked at that moment, however many wrong ones
+   * were in flight, in this host process or another.
+   */
   async withPassword(emailIn: string, password: string, client: string): Promise<SignedIn> {
     const email = normalise(emailIn);
     const { people, access, sessions, ledger, clock } = this.#d;
-    const { db } = people;
-    await this.#limits.take(db, 'password_client', client);
-    const locked = (await this.#limits.wait(db, 'password_lock', email)) > 0;
+    const address = passwordAddress(email);
+    const { locked } = await this.#limits.atomically([limitKey('password_client', client)], async (trx) => {
+      const wait = await this.#limits.wait(trx, 'password_client', client);
+      if (wait > 0) throw rateLimited(wait);
+      await this.#limits.count(trx, 'password_client', client);
+      // A hint only, to spare the hash: the decision below is taken again under the address's lock.
+      return { locked: (await this.#limits.wait(trx, 'password_lock', email)) > 0 };
+    });
+    // The address's lock row is made to exist now (only for a try the client limit let through),
+    // outside the transaction that locks it.
+    await this.#limits.ensure([address]);
     const stored = locked ? null : await people.password(email);
     const right = await verifyPassword(password, stored?.hash ?? null);
-    const now = clock.now();
-    const expired = stored?.expires_at != null && Date.parse(stored.expires_at) <= now.getTime();
+    const expired = stored?.expires_at != null && Date.parse(stored.expires_at) <= clock.now().getTime();
+    // Read before the transaction: on SQLite the transaction holds the only connection.
     const person = right && !expired ? await people.get(email) : null;
-    if (person === null || !person.enabled || person.role === 'owner' || person.directory || !(await access.allows(email))) {
-      if (!locked) {
-        await this.#limits.count(db, 'password_wrong', email);
-        if ((await this.#limits.wait(db, 'password_wrong', email)) > 0) {
-          await this.#limits.count(db, 'password_lock', email);
-          await this.#limits.clear(db, 'password_wrong', email);
+    const admitted = person !== null && person.enabled && person.role !== 'owner' && !person.directory && (await access.allows(email));
+    const outcome = await ledger.transact(async (trx, record) => {
+      await this.#limits.lock(trx, [address]);
+      const lockedNow = (await this.#limits.wait(trx, 'password_lock', email)) > 0;
+      if (admitted && !lockedNow) {
+        await this.#limits.clear(trx, 'password_wrong', email);
+        const { token } = await sessions.open(trx, { email, actor: email, via: 'password', endsNoLaterThan: stored!.expires_at === null ? null : Date.parse(stored!.expires_at) });
+        await record({ type: 'identity.signed_in', actor: email, reason: 'signed in with a password', data: { email, via: 'password', client } });
+        return { token, user: userOf(person!) };
+      }
+      let locks = false;
+      if (!lockedNow) {
+        await this.#limits.count(trx, 'password_wrong', email);
+        if ((await this.#limits.wait(trx, 'password_wrong', email)) > 0) {
+          await this.#limits.count(trx, 'password_lock', email);
+          await this.#limits.clear(trx, 'password_wrong', email);
+          locks = true;
         }
       }
-      await ledger.append({ type: 'identity.password_wrong', actor: email, reason: locked ? 'address locked after five wrong passwords' : 'wrong password', data: { email, client, locked } });
-      throw new AppError('invalid_credentials', 'the address or password is wrong, or the address is locked for a while');
-    }
-    await this.#limits.clear(db, 'password_wrong', email);
-    return ledger.transact(async (trx, record) => {
-      const { token } = await sessions.open(trx, { email, actor: email, via: 'password', endsNoLaterThan: stored!.expires_at === null ? null : Date.parse(stored!.expires_at) });
-      await record({ type: 'identity.signed_in', actor: email, reason: 'signed in with a password', data: { email, via: 'password', client } });
-      return { token, user: userOf(person) };
+      const reason = lockedNow ? 'address locked after five wrong passwords' : locks ? 'wrong password: the fifth, the address is locked for 15 minutes' : 'wrong password';
+      await record({ type: 'identity.password_wrong', actor: email, reason, data: { email, client, locked: lockedNow, locks } });
+      return null;
     });
-  }
-
-  /**
-   * POST /v1/login with the admin token once the first owner exists: a break-glass session
-   * while no code can be sent, else 403 use_email.
-   */
-  async adminLogin(client: string): Promise<{ break_glass: true; token: string }> {
-    const { mail, sessions, ledger } = this.#d;
-    const glass = await mail.breakGlass();
-    if (!glass.open) {
-      await ledger.append({ type: 'identity.token_sign_in_refused', actor: 'admin-token', reason: 'e-mail works: people sign in with their address', data: { client } });
-      throw new AppError('use_email', 'sign in with your e-mail address');
-    }
-    return ledger.transact(async (trx, record) => {
-      const { token } = await sessions.open(trx, { email: null, actor: 'admin-token', via: 'break_glass' });
-      await record({ type: 'identity.break_glass', actor: 'admin-token', reason: `break-glass sign-in: ${glass.reason ?? 'no code can be sent'}`, data: { client, why: glass.reason } });
-      return { break_glass: true as const, token };
-    });
+    if (outcome === null) throw new AppError('invalid_credentials', 'the address or password is wrong, or the address is locked for a while');
+    return outcome;
   }
 
   /** Forgets expired codes, counted attempts older than every window, and long-ended sessions. */
   async prune(): Promise<void> {
     const now = this.#d.clock.now().getTime();
     await this.#d.codes.prune(now - HOUR);
-    await this.#d.attempts.prune(now - HOUR);
+    await this.#limits.prune(now - HOUR);
     await this.#d.sessions.prune();
   }
 

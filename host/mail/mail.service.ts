@@ -67,6 +67,8 @@ export interface MailDeps {
   clock: Clock;
   log: Logger;
   config: Config;
+  /** Called after every successful send: break-glass is closed from then on (identity ends its sessions). */
+  delivered?: () => Promise<unknown>;
 }
 
 /** Merges tried before a PUT gives up on settings that keep changing under it. */
@@ -94,6 +96,7 @@ export class MailService {
   private readonly config: Config;
   private readonly api: ResendClient;
   readonly #revisions: Revisions;
+  private readonly delivered: (() => Promise<unknown>) | null;
 
   constructor(deps: MailDeps) {
     this.repo = new MailSettingsRepo(deps.settings, deps.cipher);
@@ -103,6 +106,7 @@ export class MailService {
     this.log = deps.log;
     this.config = deps.config;
     this.api = new ResendClient(deps.config.mailApiUrl);
+    this.delivered = deps.delivered ?? null;
   }
 
   /** Never throws: sends, or says why not. Records the outcome as the mail state. */
@@ -129,6 +133,9 @@ export class MailService {
       await this.repo.putState({ ok: result.ok, reason: result.ok ? null : result.reason, at: this.clock.now().toISOString(), rev: settings?.rev ?? null });
     } catch (err) {
       this.log.error({ err }, 'could not record the mail state');
+    }
+    if (result.ok && this.delivered !== null) {
+      await this.delivered().catch((err: unknown) => this.log.error({ err }, 'could not end the break-glass sessions after a successful send'));
     }
     return result;
   }

@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ExecutionContext } from 'ava';
+import { MARIADB_URL, withServer } from './db.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BOOT_DEADLINE_MS = 60_000;
+
+/** One real host process (`node host/main.ts`) on a loopback port. */
+export interface HostProcess {
+  name: string;
+  base: string;
+  /** The last part of what the process wrote, for failure messages. */
+  output(): string;
+  exited(): boolean;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts `count` host processes on one throwaway MariaDB database, each with `env` (SERVICE_*)
+ * on top of what they need to run; waits until each answers /health. After the test they are
+ * stopped (SIGTERM, SIGKILL after 5 s), and the database and data directories removed.
+ */
+export async function startHostProcesses(t: ExecutionContext, count: number, env: Record<string, string>): Promise<HostProcess[]> {
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  await withServer(MARIADB_URL, (db) => db.raw(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`));
+  const url = new URL(MARIADB_URL);
+  url.pathname = `/${name}`;
+  const children: ChildProcess[] = [];
+  const dirs: string[] = [];
+  t.teardown(async () => {
+    await Promise.all(children.map(stop));
+    await withServer(MARIADB_URL, (db) => db.raw(`drop database if exists \`${name}\``));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const hosts: HostProcess[] = [];
+  for (let i = 0; i < count; i++) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'oncall-proc-'));
+    dirs.push(dir);
+    const port = await freePort();
+    const childEnv: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SERVICE_') && !k.startsWith('TEST_')) childEnv[k] = v;
+    Object.assign(childEnv, { SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dir, SERVICE_DATABASE_URL: url.toString(), SERVICE_LOG_LEVEL: 'warn' }, env);
+    const child = spawn(process.execPath, ['host/main.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let out = '';
+    const keep = (chunk: Buffer) => (out = (out + chunk.toString('utf8')).slice(-8000));
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    const orphanGuard = () => child.kill('SIGKILL');
+    process.once('exit', orphanGuard);
+    child.once('exit', () => process.off('exit', orphanGuard));
+    hosts.push({ name: `host ${i + 1}`, base: `http://127.0.0.1:${port}`, output: () => out, exited: () => child.exitCode !== null || child.signalCode !== null });
+  }
+  await Promise.all(hosts.map(async (h) => {
+    const deadline = Date.now() + BOOT_DEADLINE_MS;
+    while (Date.now() < deadline) {
+      if (h.exited()) throw new Error(`${h.name} exited while starting:\n${h.output()}`);
+      if (await fetch(`${h.base}/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200, () => false)) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${h.name} did not answer /health within ${BOOT_DEADLINE_MS / 1000} s:\n${h.output()}`);
+  }));
+  return hosts;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await gone;
+  clearTimeout(timer);
+}
