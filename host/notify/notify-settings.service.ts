@@ -4,6 +4,7 @@ import type { Principal } from '../http/guard.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
 import type { NotifySettingsRepo, StoredNotifySettings } from './notify-settings.repo.ts';
+import { checkVersion } from '../settings/revisions.ts';
 
 /** PUT /v1/settings/notifications: the GET's answer is accepted as is (read-only fields ignored). */
 export interface NotifySettingsInput {
@@ -51,7 +52,7 @@ export class NotifySettingsService {
   /**
    * Replaces the recipients and/or targets (an omitted one is kept). 400 `invalid_body` naming
    * the field when an address is not a person of the install or a name is not a connector that
-   * can notify; 409 `version_conflict` when `version` is older than the stored one. The same
+   * can notify; 409 `version_conflict` when `version` is not the stored one (docs/api.md, settings round trips). The same
    * settings again change nothing (same version, no event).
    */
   async put(input: NotifySettingsInput, principal: Pick<Principal, 'actor'>): Promise<NotifySettingsView> {
@@ -60,9 +61,7 @@ export class NotifySettingsService {
     if (targets !== null) await this.#checkTargets(targets);
     return this.#ledger.transact(async (trx, record) => {
       const stored = await this.#repo.get(trx);
-      if (input.version !== undefined && input.version < stored.version) {
-        throw new AppError('version_conflict', `the notification settings are at version ${stored.version}, not ${input.version}: read them again and reapply the change`);
-      }
+      checkVersion(input.version ?? null, stored.version, 'the notification settings');
       if (recipients !== null) await this.#checkRecipients(recipients, trx);
       const next = { recipients: recipients ?? stored.recipients, targets: targets ?? stored.targets };
       const diff = { recipients: listDiff(stored.recipients, next.recipients), targets: listDiff(stored.targets, next.targets) };
