@@ -1,21 +1,13 @@
-import { createServer } from 'node:net';
 import test from 'ava';
 import { ADMIN_TOKEN, INGEST_TOKEN, startApp, type TestApp } from './helpers/app.ts';
 import { json, oncall } from './helpers/cli.ts';
+import { closedPort } from './helpers/ports.ts';
 
 // `oncall doctor` must not contradict the service's own report: it asks the running service
 // (GET /v1/doctor) and, when it cannot, says that it judged its own process's environment.
 
 const portOf = (ta: TestApp) => new URL(ta.base).port;
 const tokensOf = (report: { checks: Array<{ name: string; level: string; detail: string }> }) => report.checks.find((c) => c.name === 'tokens')!;
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 test('GET /v1/doctor says it judges the running service, and its tokens check says whose environment it read', async (t) => {
   const ta = await startApp(t);

@@ -1,10 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import test from 'ava';
 import { INGEST_TOKEN, serviceEnv, signLicence, startApp, type TestApp } from './helpers/app.ts';
 import { createTestStore, type TestStore } from './helpers/db.ts';
 import { json, oncall, ROOT } from './helpers/cli.ts';
+import { closedPort } from './helpers/ports.ts';
 
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -24,14 +24,6 @@ async function emptyStore(t: { teardown(fn: () => Promise<void>): void }): Promi
   const store = await createTestStore();
   t.teardown(() => store.cleanup());
   return store;
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 // version
