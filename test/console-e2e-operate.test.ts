@@ -61,12 +61,10 @@ browserTest('a pushed alert appears in the open incidents list without a reload,
   await debounced(ta);
   const api = (await ta.call('GET', '/v1/episodes')).body.episodes as any[];
   t.is(api.length, 1, 'the service opened the episode');
-  const started = Date.now();
+  // The console reads the head every LIVE_MS: the row must appear within that and the slack of a
+  // read, or waitFor throws. That bound is the assertion; no second wall-clock check after it.
   const link = page.getByRole('link', { name: 'payments' });
   await link.waitFor({ timeout: LIVE_MS + READ_SLACK_MS });
-  const took = Date.now() - started;
-  t.log(`the new incident showed ${took} ms after the episode opened (the console reads the head every ${LIVE_MS} ms)`);
-  t.true(took <= LIVE_MS + READ_SLACK_MS);
   t.is(await rows(bp).count(), 1);
   const row = await rows(bp).first().innerText();
   t.regex(row, /incident/);

@@ -140,7 +140,8 @@ test('a job over a git connector keeps what it finds as candidates, with evidenc
 
 test('a connection that hangs is cut off at SERVICE_DISCOVER_TIMEOUT_S; one job at a time; failures are scrubbed', async (t) => {
   const repo = makeRepo(t);
-  const ta = await operating(t, { SERVICE_PLUGINS_DIR: vendorPlugins(t), SERVICE_DISCOVER_TIMEOUT_S: '1' });
+  // 3 s: the cut-off applies to every connection, and the git one must finish within it on a loaded machine.
+  const ta = await operating(t, { SERVICE_PLUGINS_DIR: vendorPlugins(t), SERVICE_DISCOVER_TIMEOUT_S: '3' });
   await put(ta, 'repo', 'git', { path: repo });
   await put(ta, 'stuck', 'stuck', {});
   await put(ta, 'boom', 'boom', { secret: SECRET });
@@ -151,7 +152,7 @@ test('a connection that hangs is cut off at SERVICE_DISCOVER_TIMEOUT_S; one job 
   t.deepEqual(both.map((r) => r.status).sort(), [202, 409]);
   const started = both.find((r) => r.status === 202)!;
   const id = started.body.job.id as string;
-  t.like(started.body.job, { state: 'running', connections: 4, timeout_s: 1 });
+  t.like(started.body.job, { state: 'running', connections: 4, timeout_s: 3 });
   t.is(both.find((r) => r.status === 409)!.body.error, 'discovery_running');
 
   // While it runs: a second job is refused, naming the running one; progress shows per connection.
@@ -164,15 +165,18 @@ test('a connection that hangs is cut off at SERVICE_DISCOVER_TIMEOUT_S; one job 
   t.is(during.state, 'running');
   t.true(during.steps.some((s: { state: string }) => s.state === 'running' || s.state === 'queued'));
 
-  const t0 = performance.now();
+  // `stuck` never answers: the job ends at all only because that connection is cut off.
   await ta.app.discovery.idle();
-  t.true(performance.now() - t0 < 5000, 'the hanging connection did not hold the job past its cut-off');
 
   const { job } = (await ta.call('GET', `/v1/jobs/${id}`)).body;
-  t.like(job, { state: 'finished', connections: 4, failed: 2 });
+  t.like(job, { state: 'finished', connections: 4, failed: 2 }, JSON.stringify(job.steps));
   const steps = Object.fromEntries(job.steps.map((s: { connector: string }) => [s.connector, s])) as Record<string, any>;
-  t.like(steps.stuck, { state: 'failed', cut_off: true, found: 0, problem: 'no answer within 1 s (cut off)' });
-  t.true(steps.stuck.took_ms >= 900 && steps.stuck.took_ms < 3000, String(steps.stuck.took_ms));
+  t.like(steps.stuck, { state: 'failed', cut_off: true, found: 0, problem: 'no answer within 3 s (cut off)' });
+  // The reported cut-off is the configured 3 s, and the step waited for it rather than failing at
+  // once (a timer never fires early). No tight upper bound on a wall-clock figure, which a loaded
+  // machine can stretch; only one a working cut-off cannot reach: the 45 s default it replaces.
+  t.true(steps.stuck.took_ms >= 2900, String(steps.stuck.took_ms));
+  t.true(steps.stuck.took_ms < 45_000, `the configured cut-off, not the default: ${steps.stuck.took_ms}`);
   t.like(steps.boom, { state: 'failed', cut_off: false, problem: 'the discovery failed: exploded holding [redacted]' });
   t.like(steps.odd, { state: 'finished', found: 1, dropped: 3 });
   t.like(steps.repo, { state: 'finished', found: 5 });
@@ -212,12 +216,7 @@ prometheusTest('a prometheus connector proposes the job (and service) labels of 
   const prom = await startPrometheus(t);
   const ta = await operating(t);
   await put(ta, 'metrics', 'prometheus', { url: prom.base });
-  // Wait for the first scrape, so `up` exists.
-  for (let i = 0; i < 50; i++) {
-    const r = await fetch(`${prom.base}/api/v1/query?query=up`).then((x) => x.json() as Promise<{ data: { result: unknown[] } }>);
-    if (r.data.result.length > 0) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await prom.firstScrape();
   const started = await ta.call('POST', '/v1/discover');
   await ta.app.discovery.idle();
   const { job } = (await ta.call('GET', `/v1/jobs/${started.body.job.id}`)).body;

@@ -330,14 +330,8 @@ test('the action gate: an action approved before the halt is refused after it, a
   t.is((err as any).status, 409);
   // Inside a caller's transaction too; its refusal is written once that transaction is over.
   await t.throwsAsync(ta.app.db.transaction((trx) => gate.authorise(trx, { service: 'payments', kind: 'scale' })), { message: /halted/ });
-  const refused = await (async () => {
-    for (let i = 0; i < 50; i++) {
-      const evs = await events(ta, 'action.refused');
-      if (evs.length >= 4) return evs;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    return events(ta, 'action.refused');
-  })();
+  await gate.idle();
+  const refused = await events(ta, 'action.refused');
   t.deepEqual(refused.map((e) => e.data.refused), ['action_not_approved', 'action_not_approved', 'halted', 'halted']);
   t.like(refused[2].data, { service: 'payments', kind: 'restart', approval_id: asked.id, halt_reason: 'freeze' });
   t.regex(refused[2].reason, /freeze/);

@@ -25,7 +25,7 @@ export default class LedgerVerify extends ServiceCommand {
     const config = readConfig();
     const [{ withContext }, { describeLedger }, { HASH_PATTERN }] = await Promise.all([
       import('../context.ts'),
-      import('../../host/doctor/doctor.service.ts'),
+      import('../../host/doctor/ledger-words.ts'),
       import('../../host/ledger/verify.ts'),
     ]);
     let expect: { seq: number; hash: string } | undefined;

@@ -1,13 +1,28 @@
+/**
+ * Doctor: the first checks (database, migrations, plugins, ledger, tokens) run here, in order,
+ * because each depends on the one before (an unreachable database skips the rest); the
+ * components only the running service can see are judged one per file in components/, listed
+ * in components/table.ts.
+ */
 import path from 'node:path';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { InstallRepo } from '../install/install.repo.ts';
-import type { ConfirmationView } from '../licence/licence-check.ts';
-import type { ServiceUsage } from '../licence/licence-limits.ts';
-import type { LicenceStatus } from '../licence/licence.ts';
-import type { VerifyProblem, VerifyReport } from '../ledger/verify.ts';
+import type { VerifyReport } from '../ledger/verify.ts';
 import type { Db } from '../storage/db.ts';
 import { pendingMigrations } from '../storage/migrate.ts';
+import type { ConnectorsSeen } from './components/connectors.ts';
+import type { LicenceSeen } from './components/licence.ts';
+import type { MailSeen } from './components/mail.ts';
+import type { NotificationsSeen } from './components/notifications.ts';
+import type { TickSeen } from './components/schedules.ts';
+import { EXTRA_COMPONENTS } from './components/table.ts';
+import { describeLedger } from './ledger-words.ts';
+import { part, plural } from './part.ts';
+
+// Where the rest of the host and the CLI have always found them.
+export type { ConnectorsSeen, LicenceSeen, MailSeen, NotificationsSeen, TickSeen };
+export { describeLedger };
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
 export type CheckName = 'database' | 'migrations' | 'plugins' | 'ledger' | 'tokens';
@@ -54,38 +69,6 @@ export interface DoctorReport {
   components: DoctorComponent[];
 }
 
-/** What doctor reads of the connectors (ConnectorService.list() fits as it is). */
-export interface ConnectorsSeen {
-  connectors: ReadonlyArray<{ name: string; kind: string; state: 'ok' | 'problem' | 'unchecked'; last_problem: string | null; last_checked_at: string | null }>;
-  file: { path: string; problem: string | null } | null;
-}
-
-/** What doctor reads of the licence: where it stands, its confirmation, and services against its limit. */
-export interface LicenceSeen {
-  status: LicenceStatus;
-  confirmation: ConfirmationView | null;
-  usage: ServiceUsage | null;
-  /** Services beyond the licence's limit (alerts taken in, not added to the estate or autonomy). */
-  overLimit: ReadonlyArray<{ service: string }>;
-}
-
-/** What doctor reads of notification delivery (NotifyDelivery.status() fits as it is). */
-export interface NotificationsSeen {
-  recipients: readonly string[];
-  targets: readonly string[];
-  pending: number;
-  problems: ReadonlyArray<{ channel_kind: 'email' | 'target'; name: string; problem: string; at: string }>;
-  /** Why e-mail cannot be sent at all (no mail provider), or null: recipients would then never be told. */
-  mailProblem?: string | null;
-}
-
-/** The background tick of this host process. */
-export interface TickSeen {
-  last_run_at: string | null;
-  last_error: string | null;
-  every_ms: number;
-}
-
 /** What doctor needs of the plugin registry (the loader's PluginRegistry fits as it is). */
 export interface PluginsSeen {
   loaded: ReadonlyArray<unknown>;
@@ -115,7 +98,7 @@ export interface DoctorDeps {
   /** The running service adds these; the CLI reports only what it can see alone. */
   connectors?(): Promise<ConnectorsSeen>;
   /** The mail service's break-glass state (open: codes cannot be sent). */
-  mail?(): Promise<{ open: boolean; reason: string | null }>;
+  mail?(): Promise<MailSeen>;
   licence?(): Promise<LicenceSeen>;
   schedules?(): Promise<TickSeen>;
   /** Who is told of incidents, and recipients or targets whose last delivery failed. */
@@ -165,38 +148,6 @@ export function databaseLabel(config: Pick<Config, 'databaseUrl' | 'dataDir'>): 
   }
 }
 
-/** Why a chain failed verification, in words. */
-const LEDGER_PROBLEMS: Record<VerifyProblem, string> = {
-  seq_gap: 'an event is missing from the chain',
-  prev_hash_mismatch: 'an event does not link to the one before it',
-  hash_mismatch: 'an event was changed after it was written',
-  head_mismatch: 'the stored chain head does not match the last event',
-  checkpoint_mismatch: 'the chain no longer matches a signed checkpoint',
-  truncated: 'events a signed checkpoint (or the expected seq) vouches for are missing',
-  checkpoint_invalid: 'a checkpoint is not signed by this install or its file has unreadable lines',
-  checkpoint_missing: 'signed checkpoints the service writes are missing (removed from the database and the checkpoint file)',
-  expected_hash_mismatch: 'the entry at the expected seq no longer has the expected hash',
-};
-
-/** One line about a verify report, shared by doctor and `oncall ledger-verify`. */
-export function describeLedger(r: VerifyReport): string {
-  if (r.ok) {
-    const cp = r.checkpoint === null ? 'no signed checkpoint yet' : `matches the signed checkpoint at seq ${r.checkpoint.seq} (${r.checkpoint.at})`;
-    return `chain verified: ${r.checked} events, head seq ${r.head.seq}; ${cp}`;
-  }
-  const why = r.problem === null ? 'unknown problem' : `${LEDGER_PROBLEMS[r.problem]} (${r.problem})`;
-  if (r.problem === 'checkpoint_missing' && r.range !== null) {
-    return `no signed checkpoint in seqs ${r.range.from_seq} to ${r.range.to_seq}: ${why}; a rewrite there would go unseen, so check the chain against a head kept elsewhere (docs/ledger.md)`;
-  }
-  // A self-consistent chain that disagrees at one seq was rewritten somewhere up to that seq,
-  // after the last checkpoint it still matches; the entries before it hash correctly, which
-  // says nothing about whether they are the original ones.
-  if (r.problem === 'checkpoint_mismatch' || r.problem === 'expected_hash_mismatch') {
-    return `chain rewritten between seq ${r.first_bad_seq} and seq ${r.checked + 1}: ${why}`;
-  }
-  return `chain broken at seq ${r.first_bad_seq}: ${why}; ${r.checked} events before it are intact`;
-}
-
 type Finding = Omit<DoctorCheck, 'name' | 'ok'>;
 const ok = (detail: string): Finding => ({ level: 'ok', detail });
 const fail = (detail: string): Finding => ({ level: 'fail', detail });
@@ -209,8 +160,6 @@ async function attempt(fn: () => Promise<Finding>, what: string): Promise<Findin
     return fail(`${what}: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
-
-const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** Runs the first checks: database, migrations, plugins, ledger, tokens. */
 export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
@@ -276,17 +225,6 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
   return { ok: checks.every((c) => c.ok) && components.every((c) => c.status !== 'fail'), checked_at: checkedAt, judged_by: deps.judge, judged, checks, components };
 }
 
-type Part = Omit<DoctorComponent, 'name'>;
-const part = (status: CheckLevel, detail: string, fix: string | null = null): Part => ({ status, detail, fix: status === 'ok' ? null : fix });
-
-async function attemptPart(fn: () => Promise<Part>, what: string, fix: string): Promise<Part> {
-  try {
-    return await fn();
-  } catch (e) {
-    return part('fail', `${what}: ${e instanceof Error ? e.message : String(e)}`, fix);
-  }
-}
-
 /** Components of the report: the first checks seen as parts, then what the running service adds. */
 async function runComponents(deps: DoctorDeps, first: { database: Finding; ledger: Finding; plugins: Finding }): Promise<DoctorComponent[]> {
   const out: DoctorComponent[] = [
@@ -294,105 +232,10 @@ async function runComponents(deps: DoctorDeps, first: { database: Finding; ledge
     { name: 'ledger', ...part(first.ledger.level, first.ledger.detail, 'run `oncall ledger-verify` and restore the ledger from a backup taken before the first bad seq (docs/ledger.md)') },
     { name: 'plugins', ...part(first.plugins.level, first.plugins.detail, 'fix or remove the broken plugin folder named above and restart; the others still load') },
   ];
-  if (deps.connectors !== undefined) {
-    const read = deps.connectors;
-    out.push({ name: 'connectors', ...(await attemptPart(async () => describeConnectors(await read()), 'cannot list the connectors', 'check the database, then GET /v1/connectors')) });
-  }
-  if (deps.mail !== undefined) {
-    const read = deps.mail;
-    out.push({ name: 'mail', ...(await attemptPart(async () => describeMail(await read()), 'cannot read the mail state', 'check the database, then GET /v1/settings/mail')) });
-  }
-  if (deps.licence !== undefined) {
-    const read = deps.licence;
-    out.push({ name: 'licence', ...(await attemptPart(async () => describeLicence(await read()), 'cannot read the licence', 'check the database, then GET /v1/status')) });
-  }
-  if (deps.schedules !== undefined) {
-    const read = deps.schedules;
-    const now = deps.clock.now().getTime();
-    out.push({ name: 'schedules', ...(await attemptPart(async () => describeTick(await read(), now), 'cannot read the schedules', 'restart the service')) });
-  }
-  if (deps.notifications !== undefined) {
-    const read = deps.notifications;
-    out.push({ name: 'notifications', ...(await attemptPart(async () => describeNotifications(await read()), 'cannot read the notification state', 'check the database, then GET /v1/notifications')) });
+  const now = deps.clock.now().getTime();
+  for (const c of EXTRA_COMPONENTS) {
+    const checked = c.check(deps, now);
+    if (checked !== null) out.push({ name: c.name, ...(await checked) });
   }
   return out;
-}
-
-function describeConnectors(seen: ConnectorsSeen): Part {
-  const fileProblem = seen.file?.problem ?? null;
-  if (fileProblem !== null) return part('fail', `connectors.json (${seen.file!.path}): ${fileProblem}`, 'correct connectors.json in SERVICE_CONFIG_DIR and restart');
-  if (seen.connectors.length === 0) return part('warn', 'no connectors configured: nothing can be investigated', 'add one in the console or with PUT /v1/connectors/{name} (docs/connectors.md)');
-  const bad = seen.connectors.filter((c) => c.state === 'problem');
-  const unchecked = seen.connectors.filter((c) => c.state === 'unchecked');
-  const counts = `${plural(seen.connectors.length, 'connector')}: ${seen.connectors.length - bad.length - unchecked.length} ok, ${bad.length} with a problem, ${unchecked.length} unchecked`;
-  if (bad.length > 0) {
-    return part('fail', `${counts}; ${bad.map((c) => `${c.name} (${c.kind}): ${c.last_problem ?? 'problem'}`).join('; ')}`, `fix the settings or the system they reach, then POST /v1/connectors/{name}/check (or \`oncall connectors check <name>\`)`);
-  }
-  if (unchecked.length > 0) return part('warn', `${counts}; not checked yet: ${unchecked.map((c) => c.name).join(', ')}`, 'check them: POST /v1/connectors/{name}/check (or `oncall connectors check <name>`)');
-  return part('ok', counts);
-}
-
-function describeNotifications(seen: NotificationsSeen): Part {
-  const who = `${plural(seen.recipients.length, 'on-call recipient')}, ${plural(seen.targets.length, 'notification target')}`;
-  if (seen.recipients.length === 0 && seen.targets.length === 0) {
-    return part('warn', 'no on-call recipients are configured: nobody is told when an incident opens', 'set them: PUT /v1/settings/notifications or the Settings page (docs/notifications.md)');
-  }
-  if (seen.problems.length > 0) {
-    const list = seen.problems.map((p) => `${p.channel_kind === 'email' ? p.name : `target ${p.name}`}: ${p.problem} (${p.at})`).join('; ');
-    return part('fail', `${who}; the last delivery failed for ${list}`, 'fix the mail settings or the target (GET /v1/connectors/{name}); failed messages are retried for an hour (docs/notifications.md)');
-  }
-  if (seen.recipients.length > 0 && seen.mailProblem) {
-    return part('warn', `${who}; the recipients cannot be e-mailed: ${seen.mailProblem}`, 'configure mail: PUT /v1/settings/mail, then POST /v1/settings/mail/test (docs/mail.md)');
-  }
-  const recipientsOnly = seen.recipients.length === 0 ? part('warn', `${who}: nobody is told by e-mail`, 'add on-call recipients: PUT /v1/settings/notifications') : null;
-  return recipientsOnly ?? part('ok', `${who}; ${seen.pending} message(s) waiting`);
-}
-
-function describeMail(glass: { open: boolean; reason: string | null }): Part {
-  if (!glass.open) return part('ok', 'sign-in codes can be sent; break-glass is closed');
-  return part('warn', `break-glass is open (the admin token can sign in): ${glass.reason ?? 'codes cannot be sent'}`, 'configure a mail provider and send a test: PUT /v1/settings/mail, POST /v1/settings/mail/test (docs/mail.md)');
-}
-
-function describeLicence(seen: LicenceSeen): Part {
-  const s = seen.status;
-  const c = seen.confirmation;
-  const who = s.customer === null ? '' : ` (${s.customer}, ${s.tier ?? 'unknown tier'}, expires ${s.expires_at})`;
-  const usage = seen.usage === null ? '' : `; ${seen.usage.services_used} of ${seen.usage.services_allowed ?? 'unlimited'} services`;
-  let confirm = '';
-  if (c !== null) {
-    if (c.mode === 'offline') confirm = '; confirmation off (SERVICE_LICENCE_CHECK=offline)';
-    else if (c.server === null) confirm = '; not confirmed online: SERVICE_LICENCE_SERVER is unset';
-    else if (c.applies) confirm = `; confirmation ${c.mode}: last confirmed ${c.last_confirmed_at ?? 'never'}${c.last_result === null || c.last_result === 'valid' ? '' : `, last attempt ${c.last_result}${c.last_problem === null ? '' : ` (${c.last_problem})`}`}${c.lapses_at === null ? '' : `, unconfirmed it stops counting at ${c.lapses_at}`}`;
-  }
-  const detail = `licence ${s.state}${who}${usage}${confirm}`;
-  switch (s.state) {
-    case 'none':
-      return part('warn', detail, 'install a licence (POST /v1/licence) or start the 30-day trial (POST /v1/licence/redeem)');
-    case 'invalid':
-      return part('fail', detail, 'the licence does not verify: install the one the vendor sent, unedited (`oncall licence-verify <file>` checks it)');
-    case 'expired':
-      return part('fail', detail, 'install a renewed licence (POST /v1/licence)');
-    case 'revoked':
-      return part('fail', detail, 'the vendor revoked this licence: contact the vendor and install a new one');
-    case 'unconfirmed':
-      return part('fail', detail, `the licence server could not confirm the licence within its grace: let the service reach ${c?.server ?? 'SERVICE_LICENCE_SERVER'}, or set SERVICE_LICENCE_CHECK=auto`);
-    case 'grace':
-      return part('warn', detail, 'the licence has expired and runs on its grace days: install a renewed licence');
-  }
-  if (seen.overLimit.length > 0) {
-    const names = seen.overLimit.slice(0, 10).map((o) => o.service).join(', ');
-    return part('warn', `${detail}; ${plural(seen.overLimit.length, 'service')} beyond the licence (alerts taken in, not added to the estate or autonomy): ${names}${seen.overLimit.length > 10 ? ', …' : ''}`, 'a licence with more services lifts the limit (contact the vendor)');
-  }
-  if (c !== null && c.applies && (c.last_result === 'unreachable' || c.last_result === 'error')) {
-    return part('warn', detail, `let the service reach ${c.server} (outbound HTTPS); it retries every 6 hours`);
-  }
-  return part('ok', detail);
-}
-
-function describeTick(tick: TickSeen, nowMs: number): Part {
-  if (tick.last_error !== null) return part('fail', `the last background tick failed: ${tick.last_error}`, 'read the service log for "tick failed"; the tick retries on its own');
-  if (tick.last_run_at === null) return part('warn', 'the background tick has not run yet in this process', `it runs every ${tick.every_ms / 1000} s once the service listens`);
-  const age = nowMs - Date.parse(tick.last_run_at);
-  if (age > 6 * tick.every_ms) return part('fail', `the background tick last ran at ${tick.last_run_at} (${Math.round(age / 1000)} s ago)`, 'the tick is stalled: read the service log and restart the service');
-  return part('ok', `the background tick last ran at ${tick.last_run_at}`);
 }

@@ -48,6 +48,8 @@ export class ActionGate {
   readonly #policy: PolicyReader;
   readonly #runs: ActionRunsRepo;
   readonly #clock: Clock;
+  /** Refusals given inside a caller's transaction, still being written (see {@link ActionGate.idle}). */
+  readonly #writing = new Set<Promise<unknown>>();
 
   constructor(deps: { halt: HaltRepo; approvals: ApprovalsService; autonomy: AutonomyService; policy: PolicyReader; runs: ActionRunsRepo; ledger: Ledger; clock: Clock; log: Logger }) {
     this.#halt = deps.halt;
@@ -58,6 +60,11 @@ export class ActionGate {
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
     this.#log = deps.log;
+  }
+
+  /** Resolves once every refusal given so far is in the ledger (or its failure logged): tests, shutdown. */
+  async idle(): Promise<void> {
+    while (this.#writing.size > 0) await Promise.all([...this.#writing]);
   }
 
   /** Counts an action that passed the gate and ran (the hourly cap reads these). */
@@ -105,6 +112,10 @@ export class ActionGate {
     };
     const written = this.#ledger.append(event).catch((e: unknown) => this.#log.error({ err: e, action: ask }, 'could not record a refused action'));
     if (trx === undefined) await written;
+    else {
+      this.#writing.add(written);
+      void written.finally(() => this.#writing.delete(written));
+    }
     throw err;
   }
 }

@@ -87,6 +87,13 @@ const EMPTY: Omit<MailSettings, 'rev' | 'provider'> = {
  * Outgoing mail: the settings (GET/PUT/test) and `send`, which sign-in uses for codes. The
  * outcome of the last send is kept in the database (`mail_state`), so every host process
  * agrees on whether break-glass sign-in with the admin token is open.
+ *
+ * Over 300 lines and one concept: the settings, the send and the break-glass state are one
+ * state machine (a PUT that changes how mail goes resets "working" and may open break-glass;
+ * a send records its outcome, which closes or opens it; a test is a send), and each step reads
+ * and writes the same `mail_state` under the same scrubbing of secrets. The transports
+ * themselves already live apart (smtp.ts, resend.ts), as do the stored settings
+ * (mail-settings.repo.ts).
  */
 export class MailService {
   readonly repo: MailSettingsRepo;

@@ -7,6 +7,10 @@
  * `host/plugins/manifest.schema.json`) whose `entry` module default-exports the plugin object:
  * a {@link NormaliserPlugin}, {@link ConnectorPlugin} or {@link PackPlugin} according to `kind`.
  *
+ * Over 300 lines and one concept, kept in one file on purpose: it is the public API a vendor
+ * reads and imports from (one `import type` path, one page of reference), versioned as a whole
+ * by PLUGIN_API_VERSION. It holds declarations only, no code; the length is their documentation.
+ *
  * @packageDocumentation
  */
 

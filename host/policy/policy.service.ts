@@ -1,3 +1,14 @@
+/**
+ * The action policy: what a policy document may say and how the rest of the host reads it
+ * (parsePolicy, freezeAt, needsApproval, safeForL2, ceilingOf, policyDiff), and the service that
+ * keeps the one in force (from the console or policy.json) and changes it.
+ *
+ * Over 300 lines and, for now, one concept: every rule here answers a question about the same
+ * document, and the service's checks on a change are those rules applied to it. The rules are
+ * pure functions with no state, so they are the seam if the file grows further
+ * (a `policy.rules.ts` beside this one, imported by the action gate and autonomy); they stay here
+ * while the composition root and the validator this file uses are being reworked (issue 12).
+ */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { startDaemon } from './daemon.ts';
-import { freePort } from './alertmanager.ts';
+import { freePort, waitFor } from './alertmanager.ts';
 import { testNeeding } from './needs.ts';
 
 /** Debian's `prometheus` (installed by .ci/run); PROMETHEUS_BIN overrides it. */
@@ -29,6 +29,12 @@ export interface RunningPrometheus {
   base: string;
   /** Everything it wrote on stdout and stderr (its logs), for failure messages. */
   output(): string;
+  /**
+   * Resolves once Prometheus has scraped itself (so `up` has a sample), or throws after 20 s
+   * with its logs. A bounded wait on an outside process that offers nothing to await: it scrapes
+   * on its own wall-clock schedule (every second), which no injected clock reaches.
+   */
+  firstScrape(): Promise<void>;
 }
 
 /**
@@ -54,5 +60,14 @@ export async function startPrometheus(t: ExecutionContext, opts: { basicAuth?: b
   }
   const auth = opts.basicAuth ? { authorization: `Basic ${Buffer.from(`${PROMETHEUS_USER.username}:${PROMETHEUS_USER.password}`).toString('base64')}` } : undefined;
   const { output } = await startDaemon(t, { name: 'prometheus', bin: PROMETHEUS_BIN, args, dir, base, readyHeaders: auth });
-  return { base, output };
+  const firstScrape = async (): Promise<void> => {
+    await waitFor('the first scrape of up', async () => {
+      const r = await fetch(`${base}/api/v1/query?query=up`, { headers: auth });
+      const body = (await r.json()) as { data?: { result?: unknown[] } };
+      return (body.data?.result?.length ?? 0) > 0;
+    }).catch((e: unknown) => {
+      throw new Error(`${String(e)}\nprometheus output:\n${output()}`);
+    });
+  };
+  return { base, output, firstScrape };
 }

@@ -5,6 +5,11 @@ import { AppError } from '../../errors.ts';
  * recursive-descent parser; every error is an AppError('bad_query') whose message says what is
  * wrong and where, as a 1-based column counted in characters (code points). The grammar and the
  * meaning of each field are in docs/query-language.md; compile.ts turns the tree into SQL.
+ *
+ * Over 300 lines and one concept: the grammar. The node types are its output, and the tokenizer
+ * and the parser share one cursor over the characters (a token's meaning depends on where the
+ * parser stands: `-` negates at the start of a term and is part of a value inside one) and one
+ * error shape with its column. Apart, each would have to expose that state to the other.
  */
 
 /** Fields compared as strings (`:` exact / prefix / present, `~` text match). */

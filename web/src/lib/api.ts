@@ -2,6 +2,13 @@
  * The console's one way to the HTTP API: every page goes through `api`. The session token lives
  * in sessionStorage (per tab, gone when the tab closes) and nowhere else; everything else the
  * console shows is read from the API when shown.
+ *
+ * Over 300 lines and one concept: the console's side of the API contract (docs/api.md). It is
+ * the one `call` with its error and session handling, the `api` / `settingsApi` methods, and
+ * the answer types those methods return, grouped by the areas of docs/api.md; the small rules
+ * that read those answers (`canChange`, `mayDecide`, `needsBy`) sit beside the types they read.
+ * Splitting the types from their methods would leave either half meaningless alone. Watching the
+ * ledger head for live pages is a separate concern: `live.ts`.
  */
 
 const TOKEN_KEY = 'oncall.session';
@@ -317,46 +324,6 @@ export function mayDecide(me: Me | null, a: Approval): 'yes' | 'viewer' | 'own' 
 }
 /** With the admin token or break-glass no person is signed in, so changes must name one (`by`). */
 export const needsBy = (me: Me | null): boolean => me !== null && me.via !== 'session';
-
-/**
- * Calls `fn` when the ledger head moves (every change is a ledger event), checking every 2 s
- * while the page is visible and at once when it becomes visible again: one small status read,
- * whatever the number of watchers. Returns the function that stops watching.
- */
-const watchers = new Set<() => void>();
-let lastSeq: number | null = null;
-let timer: ReturnType<typeof setInterval> | null = null;
-async function checkHead(): Promise<void> {
-  if (document.visibilityState !== 'visible') return;
-  try {
-    const head = await api.ledgerHead();
-    const moved = lastSeq !== null && head.seq !== lastSeq;
-    lastSeq = head.seq;
-    if (moved) for (const fn of [...watchers]) fn();
-  } catch {
-    // The next check tries again; pages show their own errors.
-  }
-}
-function onVisible(): void {
-  if (document.visibilityState === 'visible') void checkHead();
-}
-export function watchHead(fn: () => void): () => void {
-  watchers.add(fn);
-  if (timer === null) {
-    lastSeq = null;
-    void checkHead();
-    timer = setInterval(() => void checkHead(), 1000);
-    document.addEventListener('visibilitychange', onVisible);
-  }
-  return () => {
-    watchers.delete(fn);
-    if (watchers.size === 0 && timer !== null) {
-      clearInterval(timer);
-      timer = null;
-      document.removeEventListener('visibilitychange', onVisible);
-    }
-  };
-}
 
 // Settings (docs/connectors.md, docs/policy.md, docs/sign-in.md, docs/access-policy.md, docs/mail.md).
 
