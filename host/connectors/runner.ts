@@ -1,5 +1,6 @@
 import type { Logger } from '../log.ts';
 import type { ConnectorContext, LogFields, PluginLog } from '../plugins/contract.ts';
+import { pluginHttp } from '../plugins/http-client.ts';
 import { scrubJson, scrubText } from './secrets.ts';
 import { clip } from '../text.ts';
 
@@ -39,7 +40,8 @@ export async function runGuarded<T>(opts: {
 }): Promise<Outcome<T>> {
   const { what, timeoutMs, secrets } = opts;
   const abort = new AbortController();
-  const ctx: ConnectorContext = { log: pluginLog(opts.log, secrets), settings: Object.freeze(opts.settings), signal: abort.signal, timeoutMs };
+  const settings = Object.freeze(opts.settings);
+  const ctx: ConnectorContext = { log: pluginLog(opts.log, secrets), settings, signal: abort.signal, timeoutMs, http: pluginHttp({ settings, signal: abort.signal, secrets }) };
   let timer: NodeJS.Timeout | undefined;
   const cutOff = new Promise<Outcome<T>>((resolve) => {
     timer = setTimeout(() => {
