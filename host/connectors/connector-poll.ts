@@ -40,8 +40,8 @@ function pollProblem(f: ConnectorFailure): string {
  * intake). A throw, a bad answer, the cut-off or `take` refusing the alerts is a failed poll:
  * nothing is taken, the problem becomes the connector's last problem (`failed_by: poll`), and
  * the ledger records `connector.poll_failed` when the problem is new (not every minute while it
- * lasts). A poll that works after a poll failure clears it (`connector.poll_recovered`); a first
- * good poll marks the connector ok. A test's problem is left to the next test or check.
+ * lasts). A poll that works marks the connector ok; after a poll's failure (`failed_by: poll`)
+ * that is recorded as `connector.poll_recovered`.
  */
 export async function pollWith<T>(d: PollDeps, name: string, take: (kind: string, alerts: unknown[]) => Promise<T>): Promise<PollReport<T>> {
   const started = performance.now();
