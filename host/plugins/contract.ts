@@ -7,6 +7,9 @@
  * `host/plugins/manifest.schema.json`) whose `entry` module default-exports the plugin object:
  * a {@link NormaliserPlugin}, {@link ConnectorPlugin} or {@link PackPlugin} according to `kind`.
  *
+ * One file on purpose, however long: it is the one module a plugin may name (vendors copy it to
+ * type-check against), so everything of the contract, the HTTP client's types included, is here.
+ *
  * @packageDocumentation
  */
 
