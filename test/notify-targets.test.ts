@@ -3,7 +3,7 @@ import test from 'ava';
 import { incidentMail } from '../host/notify/message.ts';
 import type { NotifyMessage } from '../host/plugins/contract.ts';
 import { eventBody } from '../plugins/connectors/pagerduty/index.ts';
-import { signature } from '../plugins/connectors/signed-post.ts';
+import { signature } from '../plugins/connectors/webhook/index.ts';
 
 const message = (over: Partial<NotifyMessage['episode']> = {}, event: NotifyMessage['event'] = 'incident.opened'): NotifyMessage => ({
   event,

@@ -177,7 +177,7 @@ test('plugin.json that is not JSON is reported under its folder', async (t) => {
 test('an entry that throws while importing is reported and the other plugins still load', async (t) => {
   const r = await loadFixtures();
   t.regex(brokenAt(r, 'throwing-entry').problem, /plugin "throwing-entry" .*: entry "index\.ts" failed to import \(boom while loading throwing-entry\)/);
-  t.deepEqual(r.loaded.map((l) => l.name), ['good-connector', 'good-normaliser', 'twin']);
+  t.deepEqual(r.loaded.map((l) => l.name), ['good-connector', 'good-normaliser', 'imports-inside', 'twin']);
 });
 
 test('an entry that points outside the plugin folder is reported', async (t) => {
@@ -223,7 +223,7 @@ test('every broken plugin is logged as a warning naming it, and loading gives th
   const r = await loadPlugins({ dirs: [FIXTURES], log });
   const warnings = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level === 40);
   t.deepEqual(warnings.map((w) => w.msg).sort(), r.broken.map((b) => b.problem).sort());
-  t.is(r.broken.length, 7);
+  t.is(r.broken.length, 9);
   const again = await loadFixtures();
   t.deepEqual(again.broken, r.broken);
   t.deepEqual(again.superseded, r.superseded);
@@ -236,8 +236,8 @@ test('the host starts and serves /health with broken plugins present, and record
   const ta = await startApp(t, { env: { SERVICE_PLUGINS_DIR: FIXTURES } });
   t.deepEqual((await ta.call('GET', '/health', { token: null })).body, { status: 'ok' });
   const broken = ta.app.plugins.broken;
-  t.deepEqual(broken.map((b) => path.basename(b.dir)), ['bad-json', 'bad-manifest', 'bad-settings', 'escaping-entry', 'missing-function', 'throwing-entry', 'wrong-api']);
-  t.deepEqual(ta.app.plugins.loaded.filter((l) => l.dir.startsWith(FIXTURES)).map((l) => l.name), ['good-connector', 'good-normaliser', 'twin']);
+  t.deepEqual(broken.map((b) => path.basename(b.dir)), ['bad-json', 'bad-manifest', 'bad-settings', 'escaping-entry', 'imports-outside', 'imports-outside-deep', 'missing-function', 'throwing-entry', 'wrong-api']);
+  t.deepEqual(ta.app.plugins.loaded.filter((l) => l.dir.startsWith(FIXTURES)).map((l) => l.name), ['good-connector', 'good-normaliser', 'imports-inside', 'twin']);
   t.true(ta.app.plugins.loaded.some((l) => l.name === 'generic' && l.kind === 'normaliser'), 'the built-in plugins load beside them');
   const res = await ta.call('GET', '/v1/ledger?type=system.plugin_broken&order=asc&limit=100');
   t.is(res.status, 200);
@@ -258,8 +258,8 @@ test.serial('the host still starts when a broken plugin cannot be recorded in th
     Ledger.prototype.append = append;
   }
   t.is((await ta.call('GET', '/health', { token: null })).status, 200);
-  t.is(ta.app.plugins.broken.length, 7);
-  t.is(ta.logs.filter((l) => l.includes('could not record a broken plugin in the ledger')).length, 7);
+  t.is(ta.app.plugins.broken.length, 9);
+  t.is(ta.logs.filter((l) => l.includes('could not record a broken plugin in the ledger')).length, 9);
   t.is((await ta.call('GET', '/v1/ledger?type=system.plugin_broken')).body.events.length, 0);
 });
 

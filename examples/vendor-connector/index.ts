@@ -1,6 +1,7 @@
 // A vendor's connector plugin, built only on the host's public plugin contract. The import is a
 // type import: it is erased when the plugin runs, so the path only has to resolve for your
 // editor and type checker (point it at a checkout of the service, or at a copy of contract.ts).
+// It does HTTP through the host's client, ctx.http, never with its own fetch.
 import type {
   AlertSeverity,
   ConnectorContext,
@@ -38,24 +39,17 @@ type Fetched = { ok: true; summary: Summary } | { ok: false; problem: string };
 
 async function fetchSummary(ctx: ConnectorContext): Promise<Fetched> {
   const s = ctx.settings as unknown as Settings;
-  const timeoutS = s.timeout_s ?? DEFAULT_TIMEOUT_S;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (s.api_key !== undefined) headers.authorization = `OAuth ${s.api_key}`;
-  // Stop when our own timeout passes, or when the host gives up (ctx.signal), whichever is first.
-  const signal = AbortSignal.any([AbortSignal.timeout(timeoutS * 1000), ...(ctx.signal ? [ctx.signal] : [])]);
-  let res: Response;
-  try {
-    res = await fetch(s.url, { headers, signal, redirect: 'manual' });
-  } catch (e) {
-    const err = e as { name?: string; cause?: { code?: string } };
-    if (err.name === 'TimeoutError' || err.name === 'AbortError') return { ok: false, problem: `no answer within ${timeoutS} s` };
-    return { ok: false, problem: `cannot reach the status page (${err.cause?.code ?? 'network error'})` };
-  }
-  if (res.status === 401 || res.status === 403) return { ok: false, problem: `the status page refused the api_key (HTTP ${res.status})` };
-  if (!res.ok) return { ok: false, problem: `the status page answered HTTP ${res.status}` };
+  // The host's HTTP client: it gives up at our timeout or when the host does (ctx.signal),
+  // follows no redirect, caps the body, and words a failure to get an answer for a person.
+  const r = await ctx.http.request({ url: s.url, headers, timeoutS: s.timeout_s ?? DEFAULT_TIMEOUT_S });
+  if (!r.ok) return { ok: false, problem: r.problem };
+  if (r.status === 401 || r.status === 403) return { ok: false, problem: `the status page refused the api_key (HTTP ${r.status})` };
+  if (r.status < 200 || r.status >= 300) return { ok: false, problem: `the status page answered HTTP ${r.status}` };
   let body: unknown;
   try {
-    body = await res.json();
+    body = JSON.parse(r.text);
   } catch {
     return { ok: false, problem: 'the status page did not answer JSON; is url the summary.json address?' };
   }

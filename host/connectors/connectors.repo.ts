@@ -21,20 +21,26 @@ export interface ConnectorStatus {
   last_problem: string | null;
   last_checked_at: string;
   found: Record<string, unknown> | null;
+  /** Which call set `last_problem` (a test or check, or a poll); null when `ok`. */
+  failed_by: FailedBy | null;
 }
+
+/** The calls whose failure becomes a connector's last problem. */
+export type FailedBy = 'test' | 'poll';
 
 interface RawRow extends Omit<ConnectorRow, 'settings' | 'secrets'> {
   settings: string;
   secrets: string;
 }
 
-interface RawStatus extends Omit<ConnectorStatus, 'ok' | 'found'> {
+interface RawStatus extends Omit<ConnectorStatus, 'ok' | 'found' | 'failed_by'> {
   ok: number | boolean;
   found: string | null;
+  failed_by: string | null;
 }
 
 const fromRaw = (r: RawRow): ConnectorRow => ({ ...r, settings: JSON.parse(r.settings) as Record<string, unknown>, secrets: JSON.parse(r.secrets) as Record<string, string> });
-const statusFromRaw = (r: RawStatus): ConnectorStatus => ({ ...r, ok: r.ok === true || r.ok === 1, found: r.found === null ? null : (JSON.parse(r.found) as Record<string, unknown>) });
+const statusFromRaw = (r: RawStatus): ConnectorStatus => ({ ...r, ok: r.ok === true || r.ok === 1, found: r.found === null ? null : (JSON.parse(r.found) as Record<string, unknown>), failed_by: r.failed_by === 'poll' || r.failed_by === 'test' ? r.failed_by : null });
 
 /** The only code that touches `connectors` and `connector_status`. */
 export class ConnectorsRepo {

@@ -1,5 +1,6 @@
 import type { Logger } from '../log.ts';
 import type { ConnectorContext, LogFields, PluginLog } from '../plugins/contract.ts';
+import { pluginHttp } from '../plugins/http-client.ts';
 import { scrubJson, scrubText } from './secrets.ts';
 import { clip } from '../text.ts';
 
@@ -19,7 +20,10 @@ export function cutOffMs(settings: Record<string, unknown>): number {
   return Math.max(MIN_TIMEOUT_MS, Math.min(MAX_TIMEOUT_MS, Math.round(t * 1000) + 1000));
 }
 
-export type Outcome<T> = { done: true; value: T } | { done: false; problem: string };
+/** Why a guarded call gave no value: it threw (or rejected), or the host stopped waiting. */
+export type Stopped = { done: false; by: 'threw' | 'cut_off'; problem: string };
+
+export type Outcome<T> = { done: true; value: T } | Stopped;
 
 /**
  * Runs one plugin call: never throws, never waits past `timeoutMs`. A throw, a rejection or the
@@ -36,12 +40,13 @@ export async function runGuarded<T>(opts: {
 }): Promise<Outcome<T>> {
   const { what, timeoutMs, secrets } = opts;
   const abort = new AbortController();
-  const ctx: ConnectorContext = { log: pluginLog(opts.log, secrets), settings: Object.freeze(opts.settings), signal: abort.signal, timeoutMs };
+  const settings = Object.freeze(opts.settings);
+  const ctx: ConnectorContext = { log: pluginLog(opts.log, secrets), settings, signal: abort.signal, timeoutMs, http: pluginHttp({ settings, signal: abort.signal, secrets }) };
   let timer: NodeJS.Timeout | undefined;
   const cutOff = new Promise<Outcome<T>>((resolve) => {
     timer = setTimeout(() => {
       abort.abort(new Error(`timed out after ${timeoutMs / 1000} s`));
-      resolve({ done: false, problem: `no answer within ${timeoutMs / 1000} s (cut off)` });
+      resolve({ done: false, by: 'cut_off', problem: `no answer within ${timeoutMs / 1000} s (cut off)` });
     }, timeoutMs);
   });
   const attempt = (async (): Promise<Outcome<T>> => {
@@ -49,7 +54,7 @@ export async function runGuarded<T>(opts: {
       return { done: true, value: await opts.call(ctx) };
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
-      return { done: false, problem: `the ${what} failed: ${scrubText(firstLine(message), secrets)}` };
+      return { done: false, by: 'threw', problem: `the ${what} failed: ${scrubText(firstLine(message), secrets)}` };
     }
   })();
   try {

@@ -1,9 +1,10 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { init as initLexer, parse as parseModule } from 'es-module-lexer';
 import semver from 'semver';
 import type { PluginKind, PluginManifest } from './contract.ts';
 import { clip } from '../text.ts';
@@ -117,7 +118,71 @@ export function checkSettingsSchema(manifest: PluginManifest): void {
   }
 }
 
-/** Step 6: the entry module imports; a throw (or a hang) while it loads is caught here. */
+/** The contract module: the one file outside its folder a plugin may name, and only in `import type`. */
+const CONTRACT_FILE = 'contract.ts';
+/** Modules the import scan reads (others inside the folder, such as JSON, are allowed but not read). */
+const SCANNED = /\.(ts|mts|cts|js|mjs|cjs)$/;
+/** A URL scheme (`data:`, `http:`, `file:`); `node:` builtins are allowed, every other scheme is not. */
+const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
+
+/**
+ * Step 6: the plugin stands alone. The entry and every relative module it imports (recursively,
+ * within the folder) are read with es-module-lexer, before anything runs; every `import`,
+ * `export ... from` and `import()` must name a module inside the folder, a package (a bare
+ * specifier) or a `node:` builtin. The one exception is `import type` (or `export type`) of the
+ * plugin contract (`contract.ts`), erased when the plugin runs. An `import()` of a computed
+ * specifier cannot be checked and is refused.
+ */
+export async function checkImports(dir: string, entryFile: string): Promise<void> {
+  await initLexer();
+  const root = await realpath(dir);
+  const seen = new Set<string>();
+  const queue = [entryFile];
+  while (queue.length > 0) {
+    const file = queue.shift()!;
+    const real = await realpath(file);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    const shown = path.relative(root, real).split(path.sep).join('/');
+    let imports;
+    try {
+      imports = parseModule(await readFile(real, 'utf8'), shown)[0];
+    } catch (e) {
+      throw new PluginProblem(`${shown} cannot be read for its imports (${firstLine(e)})`);
+    }
+    for (const imp of imports) {
+      if (imp.type === 'import-meta') continue;
+      const spec = imp.specifier;
+      if (spec === undefined || (imp.type === 'dynamic' && imp.glob)) throw new PluginProblem(`${shown} has an import() of a computed specifier, which cannot be checked; import a fixed path`);
+      if (spec.startsWith('node:')) continue;
+      const isPath = spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('file:');
+      if (!isPath && !SCHEME.test(spec)) continue; // a package
+      if (!isPath) throw new PluginProblem(`${shown} imports "${spec}"; a plugin imports only files in its folder, packages and node: builtins`);
+      let target: string;
+      try {
+        target = spec.startsWith('file:') ? fileURLToPath(spec) : path.resolve(path.dirname(real), spec);
+      } catch {
+        throw new PluginProblem(`${shown} imports "${spec}", which is not a file path`);
+      }
+      const typeOnly = imp.type !== 'dynamic' && imp.typeOnly;
+      if (typeOnly && path.basename(target) === CONTRACT_FILE) continue;
+      if (!isInside(root, target)) {
+        throw new PluginProblem(`${shown} imports "${spec}", which is outside the plugin folder; a plugin folder must stand alone (only \`import type\` of the plugin contract may leave it)`);
+      }
+      if (typeOnly || !SCANNED.test(target)) continue;
+      let targetReal: string;
+      try {
+        targetReal = await realpath(target);
+      } catch {
+        throw new PluginProblem(`${shown} imports "${spec}", which does not exist`);
+      }
+      if (!isInside(root, targetReal)) throw new PluginProblem(`${shown} imports "${spec}", which links outside the plugin folder`);
+      queue.push(targetReal);
+    }
+  }
+}
+
+/** Step 7: the entry module imports; a throw (or a hang) while it loads is caught here. */
 export async function importEntry(file: string, entry: string): Promise<unknown> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -144,7 +209,7 @@ const REQUIRED: Record<PluginKind, { functions: string[]; arrays: string[]; opti
   pack: { functions: [], arrays: ['checks'], optionalFunctions: [] },
 };
 
-/** Step 7: the default export has what its kind needs (see contract.ts). */
+/** Step 8: the default export has what its kind needs (see contract.ts). */
 export function checkExports(kind: PluginKind, entry: string, plugin: unknown): void {
   if (typeof plugin !== 'object' || plugin === null) throw new PluginProblem(`the default export of "${entry}" is not an object`);
   const p = plugin as Record<string, unknown>;

@@ -8,8 +8,9 @@
  * a {@link NormaliserPlugin}, {@link ConnectorPlugin} or {@link PackPlugin} according to `kind`.
  *
  * Over 300 lines and one concept, kept in one file on purpose: it is the public API a vendor
- * reads and imports from (one `import type` path, one page of reference), versioned as a whole
- * by PLUGIN_API_VERSION. It holds declarations only, no code; the length is their documentation.
+ * reads and imports from (the one module a plugin may name; vendors copy it to type-check
+ * against), versioned as a whole by PLUGIN_API_VERSION, the HTTP client's types included. It
+ * holds declarations only, no code; the length is their documentation.
  *
  * @packageDocumentation
  */
@@ -169,6 +170,89 @@ export interface ConnectorContext<S extends Record<string, unknown> = Record<str
   signal?: AbortSignal;
   /** When the host will give up on this call, in milliseconds from now; absent as `signal`. */
   timeoutMs?: number;
+  /**
+   * The host's HTTP client for this call: use it instead of `fetch`, so no plugin writes its
+   * own timeouts, auth, redirect policy or error wording. See {@link PluginHttp}. Always present
+   * on this host; a connector's own test (outside the host) can build a context without the
+   * host by handing in any object with the same `request` method.
+   */
+  http: PluginHttp;
+}
+
+/** How a request authenticates; the credentials are sent only to the address asked for. */
+export type HttpAuth =
+  /** `Authorization: Basic base64(username:password)`. */
+  | { basic: { username: string; password?: string } }
+  /** `Authorization: Bearer <token>`. */
+  | { bearer: string };
+
+/** One HTTP request through {@link PluginHttp.request}. */
+export interface HttpRequest {
+  /** `GET` when omitted. Connectors are read-only: only `notify` may send anything but GET or HEAD. */
+  method?: 'GET' | 'HEAD' | 'POST' | 'PUT';
+  /** The absolute `http:` or `https:` address. */
+  url: string;
+  /** Query parameters appended to `url`, in order (a name may repeat). */
+  query?: Array<[string, string]>;
+  /** Request headers; names are case-insensitive. `auth`, when given, replaces an `authorization` header here. */
+  headers?: Record<string, string>;
+  /** Basic or bearer auth. */
+  auth?: HttpAuth;
+  /** The exact request body bytes (a JSON text for a webhook); sent as given. */
+  body?: string;
+  /**
+   * How long the request may take, in seconds: default the connector's `timeout_s` setting,
+   * else 10. The host's cut-off (`signal`) stops it earlier when that comes first.
+   */
+  timeoutS?: number;
+  /** The most of the response body read, in bytes (default 1 MiB); the rest is dropped and `truncated` set. */
+  maxBodyBytes?: number;
+  /**
+   * How the address is named in a problem: `path` (origin and path, never the query string; the
+   * default) or `origin` only, for addresses whose path carries a token (webhooks).
+   */
+  shown?: 'path' | 'origin';
+}
+
+/**
+ * What {@link PluginHttp.request} answers. An HTTP answer of any status is `ok: true` (the
+ * connector says what a 401 or a 404 means for its system); `ok: false` is a request that got no
+ * HTTP answer, with the reason in words a person can act on.
+ */
+export type HttpAnswer =
+  | {
+      ok: true;
+      status: number;
+      /** Response headers, names in lower case. A 3xx is answered as is: redirects are never followed. */
+      headers: Record<string, string>;
+      /** The body as UTF-8 text, at most `maxBodyBytes` of it (empty for HEAD). */
+      text: string;
+      /** Whether the body was longer than `maxBodyBytes`. */
+      truncated: boolean;
+      /** The address as a problem names it (see {@link HttpRequest.shown}). */
+      where: string;
+      /** How long the request took, headers and body. */
+      took_ms: number;
+    }
+  | {
+      ok: false;
+      /**
+       * Why no answer came: `no answer from <where> within <n> s`, `cannot connect to <host>:
+       * connection refused`, `cannot resolve <host>`, `TLS failed with <host>: <code>`, `cannot
+       * reach <where>: <code>`. Scrubbed of the connector's secret settings.
+       */
+      problem: string;
+    };
+
+/**
+ * The HTTP client the host hands a connector (`ctx.http`, plugin API 1.x addition). Every
+ * request is cut off at its timeout and at the host's cut-off (the call's abort signal), never
+ * follows a redirect (so a credential never travels to another address), reads at most
+ * `maxBodyBytes` of the body, and words a failure for a person, with the connector's secrets
+ * blanked out of it. It never throws for a network failure: it answers `{ok: false, problem}`.
+ */
+export interface PluginHttp {
+  request(req: HttpRequest): Promise<HttpAnswer>;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import semver from 'semver';
 import type { Logger } from '../log.ts';
 import { PLUGIN_API_VERSION } from '../version.ts';
-import { checkApiRange, checkExports, checkSettingsSchema, importEntry, MANIFEST_FILE, readManifest, resolveEntry, validateManifest } from './checks.ts';
+import { checkApiRange, checkExports, checkImports, checkSettingsSchema, importEntry, MANIFEST_FILE, readManifest, resolveEntry, validateManifest } from './checks.ts';
 import type { PluginKind, PluginManifest } from './contract.ts';
 
 /** A plugin that passed every step and won its name: its entry's default export is `plugin`. */
@@ -87,6 +87,7 @@ async function checkPlugin(dir: string, hostApi: string): Promise<LoadedPlugin |
     checkApiRange(manifest, hostApi);
     const file = await resolveEntry(dir, manifest.entry);
     checkSettingsSchema(manifest);
+    await checkImports(dir, file);
     const plugin = await importEntry(file, manifest.entry);
     checkExports(manifest.kind, manifest.entry, plugin);
     return { name: manifest.name, version: manifest.version, kind: manifest.kind, dir, manifest, plugin };

@@ -1,10 +1,12 @@
 // The vendor's own test: it calls the plugin exactly as the host does (a context with a logger,
-// validated settings and an abort signal) against a local HTTP server, so it needs nothing of
-// the host but the contract's types.
+// validated settings, an abort signal and the host's HTTP client) against a local HTTP server. It
+// needs the contract's types and the host's client (host/plugins/http-client.ts, from a checkout
+// of the service version you target).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import type { ConnectorContext, LogFields } from '../../../host/plugins/contract.ts';
+import { pluginHttp } from '../../../host/plugins/http-client.ts';
 import plugin from '../index.ts';
 
 const SUMMARY = {
@@ -28,7 +30,8 @@ async function statusPage(t: ExecutionContext, handle: (req: IncomingMessage, re
 function ctx(settings: Record<string, unknown>, signal?: AbortSignal): ConnectorContext & { lines: string[] } {
   const lines: string[] = [];
   const line = (m: string, f?: LogFields) => void lines.push(`${m} ${JSON.stringify(f ?? {})}`);
-  return { log: { info: line, warn: line, error: line }, settings, signal, lines };
+  const secrets = typeof settings.api_key === 'string' ? [settings.api_key] : [];
+  return { log: { info: line, warn: line, error: line }, settings, signal, http: pluginHttp({ settings, signal, secrets }), lines };
 }
 
 const json = (res: ServerResponse, status: number, body: unknown) => (res.writeHead(status, { 'content-type': 'application/json' }), res.end(JSON.stringify(body)));
@@ -55,13 +58,13 @@ test('a page that is not a status summary, or not there, is a problem', async (t
   await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
   const port = (closed.address() as AddressInfo).port;
   await new Promise<void>((r) => closed.close(() => r()));
-  t.like(await plugin.test(ctx({ url: `http://127.0.0.1:${port}/x` })), { ok: false, problem: 'cannot reach the status page (ECONNREFUSED)' });
+  t.like(await plugin.test(ctx({ url: `http://127.0.0.1:${port}/x` })), { ok: false, problem: `cannot connect to 127.0.0.1:${port}: connection refused` });
 });
 
 test('a page that never answers is given up on at timeout_s, and at once when the host aborts', async (t) => {
   const url = await statusPage(t, () => {}); // never answers
   const started = Date.now();
-  t.like(await plugin.test(ctx({ url, timeout_s: 0.3 })), { ok: false, problem: 'no answer within 0.3 s' });
+  t.like(await plugin.test(ctx({ url, timeout_s: 0.3 })), { ok: false, problem: `no answer from ${url} within 0.3 s` });
   t.true(Date.now() - started < 3000);
   const abort = new AbortController();
   setTimeout(() => abort.abort(), 100);

@@ -1,12 +1,11 @@
-import { httpGet } from '../http-get.ts';
 import type { ConnectorContext, ConnectorFindings, ConnectorPluginWithCapabilities, ConnectorTestResult, NormalisedAlert } from '../../../host/plugins/contract.ts';
-import { mapAlertmanagerAlert } from '../../normalisers/alertmanager/map.ts';
+import { mapAlertmanagerAlert } from './map.ts';
 
 /**
  * Prometheus Alertmanager over its API v2 (read-only: GET only). `test` reads /api/v2/status
  * and reports the version and cluster; `pollAlerts` reads the active, unsilenced, uninhibited
  * alerts (/api/v2/alerts) and maps each exactly as the `alertmanager` normaliser maps a webhook
- * alert (one shared function), so a polled alert has the fingerprint a pushed one has. See README.md.
+ * alert (an identical copy of its map.ts), so a polled alert has the fingerprint a pushed one has. See README.md.
  */
 
 interface Settings {
@@ -22,11 +21,21 @@ const DEFAULT_TIMEOUT_S = 10;
 
 type Answer = { ok: true; body: unknown } | { ok: false; problem: string };
 
-/** GETs an API path; answers its JSON or what went wrong, in words a person can act on. */
+/** GETs an API path (ctx.http: timeout, basic auth, no redirects); answers its JSON or what went wrong, in words a person can act on. */
 async function get(ctx: ConnectorContext, path: string, params: Array<[string, string]> = []): Promise<Answer> {
-  const reached = await httpGet(ctx, path, params, 'oncall-connector-alertmanager/1.0', DEFAULT_TIMEOUT_S);
+  const s = ctx.settings as unknown as Settings;
+  const reached = await ctx.http.request({
+    url: s.url.replace(/\/+$/, '') + path,
+    query: params,
+    headers: { accept: 'application/json', 'user-agent': 'oncall-connector-alertmanager/1.0' },
+    ...(s.username === undefined ? {} : { auth: { basic: { username: s.username, password: s.password ?? '' } } }),
+    timeoutS: s.timeout_s ?? DEFAULT_TIMEOUT_S,
+  });
   if (!reached.ok) return reached;
   const { status, text, where } = reached;
+  if (status === 401) return { ok: false, problem: `authentication failed (HTTP 401 from ${where}); check username and password` };
+  if (status === 403) return { ok: false, problem: `access refused (HTTP 403 from ${where})` };
+  if (status >= 300 && status < 400) return { ok: false, problem: `${where} redirects (HTTP ${status}) to ${reached.headers.location ?? 'nowhere'}; point url at the final address` };
   const res = { status };
   if (res.status === 400) return { ok: false, problem: `Alertmanager refused the request (HTTP 400 from ${where}): ${text.trim().slice(0, 300) || 'no reason given'}; check filter` };
   if (res.status !== 200) return { ok: false, problem: `HTTP ${res.status} from ${where}; is url the Alertmanager (API v2)?` };

@@ -2,8 +2,8 @@ import type { ConnectorContext, ConnectorFindings, ConnectorPluginWithCapabiliti
 
 /**
  * Read-only HTTP probes. `test` GETs `base_url` + `health_path` and passes on a 2xx; `query`
- * GETs `base_url` + the path asked for. Only GET is ever sent; redirects are reported, not
- * followed, so a token never travels to another address. See README.md.
+ * GETs `base_url` + the path asked for. Only GET is ever sent, through the host's client
+ * (ctx.http); redirects are reported, not followed, so a token never travels to another address. See README.md.
  */
 
 interface Settings {
@@ -32,53 +32,40 @@ function shown(url: string): string {
   return `${u.origin}${u.pathname}`;
 }
 
-async function get(ctx: ConnectorContext, url: string): Promise<{ ok: true; res: Response; ms: number } | { ok: false; problem: string }> {
+type Got = { ok: true; status: number; headers: Record<string, string>; text: string; truncated: boolean; ms: number } | { ok: false; problem: string };
+
+/** One GET through the host's client (ctx.http: timeout, bearer auth, no redirects, the body capped). */
+async function get(ctx: ConnectorContext, url: string): Promise<Got> {
   const s = settingsOf(ctx);
-  const timeoutS = s.timeout_s ?? DEFAULT_TIMEOUT_S;
-  const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', 'user-agent': 'oncall-connector-http/1.0', ...(s.headers ?? {}) };
-  if (s.bearer_token !== undefined) headers.authorization = `Bearer ${s.bearer_token}`;
-  const signals = [AbortSignal.timeout(timeoutS * 1000), ...(ctx.signal === undefined ? [] : [ctx.signal])];
-  const started = performance.now();
-  try {
-    const res = await fetch(url, { method: 'GET', headers, redirect: 'manual', signal: AbortSignal.any(signals) });
-    return { ok: true, res, ms: Math.round(performance.now() - started) };
-  } catch (e) {
-    return { ok: false, problem: fetchProblem(e, url, timeoutS) };
-  }
+  const r = await ctx.http.request({
+    url,
+    headers: { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', 'user-agent': 'oncall-connector-http/1.0', ...(s.headers ?? {}) },
+    ...(s.bearer_token === undefined ? {} : { auth: { bearer: s.bearer_token } }),
+    timeoutS: s.timeout_s ?? DEFAULT_TIMEOUT_S,
+    maxBodyBytes: MAX_BODY_BYTES,
+  });
+  if (!r.ok) return r;
+  return { ok: true, status: r.status, headers: r.headers, text: r.text, truncated: r.truncated, ms: r.took_ms };
 }
 
-/** A failed fetch in words: timeout, refused, unknown host, TLS. */
-function fetchProblem(e: unknown, url: string, timeoutS: number): string {
-  const err = e as { name?: string; cause?: { code?: string; message?: string } };
-  if (err.name === 'TimeoutError' || err.name === 'AbortError') return `no answer from ${shown(url)} within ${timeoutS} s`;
-  const code = err.cause?.code;
-  if (code === 'ECONNREFUSED') return `cannot connect to ${new URL(url).host}: connection refused`;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `cannot resolve ${new URL(url).hostname}`;
-  if (typeof code === 'string' && /CERT|SSL|TLS/.test(code)) return `TLS failed with ${new URL(url).host}: ${code}`;
-  return `cannot reach ${shown(url)}: ${code ?? err.cause?.message ?? (e instanceof Error ? e.message : String(e))}`;
+function statusProblem(r: { status: number; headers: Record<string, string> }, url: string): string | null {
+  if (r.status >= 200 && r.status < 300) return null;
+  if (r.status >= 300 && r.status < 400) return `${shown(url)} redirects (HTTP ${r.status}) to ${r.headers.location ?? 'nowhere'}; point base_url at the final address`;
+  if (r.status === 401) return `authentication failed (HTTP 401 from ${shown(url)})`;
+  if (r.status === 403) return `access refused (HTTP 403 from ${shown(url)})`;
+  return `HTTP ${r.status} from ${shown(url)}`;
 }
 
-function statusProblem(res: Response, url: string): string | null {
-  if (res.status >= 200 && res.status < 300) return null;
-  if (res.status >= 300 && res.status < 400) return `${shown(url)} redirects (HTTP ${res.status}) to ${res.headers.get('location') ?? 'nowhere'}; point base_url at the final address`;
-  if (res.status === 401) return `authentication failed (HTTP 401 from ${shown(url)})`;
-  if (res.status === 403) return `access refused (HTTP 403 from ${shown(url)})`;
-  return `HTTP ${res.status} from ${shown(url)}`;
-}
-
-/** The body, at most MAX_BODY_BYTES of it: parsed when JSON, else text. */
-async function bodyOf(res: Response): Promise<{ body: unknown; truncated: boolean }> {
-  const buf = Buffer.from(await res.arrayBuffer());
-  const truncated = buf.length > MAX_BODY_BYTES;
-  const text = buf.subarray(0, MAX_BODY_BYTES).toString('utf8');
-  if (!truncated && /json/i.test(res.headers.get('content-type') ?? '')) {
+/** The body read (at most MAX_BODY_BYTES): parsed when JSON, else text. */
+function bodyOf(r: { headers: Record<string, string>; text: string; truncated: boolean }): { body: unknown; truncated: boolean } {
+  if (!r.truncated && /json/i.test(r.headers['content-type'] ?? '')) {
     try {
-      return { body: JSON.parse(text) as unknown, truncated };
+      return { body: JSON.parse(r.text) as unknown, truncated: false };
     } catch {
       /* not JSON after all: the text */
     }
   }
-  return { body: text, truncated };
+  return { body: r.text, truncated: r.truncated };
 }
 
 const plugin: ConnectorPluginWithCapabilities = {
@@ -87,9 +74,8 @@ const plugin: ConnectorPluginWithCapabilities = {
     const url = join(s.base_url, s.health_path ?? '/');
     const r = await get(ctx, url);
     if (!r.ok) return { ok: false, problem: r.problem };
-    await r.res.body?.cancel();
-    const found = { url: shown(url), status: r.res.status, content_type: r.res.headers.get('content-type'), server: r.res.headers.get('server'), took_ms: r.ms };
-    const problem = statusProblem(r.res, url);
+    const found = { url: shown(url), status: r.status, content_type: r.headers['content-type'] ?? null, server: r.headers.server ?? null, took_ms: r.ms };
+    const problem = statusProblem(r, url);
     return { ok: problem === null, problem, found };
   },
 
@@ -101,9 +87,9 @@ const plugin: ConnectorPluginWithCapabilities = {
     if (url.origin !== new URL(s.base_url).origin) return { ok: false, problem: 'the path leaves base_url', data: null };
     const r = await get(ctx, url.toString());
     if (!r.ok) return { ok: false, problem: r.problem, data: null };
-    const { body, truncated } = await bodyOf(r.res);
-    const data = { status: r.res.status, content_type: r.res.headers.get('content-type'), body, truncated };
-    const problem = statusProblem(r.res, url.toString());
+    const { body, truncated } = bodyOf(r);
+    const data = { status: r.status, content_type: r.headers['content-type'] ?? null, body, truncated };
+    const problem = statusProblem(r, url.toString());
     return { ok: problem === null, problem, data };
   },
 };

@@ -1,5 +1,4 @@
 import type { ConnectorContext, ConnectorFindings, ConnectorPluginWithCapabilities, ConnectorTestResult, NotifyMessage, NotifyResult } from '../../../host/plugins/contract.ts';
-import { postJson, reachable } from '../signed-post.ts';
 
 /**
  * PagerDuty Events API v2 as a notification target. An incident opened or escalated is a
@@ -50,18 +49,32 @@ const plugin: ConnectorPluginWithCapabilities = {
   async test(ctx: ConnectorContext): Promise<ConnectorTestResult & ConnectorFindings> {
     const s = ctx.settings as unknown as Settings;
     const url = s.url ?? DEFAULT_URL;
-    const r = await reachable(ctx, url, s.timeout_s ?? DEFAULT_TIMEOUT_S);
+    // Whether the Events API answers at all (any status below 500): a HEAD, never an event.
+    const r = await ctx.http.request({ method: 'HEAD', url, timeoutS: s.timeout_s ?? DEFAULT_TIMEOUT_S, shown: 'origin' });
     if (!r.ok) return { ok: false, problem: r.problem };
+    if (r.status >= 500) return { ok: false, problem: `${r.where} answered HTTP ${r.status}` };
     return { ok: true, problem: null, found: { origin: new URL(url).origin, head_status: r.status } };
   },
 
   async notify(ctx: ConnectorContext, message: NotifyMessage): Promise<NotifyResult> {
     const s = ctx.settings as unknown as Settings;
     const url = s.url ?? DEFAULT_URL;
-    const r = await postJson(ctx, url, JSON.stringify(eventBody(s.routing_key, message)), { 'user-agent': 'oncall-pagerduty/1.0' }, s.timeout_s ?? DEFAULT_TIMEOUT_S);
-    if (r.ok) return { ok: true, problem: null };
+    const r = await ctx.http.request({
+      method: 'POST',
+      url,
+      body: JSON.stringify(eventBody(s.routing_key, message)),
+      headers: { 'content-type': 'application/json', 'user-agent': 'oncall-pagerduty/1.0' },
+      timeoutS: s.timeout_s ?? DEFAULT_TIMEOUT_S,
+      maxBodyBytes: 2000,
+      shown: 'origin',
+    });
+    if (!r.ok) return { ok: false, problem: r.problem };
+    if (r.status >= 200 && r.status < 300) return { ok: true, problem: null };
+    if (r.status >= 300 && r.status < 400) return { ok: false, problem: `${r.where} redirects (HTTP ${r.status}); point url at the final address` };
+    if (r.status === 401 || r.status === 403) return { ok: false, problem: `${r.where} refused the message (HTTP ${r.status}): check the secret or key` };
     // PagerDuty answers 400 with {"status":"invalid event","errors":[...]} for a bad key or body.
-    return { ok: false, problem: r.problem.replace(/HTTP 400$/, 'HTTP 400 (invalid event: check routing_key)') };
+    if (r.status === 400) return { ok: false, problem: `${r.where} answered HTTP 400 (invalid event: check routing_key)` };
+    return { ok: false, problem: `${r.where} answered HTTP ${r.status}` };
   },
 };
 

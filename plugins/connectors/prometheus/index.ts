@@ -1,4 +1,3 @@
-import { httpGet } from '../http-get.ts';
 import type { ConnectorContext, ConnectorFindings, ConnectorPluginWithCapabilities, ConnectorQueryRequest, ConnectorQueryResult, ConnectorTestResult, DiscoveredService, DiscoveryResult } from '../../../host/plugins/contract.ts';
 
 /**
@@ -17,11 +16,21 @@ const DEFAULT_TIMEOUT_S = 10;
 
 type Answer = { ok: true; status: number; body: Record<string, unknown> } | { ok: false; problem: string };
 
-/** GETs an API path and reads Prometheus's envelope `{status, data | errorType, error}`. */
+/** GETs an API path (ctx.http: timeout, basic auth, no redirects) and reads Prometheus's envelope `{status, data | errorType, error}`. */
 async function api(ctx: ConnectorContext, path: string, params: Record<string, string> = {}): Promise<Answer> {
-  const reached = await httpGet(ctx, path, Object.entries(params), 'oncall-connector-prometheus/1.0', DEFAULT_TIMEOUT_S);
+  const s = ctx.settings as unknown as Settings;
+  const reached = await ctx.http.request({
+    url: s.url.replace(/\/+$/, '') + path,
+    query: Object.entries(params),
+    headers: { accept: 'application/json', 'user-agent': 'oncall-connector-prometheus/1.0' },
+    ...(s.username === undefined ? {} : { auth: { basic: { username: s.username, password: s.password ?? '' } } }),
+    timeoutS: s.timeout_s ?? DEFAULT_TIMEOUT_S,
+  });
   if (!reached.ok) return reached;
   const { status, text, where } = reached;
+  if (status === 401) return { ok: false, problem: `authentication failed (HTTP 401 from ${where}); check username and password` };
+  if (status === 403) return { ok: false, problem: `access refused (HTTP 403 from ${where})` };
+  if (status >= 300 && status < 400) return { ok: false, problem: `${where} redirects (HTTP ${status}) to ${reached.headers.location ?? 'nowhere'}; point url at the final address` };
   const res = { status };
   let body: unknown;
   try {

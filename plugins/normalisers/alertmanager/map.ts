@@ -1,10 +1,12 @@
 import type { AlertSeverity, AlertStatus, NormalisedAlert } from '../../../host/plugins/contract.ts';
 
 /**
- * How one Alertmanager alert becomes a common alert: the only copy of that mapping. The
- * `alertmanager` normaliser (webhooks) and the `alertmanager` connector (polling
- * `/api/v2/alerts`) both import it, so a polled alert gets exactly the name, severity,
- * service, labels, summary and id (Alertmanager's own fingerprint) a pushed one gets.
+ * How one Alertmanager alert becomes a common alert. The `alertmanager` normaliser (webhooks,
+ * plugins/normalisers/alertmanager/map.ts) and the `alertmanager` connector (polling
+ * `/api/v2/alerts`, plugins/connectors/alertmanager/map.ts) each hold an identical copy, so each
+ * plugin folder stands alone and a polled alert gets exactly the name, severity, service,
+ * labels, summary and id (Alertmanager's own fingerprint) a pushed one gets. The plugin contract
+ * test (test/plugin-contract.test.ts) fails when the two copies differ: change both.
  * Self-contained: it imports nothing but the contract's types.
  */
 

@@ -1,0 +1,107 @@
+// The plugin contract suite: one set of checks over every plugin folder shipped in plugins/,
+// packs/ and examples/. A new plugin gets its tests by adding its folder (and, for a
+// normaliser, `fixtures/<case>.json` beside `<case>.expected.json`).
+import test from 'ava';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConnectorKinds } from '../host/connectors/kinds.ts';
+import { getAt, maskSecrets, setAt, splitSecrets } from '../host/connectors/secrets.ts';
+import { AppError } from '../host/errors.ts';
+import { Normalisers, type Signal } from '../host/intake/normalise.ts';
+import { silentLogger } from '../host/log.ts';
+import { MANIFEST_FILE, validateManifest } from '../host/plugins/checks.ts';
+import type { PluginManifest } from '../host/plugins/contract.ts';
+import { loadPlugins, type PluginRegistry } from '../host/plugins/loader.ts';
+
+const REPO = fileURLToPath(new URL('../', import.meta.url));
+const ROOTS = ['plugins', 'packs', 'examples'].map((r) => path.join(REPO, r));
+
+/** Plugin folders (holding plugin.json) up to three levels below each root, as the loader finds them. */
+function pluginFolders(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, depth: number): void => {
+    if (depth > 0 && existsSync(path.join(dir, MANIFEST_FILE))) return void out.push(dir);
+    if (depth === 3) return;
+    for (const d of readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && !d.name.startsWith('.') && d.name !== 'node_modules').sort((a, b) => (a.name < b.name ? -1 : 1))) walk(path.join(dir, d.name), depth + 1);
+  };
+  for (const r of ROOTS) if (existsSync(r)) walk(r, 0);
+  return out;
+}
+
+const folders = pluginFolders();
+const registries = new Map<string, PluginRegistry>();
+for (const r of ROOTS) registries.set(r, await loadPlugins({ dirs: [r], log: silentLogger() }));
+const registryOf = (dir: string) => registries.get(ROOTS.find((r) => dir.startsWith(r + path.sep))!)!;
+const shown = (dir: string) => path.relative(REPO, dir).split(path.sep).join('/');
+
+/** A property name that says it holds a credential. */
+const SECRET_NAME = /(password|passphrase|secret|token|credential|(^|_)key$)/i;
+
+test('the suite finds the shipped plugins', (t) => {
+  const names = folders.map(shown);
+  for (const expected of ['plugins/connectors/http', 'plugins/connectors/alertmanager', 'plugins/normalisers/generic', 'examples/vendor-connector']) t.true(names.includes(expected), expected);
+});
+
+for (const dir of folders) {
+  const name = shown(dir);
+  const manifest = JSON.parse(readFileSync(path.join(dir, MANIFEST_FILE), 'utf8')) as PluginManifest;
+
+  test(`${name}: plugin.json is valid against manifest.schema.json`, (t) => {
+    t.notThrows(() => validateManifest(manifest));
+  });
+
+  test(`${name}: the loader accepts it (imports stay in its folder) and uses it`, (t) => {
+    const r = registryOf(dir);
+    t.deepEqual(r.broken.filter((b) => b.dir === dir).map((b) => b.problem), []);
+    t.true(r.loaded.some((l) => l.dir === dir), 'loaded, not superseded');
+  });
+
+  if (manifest.kind === 'connector') {
+    test(`${name}: every credential in its settings is writeOnly, and the catalogue and views mask it`, (t) => {
+      const props = (manifest.settings as { properties?: Record<string, { writeOnly?: boolean }> }).properties ?? {};
+      const credentials = Object.keys(props).filter((k) => SECRET_NAME.test(k));
+      for (const k of credentials) t.is(props[k]!.writeOnly, true, `settings.${k} holds a credential and must be "writeOnly": true`);
+      const loaded = registryOf(dir).loaded.find((l) => l.dir === dir)!;
+      const kinds = new ConnectorKinds([loaded]);
+      const entry = kinds.catalogue().find((c) => c.kind === manifest.name)!;
+      t.deepEqual(entry.secrets.filter((s) => credentials.includes(s)).sort(), [...credentials].sort(), 'the catalogue lists them as secrets');
+      const kind = kinds.get(manifest.name)!;
+      const example: Record<string, unknown> = {};
+      for (const p of kind.pointers) setAt(example, p, `the-secret-${p}-0123456789`);
+      const masked = maskSecrets(splitSecrets(example, kind.pointers).plain, kind.pointers, () => true);
+      for (const p of kind.pointers) t.deepEqual(getAt(masked, p), { set: true });
+      t.false(JSON.stringify(masked).includes('the-secret-'), 'no secret value is shown');
+    });
+  }
+
+  if (manifest.kind === 'normaliser' && existsSync(path.join(dir, 'fixtures'))) {
+    const loaded = registryOf(dir).loaded.filter((l) => l.dir === dir);
+    const normalisers = new Normalisers(loaded);
+    const fixtures = readdirSync(path.join(dir, 'fixtures')).filter((f) => f.endsWith('.json') && !f.endsWith('.expected.json')).sort();
+    test(`${name}: has fixtures, each with its expected file`, (t) => {
+      t.true(fixtures.length > 0);
+      for (const f of fixtures) t.true(existsSync(path.join(dir, 'fixtures', f.replace(/\.json$/, '.expected.json'))), `${f} has ${f.replace(/\.json$/, '.expected.json')}`);
+    });
+    for (const f of fixtures) {
+      test(`${name}: fixtures/${f} normalises to its expected file`, (t) => {
+        const expected = JSON.parse(readFileSync(path.join(dir, 'fixtures', f.replace(/\.json$/, '.expected.json')), 'utf8')) as { source: string; signals?: Signal[]; error?: string };
+        let got: Signal[] | { error: string };
+        try {
+          got = normalisers.normalise(expected.source, JSON.parse(readFileSync(path.join(dir, 'fixtures', f), 'utf8')));
+        } catch (e) {
+          if (!(e instanceof AppError) && !(e instanceof SyntaxError)) throw e;
+          got = { error: e instanceof AppError ? e.code : 'invalid_json' };
+        }
+        if (expected.error !== undefined) t.deepEqual(got, { error: expected.error });
+        else t.deepEqual(got, expected.signals);
+      });
+    }
+  }
+}
+
+test('the alertmanager connector maps alerts with an identical copy of the normaliser\'s map.ts', (t) => {
+  const connector = readFileSync(path.join(REPO, 'plugins/connectors/alertmanager/map.ts'), 'utf8');
+  const normaliser = readFileSync(path.join(REPO, 'plugins/normalisers/alertmanager/map.ts'), 'utf8');
+  t.is(connector, normaliser, 'change both copies together');
+});
