@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { SECOND } from '../host/clock.ts';
 import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
-import { browserAs, browserTest, closeBrowser, consoleBuilt, heading, screenshot, visited, type BrowserPage } from './helpers/browser.ts';
+import { browserAs, browserTest, closeBrowser, consoleBuilt, heading, visited, type BrowserPage } from './helpers/browser.ts';
 import { signedIn } from './helpers/people.ts';
 
 /*

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { makeOperating, startApp, type TestApp } from './helpers/app.ts';
-import { browserAs, browserTest, closeBrowser, consoleBuilt, heading, screenshot, visited, type BrowserPage } from './helpers/browser.ts';
+import { browserAs, browserTest, closeBrowser, consoleBuilt, heading, visited, type BrowserPage } from './helpers/browser.ts';
 import { signedIn } from './helpers/people.ts';
 
 /*

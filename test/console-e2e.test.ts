@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { HOUR } from '../host/clock.ts';
 import { ADMIN_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
-import { browserTest, closeBrowser, consoleBuilt, heading, openPage, screenshot, visited, type BrowserPage } from './helpers/browser.ts';
+import { browserTest, closeBrowser, consoleBuilt, heading, openPage, visited } from './helpers/browser.ts';
 import { startSmtp, type TestSmtp } from './helpers/smtp.ts';
 
 /*
