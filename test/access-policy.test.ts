@@ -1,6 +1,6 @@
 import test from 'ava';
 import { AppError } from '../host/errors.ts';
-import type { Principal } from '../host/http/guard.ts';
+import type { Principal } from '../host/identity/principal.ts';
 import {
   checkAddress,
   compilePolicy,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { ConnectorService } from '../connectors/connectors.service.ts';
 import { AppError } from '../errors.ts';
-import type { Principal } from '../http/guard.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import { isDuplicate, type CandidateRow, type JobRow, type JobsRepo, type StepRow } from './jobs.repo.ts';

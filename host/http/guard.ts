@@ -1,42 +1,17 @@
 import type { Request } from 'restify';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
+import type { AdminPrincipal, Principal, Role, SessionAuthenticator, SessionPrincipal } from '../identity/principal.ts';
 import type { MachineTokens } from '../identity/tokens.ts';
+import type { Mode } from '../status/mode.ts';
 
-export type Role = 'owner' | 'admin' | 'viewer';
+/** Kept for the connectors area until it imports them from identity/principal.ts (a service imports nothing from http/). */
+export type { Principal, Role } from '../identity/principal.ts';
+
 const RANK: Record<Role, number> = { viewer: 1, admin: 2, owner: 3 };
-
-/** Who is calling, as far as the API is concerned. */
-export type Principal = AdminPrincipal | SessionPrincipal;
-export interface AdminPrincipal {
-  kind: 'admin_token';
-  actor: 'admin-token';
-  role: 'owner';
-  email: null;
-}
-export interface SessionPrincipal {
-  kind: 'session';
-  /** The person's e-mail; `admin-token` for a break-glass session. */
-  actor: string;
-  role: Role;
-  /** null for a break-glass session of the admin token. */
-  email: string | null;
-  /** Names the session (for logout) without being the token. */
-  tokenHash: string;
-  breakGlass: boolean;
-  /** The person as the session check read them (null for break-glass). */
-  profile: { name: string; teams: string[]; tags: string[] } | null;
-}
-
-/** Turns a bearer token into a session principal; null when it names no session; throws
- * `unauthorized` with the reason when the session it names has ended. */
-export interface SessionAuthenticator {
-  authenticate(token: string): Promise<SessionPrincipal | null>;
-}
 
 const ADMIN: AdminPrincipal = { kind: 'admin_token', actor: 'admin-token', role: 'owner', email: null };
 
-export type Mode = 'setup' | 'configuring' | 'operating';
 const OPERATING_HOLD_MS = 1000;
 
 export function bearerToken(req: Request): string | null {

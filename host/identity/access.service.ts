@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { Principal } from '../http/guard.ts';
+import type { Principal } from './principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import { checkVersion, Revisions, type Revision } from '../settings/revisions.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';

@@ -1,6 +1,6 @@
 import { dialect, type Db, type Trx } from '../storage/db.ts';
 import { withStatements } from '../storage/sqlite-statements.ts';
-import type { Role } from '../http/guard.ts';
+import type { Role } from './principal.ts';
 
 export interface Person {
   email: string;

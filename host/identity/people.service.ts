@@ -1,6 +1,6 @@
 import { DAY, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { Principal, Role } from '../http/guard.ts';
+import type { Principal, Role } from './principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import { generatePassword, hashPassword } from './password.ts';
 import type { Person, PeopleRepo, PersonChange } from './people.repo.ts';

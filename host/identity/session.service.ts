@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DAY, HOUR, MINUTE, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { SessionAuthenticator, SessionPrincipal } from '../http/guard.ts';
+import type { SessionAuthenticator, SessionPrincipal } from './principal.ts';
 import type { Trx } from '../storage/db.ts';
 import type { SessionRow, SessionsRepo, SessionVia } from './sessions.repo.ts';
 

@@ -1,4 +1,4 @@
-import type { Role } from '../http/guard.ts';
+import type { Role } from './principal.ts';
 import { dialect, type Db, type Trx } from '../storage/db.ts';
 import { withStatements } from '../storage/sqlite-statements.ts';
 

@@ -1,4 +1,4 @@
-import type { Mode } from '../http/guard.ts';
+import type { Mode } from './mode.ts';
 import type { PeopleRepo } from '../identity/people.repo.ts';
 import type { InstallRepo } from '../install/install.repo.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';

@@ -1,4 +1,4 @@
-import type { Mode } from '../http/guard.ts';
+import type { Mode } from './mode.ts';
 import type { PeopleRepo } from '../identity/people.repo.ts';
 import type { InstallIdentity } from '../install/identity.ts';
 import type { Checkpointer } from '../ledger/checkpoints.ts';
