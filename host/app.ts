@@ -82,6 +82,7 @@ import { NotifySettingsService } from './notify/notify-settings.service.ts';
 import { notifyRoutes } from './notify/notify.routes.ts';
 import { OutboxRepo } from './notify/outbox.repo.ts';
 import { migrate } from './storage/migrate.ts';
+import { UnitOfWork } from './storage/unit-of-work.ts';
 import { clip } from './text.ts';
 
 /** How often the background tick runs (checkpoints, mode changes caused by time). */
@@ -159,8 +160,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const identity = await ensureIdentity(installRepo, cipher, clock);
   const { tokens, printOnce } = await settleMachineTokens(config, installRepo);
 
+  const work = new UnitOfWork(db);
   const ledgerRepo = new LedgerRepo(db);
-  const ledger = new Ledger(ledgerRepo, clock);
+  const ledger = new Ledger(ledgerRepo, clock, work);
   const checkpoints = new Checkpointer(ledgerRepo, identity, clock, config.dataDir, log);
   ledger.onCommit((head) => {
     checkpoints.maybeWrite(head).catch((err: unknown) => log.error({ err }, 'checkpoint failed'));
@@ -196,7 +198,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const sessions = new SessionService(new SessionsRepo(db), clock);
   guard.useSessions(sessions);
   const limitLocks = new LimitLocksRepo(db);
-  const limits = new RateLimits(new AttemptsRepo(db), limitLocks, clock);
+  const limits = new RateLimits(new AttemptsRepo(db), limitLocks, clock, work);
   const refusals = new Refusals(limitLocks, limits, ledger, clock);
   const adminLogin = new AdminLoginService({ breakGlass: (): Promise<{ open: boolean; reason: string | null }> => mail.breakGlass(), sessions, limits, refusals, ledger });
   const mail = new MailService({ settings, cipher, ledger, clock, log, config, delivered: (): Promise<unknown> => adminLogin.breakGlassClosed() });
@@ -205,7 +207,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // (the notifications settings), else the first owner.
   mail.useFirstOwner(async () => firstOwner(await people.list()));
   mail.useOnCallRecipients(async () => (await new NotifySettingsRepo(settings).get()).recipients);
-  const access = new AccessPolicyService({ settings, people, ledger, clock, sessions });
+  const access = new AccessPolicyService({ settings, work, people, ledger, clock, sessions });
   accessRoutes(server, { log, guard, access });
   sessions.useAccess(access);
   bootstrap.useAccess(access);
@@ -224,7 +226,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
   const connectors = new ConnectorService({ repo: new ConnectorsRepo(db), cipher, ledger, clock, log, kinds: new ConnectorKinds(plugins.loaded, plugins.broken), file: readConnectorsFile(config.configDir) });
   connectorRoutes(server, { log, guard, connectors });
-  const discovery = new DiscoveryService({ repo: new JobsRepo(db), connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS });
+  const discovery = new DiscoveryService({ repo: new JobsRepo(db), work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS });
   discoveryRoutes(server, { log, guard, discovery });
   // Licence confirmation every 6 hours, tier limits on services, doctor's components, GET /v1/live.
   const licenceCheck = new LicenceCheck({

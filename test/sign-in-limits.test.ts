@@ -12,6 +12,7 @@ import { ADMIN_TOKEN, makeOperating, startApp, type TestApp } from './helpers/ap
 import { lockRuleBroken } from './helpers/lock-rule.ts';
 import { breakGlass } from './helpers/people.ts';
 import { startSmtp, type TestSmtp } from './helpers/smtp.ts';
+import { UnitOfWork } from '../host/storage/unit-of-work.ts';
 
 /**
  * The sign-in limits under concurrent requests, in one host process, on the engine of the pass
@@ -189,7 +190,7 @@ test('a break-glass sign-in racing the send that closes break-glass: the session
   const ta = await startApp(t);
   await makeOperating(ta, OWNER);
   const sessions = new SessionService(new SessionsRepo(ta.app.db), ta.clock);
-  const limits = new RateLimits(new AttemptsRepo(ta.app.db), new LimitLocksRepo(ta.app.db), ta.clock);
+  const limits = new RateLimits(new AttemptsRepo(ta.app.db), new LimitLocksRepo(ta.app.db), ta.clock, new UnitOfWork(ta.app.db));
   // Open when first read, closed when read again after the session committed (a send succeeded in between).
   const reads = [true, false];
   const admin = new AdminLoginService({

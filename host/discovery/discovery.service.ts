@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { ConnectorService } from '../connectors/connectors.service.ts';
 import { AppError } from '../errors.ts';
+import type { UnitOfWork } from '../storage/unit-of-work.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
@@ -41,6 +42,7 @@ export interface JobView {
 
 export interface DiscoveryDeps {
   repo: JobsRepo;
+  work: UnitOfWork;
   connectors: ConnectorService;
   ledger: Ledger;
   clock: Clock;
@@ -61,6 +63,7 @@ export class DiscoveryService {
   private readonly clock: Clock;
   private readonly log: Logger;
   readonly timeoutS: number;
+  readonly #work: UnitOfWork;
   #current: Promise<void> | null = null;
 
   constructor(deps: DiscoveryDeps) {
@@ -70,6 +73,7 @@ export class DiscoveryService {
     this.clock = deps.clock;
     this.log = deps.log.child({ component: 'discovery' });
     this.timeoutS = deps.timeoutS;
+    this.#work = deps.work;
   }
 
   /**
@@ -262,7 +266,7 @@ export class DiscoveryService {
     }
     const now = this.clock.now();
     let fresh = 0;
-    await this.repo.db.transaction(async (trx) => {
+    await this.#work.run(async (trx) => {
       if (merged.size > 0) fresh = await this.repo.putCandidates(trx, { source: step.connector, kind: step.kind, jobId, at: now.toISOString(), found: merged });
       await this.repo.finishStep(
         trx,

@@ -4,6 +4,7 @@ import type { Principal } from './principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import { checkVersion, Revisions, type Revision } from '../settings/revisions.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { UnitOfWork } from '../storage/unit-of-work.ts';
 import type { Trx } from '../storage/db.ts';
 import { compilePolicy, initialPolicy, OPEN_POLICY, parsePolicy, PolicyError, refusalText, type AccessPolicy, type CompiledPolicy, type Refusal } from './access-policy.ts';
 import type { PeopleRepo } from './people.repo.ts';
@@ -24,6 +25,7 @@ export interface SessionEnder {
 
 export interface AccessPolicyDeps {
   settings: SettingsRepo;
+  work: UnitOfWork;
   people: PeopleRepo;
   ledger: Ledger;
   clock: Clock;
@@ -42,6 +44,7 @@ export class AccessPolicyService {
   private readonly ledger: Ledger;
   private readonly clock: Clock;
   private readonly sessions: SessionEnder;
+  readonly #work: UnitOfWork;
   /** The compiled policy and when it was read, in real time (performance.now()) and service time. */
   #cache: { compiled: CompiledPolicy; real: number; at: number } | null = null;
   /** Bumped by every local change, so a read that started before it does not fill the cache. */
@@ -54,12 +57,13 @@ export class AccessPolicyService {
     this.ledger = deps.ledger;
     this.clock = deps.clock;
     this.sessions = deps.sessions;
+    this.#work = deps.work;
     this.#revisions = new Revisions(deps.settings);
   }
 
   /** The policy in force with its version and who last changed it: what GET answers. */
   async view(): Promise<AccessPolicy & Revision> {
-    return this.settings.db.transaction(async (trx) => ({ ...(await this.#read(trx)), ...(await this.#revisions.get(ACCESS_SETTING, trx)) }));
+    return this.#work.run(async (trx) => ({ ...(await this.#read(trx)), ...(await this.#revisions.get(ACCESS_SETTING, trx)) }));
   }
 
   /** The policy in force, read from storage (not from the cache). */

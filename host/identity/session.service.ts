@@ -52,7 +52,7 @@ export class SessionService implements SessionAuthenticator {
     if (s === null) return null;
     const now = this.#clock.now().getTime();
     const ended = async (reason: string, why: string): Promise<never> => {
-      await this.#repo.end(this.#repo.db, s.token_hash, now, reason);
+      await this.#repo.end(null, s.token_hash, now, reason);
       throw new AppError('unauthorized', `the session has ended: ${why}`);
     };
     if (s.ended_ms !== null) throw new AppError('unauthorized', `the session has ended: ${describe(s.end_reason)}`);
@@ -74,11 +74,11 @@ export class SessionService implements SessionAuthenticator {
 
   /** Ends one session now, for `reason`. */
   async end(tokenHash: string, reason: string): Promise<void> {
-    await this.#repo.end(this.#repo.db, tokenHash, this.#clock.now().getTime(), reason);
+    await this.#repo.end(null, tokenHash, this.#clock.now().getTime(), reason);
   }
 
   async logout(tokenHash: string): Promise<void> {
-    await this.#repo.end(this.#repo.db, tokenHash, this.#clock.now().getTime(), 'logout');
+    await this.#repo.end(null, tokenHash, this.#clock.now().getTime(), 'logout');
   }
 
   /** Ends every session of a person (disabled, role changed, password removed). */

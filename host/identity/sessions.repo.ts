@@ -79,8 +79,8 @@ export class SessionsRepo {
   }
 
   /** Ends one session; false when it had ended already. */
-  async end(q: Trx | Db, tokenHash: string, atMs: number, reason: string): Promise<boolean> {
-    return (await q('sessions').where({ token_hash: tokenHash }).whereNull('ended_ms').update({ ended_ms: atMs, end_reason: reason })) > 0;
+  async end(q: Trx | null, tokenHash: string, atMs: number, reason: string): Promise<boolean> {
+    return (await (q ?? this.db)('sessions').where({ token_hash: tokenHash }).whereNull('ended_ms').update({ ended_ms: atMs, end_reason: reason })) > 0;
   }
 
   /** Ends every open session of a person (or only those opened a given way). */

@@ -18,8 +18,8 @@ export class SignInCodesRepo {
     this.db = db;
   }
 
-  async insert(trx: Trx | Db, c: Omit<CodeRow, 'id'>): Promise<void> {
-    await trx('sign_in_codes').insert(c);
+  async insert(trx: Trx | null, c: Omit<CodeRow, 'id'>): Promise<void> {
+    await (trx ?? this.db)('sign_in_codes').insert(c);
   }
 
   /** Codes of an address still usable at `nowMs`, locked on MySQL. */

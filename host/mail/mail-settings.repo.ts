@@ -99,7 +99,7 @@ export class MailSettingsRepo {
   }
 
   async putState(state: MailState): Promise<void> {
-    await this.settings.db.transaction((trx) => this.settings.put(trx, STATE, state, state.at));
+    await this.settings.put(null, STATE, state, state.at);
   }
 
   #seal(plain: string | null): string | null {

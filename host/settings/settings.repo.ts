@@ -16,7 +16,8 @@ export class SettingsRepo {
     return row === undefined ? null : (JSON.parse(row.value) as T);
   }
 
-  async put(trx: Trx, name: string, value: unknown, at: string): Promise<void> {
-    await trx('settings').insert({ name, value: JSON.stringify(value), updated_at: at }).onConflict('name').merge();
+  /** Writes one document; `trx` null: alone, on the repo's own handle (one statement, atomic). */
+  async put(trx: Trx | null, name: string, value: unknown, at: string): Promise<void> {
+    await (trx ?? this.db)('settings').insert({ name, value: JSON.stringify(value), updated_at: at }).onConflict('name').merge();
   }
 }
