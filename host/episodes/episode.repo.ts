@@ -1,7 +1,15 @@
-import type { Baseline } from '../intake/firings.repo.ts';
 import { dialect, type Db, type Trx } from '../storage/db.ts';
 import { applyQuery, lookupTerms, termRows } from './query/compile.ts';
 import type { LeafNode, QueryNode } from './query/parse.ts';
+
+/** What the service knows of one fingerprint's past when it joins an episode. */
+export interface Baseline {
+  first_seen: string;
+  last_seen: string;
+  firings_7d: number;
+  firings_30d: number;
+  flapping: boolean;
+}
 
 export type EpisodeKind = 'incident' | 'notice';
 

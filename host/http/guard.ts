@@ -26,18 +26,14 @@ export class Guard {
   private readonly tokens: MachineTokens;
   private readonly mode: () => Promise<Mode>;
   private readonly clock: Clock;
-  #sessions: SessionAuthenticator | null = null;
+  readonly #sessions: SessionAuthenticator;
   /** When `operating` was last confirmed, in real and in service time. */
   #confirmed: { real: number; at: number } | null = null;
 
-  constructor(tokens: MachineTokens, mode: () => Promise<Mode>, clock: Clock) {
+  constructor(tokens: MachineTokens, mode: () => Promise<Mode>, clock: Clock, sessions: SessionAuthenticator) {
     this.tokens = tokens;
     this.mode = mode;
     this.clock = clock;
-  }
-
-  /** Sessions are checked by the sign-in area, which is built after the guard. */
-  useSessions(sessions: SessionAuthenticator): void {
     this.#sessions = sessions;
   }
 
@@ -46,7 +42,7 @@ export class Guard {
     const token = bearerToken(req);
     if (token === null) throw new AppError('unauthorized');
     if (this.tokens.isAdmin(token)) return ADMIN;
-    const session = this.#sessions === null ? null : await this.#sessions.authenticate(token);
+    const session = await this.#sessions.authenticate(token);
     if (session === null) throw new AppError('unauthorized');
     return session;
   }

@@ -3,7 +3,7 @@ import { AppError } from '../errors.ts';
 import type { InstallRepo } from '../install/install.repo.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
-import { SMTP_DEFAULT_PORT, type MailProvider, type MailSettings, type MailSettingsRepo, type SmtpSecurity } from '../mail/mail-settings.repo.ts';
+import { SMTP_DEFAULT_PORT, type InitialMail, type MailProvider, type MailSettings, type SmtpSecurity } from '../mail/mail-settings.ts';
 import type { ModeService } from '../status/mode.service.ts';
 import type { PeopleRepo, Person } from './people.repo.ts';
 
@@ -46,25 +46,22 @@ export function bootstrapMail(input: BootstrapInput): Omit<MailSettings, 'rev'> 
 export class BootstrapService {
   private readonly people: PeopleRepo;
   private readonly install: InstallRepo;
-  private readonly mail: MailSettingsRepo;
+  private readonly mail: InitialMail;
   private readonly modes: ModeService;
   private readonly ledger: Ledger;
   private readonly clock: Clock;
-  /** Set once the access policy exists (it is built after bootstrap). */
-  #access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> } | null = null;
-
-  useAccess(access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> }): void {
-    this.#access = access;
-  }
+  readonly #access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> };
 
   constructor(
     people: PeopleRepo,
     install: InstallRepo,
-    mail: MailSettingsRepo,
+    mail: InitialMail,
     modes: ModeService,
     ledger: Ledger,
     clock: Clock,
+    access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> },
   ) {
+    this.#access = access;
     this.people = people;
     this.install = install;
     this.mail = mail;
@@ -85,7 +82,7 @@ export class BootstrapService {
       await this.people.insert(trx, person);
       await record({ type: 'identity.owner_created', actor, reason: 'first owner created', data: { email, name: person.name } });
       // A new install admits the first owner's domain (unless it is public webmail).
-      await this.#access?.initialise(trx, email, now);
+      await this.#access.initialise(trx, email, now);
       if (mail !== null) {
         await this.mail.save(trx, mail, now);
         await record({

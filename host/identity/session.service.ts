@@ -25,15 +25,11 @@ export const hashToken = (token: string): string => createHash('sha256').update(
 export class SessionService implements SessionAuthenticator {
   readonly #repo: SessionsRepo;
   readonly #clock: Clock;
-  #access: AccessCheck | null = null;
+  readonly #access: AccessCheck;
 
-  constructor(repo: SessionsRepo, clock: Clock) {
+  constructor(repo: SessionsRepo, clock: Clock, access: AccessCheck) {
     this.#repo = repo;
     this.#clock = clock;
-  }
-
-  /** The access policy is built after sessions (it ends sessions when tightened). */
-  useAccess(access: AccessCheck): void {
     this.#access = access;
   }
 
@@ -64,7 +60,7 @@ export class SessionService implements SessionAuthenticator {
     let role: SessionPrincipal['role'] = 'owner';
     if (s.email !== null) {
       if (s.role === null || s.enabled !== true) await ended('disabled', describe('disabled'));
-      if (this.#access !== null && !(await this.#access.allows(s.email))) await ended('access_policy', describe('access_policy'));
+      if (!(await this.#access.allows(s.email))) await ended('access_policy', describe('access_policy'));
       role = s.role!;
     }
     if (now - s.last_seen_ms >= TOUCH_EVERY_MS) await this.#repo.touch(s.token_hash, now);

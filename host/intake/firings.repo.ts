@@ -8,15 +8,6 @@ export const FLAP_WINDOW = HOUR;
 /** The history is kept this long: the longest window the baseline counts. */
 export const HISTORY = 30 * DAY;
 
-/** What the service knows of one fingerprint's past when it joins an episode. */
-export interface Baseline {
-  first_seen: string;
-  last_seen: string;
-  firings_7d: number;
-  firings_30d: number;
-  flapping: boolean;
-}
-
 /** The only code that touches `alert_firings`: one row each time an alert starts firing. */
 export class FiringsRepo {
   readonly db: Db;

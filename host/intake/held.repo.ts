@@ -164,6 +164,17 @@ export class HeldRepo {
     return ((await q) as Row[]).map(fromRow);
   }
 
+  /** Every service an alert has named, the first seen first (ties by name): licence limits count these. */
+  async servicesByFirstSeen(): Promise<string[]> {
+    const rows = (await this.db('held_alerts')
+      .select('service')
+      .min({ first: 'first_seen' })
+      .whereNotNull('service')
+      .groupBy('service')
+      .orderBy([{ column: 'first' }, { column: 'service' }])) as { service: string }[];
+    return rows.map((r) => r.service);
+  }
+
   /** Every service an alert has named, sorted (governance: the services one may set autonomy for). */
   async knownServices(): Promise<string[]> {
     const rows = (await this.db('held_alerts').distinct('service').whereNotNull('service').orderBy('service')) as { service: string }[];

@@ -2,9 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { DAY, HOUR, type Clock } from '../clock.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { Db, Trx } from '../storage/db.ts';
+import type { LicenceCheckRepo } from './licence-check.repo.ts';
 import type { Licence, LicenceStatus } from './licence.ts';
-import type { LicenceService } from './licence.service.ts';
 import { clip } from '../text.ts';
 
 /** How often the licence is confirmed with the licence server. */
@@ -77,48 +76,8 @@ export function confirmationGraceMs(licence: Pick<Licence, 'grace_days'>): numbe
   return Math.max(licence.grace_days, 1) * DAY;
 }
 
-type Row = Omit<LicenceCheckRow, 'next_due_ms'> & { next_due_ms: number | string };
-const fromRow = (r: Row): LicenceCheckRow => ({ ...r, id: Number(r.id), next_due_ms: Number(r.next_due_ms) });
-
-/** The only code that touches `licence_check` (one row, id 1). */
-export class LicenceCheckRepo {
-  readonly db: Db;
-
-  constructor(db: Db) {
-    this.db = db;
-  }
-
-  async get(trx?: Trx): Promise<LicenceCheckRow | null> {
-    const row = (await (trx ?? this.db)('licence_check').where({ id: 1 }).first()) as Row | undefined;
-    return row === undefined ? null : fromRow(row);
-  }
-
-  async ensure(): Promise<void> {
-    await this.db('licence_check').insert({ id: 1, next_due_ms: 0 }).onConflict('id').ignore();
-  }
-
-  /** A new licence in force: its confirmation starts over (a revocation of another licence stays). */
-  async reset(ref: string, at: string): Promise<void> {
-    await this.db('licence_check')
-      .where({ id: 1 })
-      .andWhere((w) => void w.whereNull('licence_ref').orWhereNot('licence_ref', ref))
-      .update({ licence_ref: ref, next_due_ms: 0, last_confirmed_at: null, last_result: null, last_problem: null, unconfirmed_since: at, claimed_by: null });
-  }
-
-  /** Takes the period that is due: true for exactly one caller across every host process. */
-  async claim(ref: string, nowMs: number, nextMs: number, me: string, at: string): Promise<boolean> {
-    const n = await this.db('licence_check').where({ id: 1, licence_ref: ref }).andWhere('next_due_ms', '<=', nowMs).update({ next_due_ms: nextMs, last_attempt_at: at, claimed_by: me });
-    return n === 1;
-  }
-
-  async finish(trx: Trx, ref: string, patch: Partial<Omit<LicenceCheckRow, 'id' | 'licence_ref'>>): Promise<void> {
-    await trx('licence_check').where({ id: 1, licence_ref: ref }).update(patch);
-  }
-}
-
 export interface LicenceCheckDeps {
   repo: LicenceCheckRepo;
-  licences: LicenceService;
   ledger: Ledger;
   clock: Clock;
   log: Logger;
@@ -191,8 +150,7 @@ export class LicenceCheck {
   }
 
   /** Where confirmation stands, for doctor and the status. */
-  async view(): Promise<ConfirmationView> {
-    const licence = await this.d.licences.inForce();
+  async view(licence: Licence | null): Promise<ConfirmationView> {
     const st = this.#state;
     const applies = this.mode !== 'offline' && this.server !== null && licence !== null && licence.tier !== 'trial';
     const ref = licence === null ? null : this.#ref(licence);
@@ -216,10 +174,9 @@ export class LicenceCheck {
    * The tick's share: re-reads the shared state, and when a confirmation is due and this process
    * claims it, asks the server and records the outcome. Answers what it asked (null: nothing).
    */
-  async tick(): Promise<ConfirmResult | null> {
+  async tick(licence: Licence | null): Promise<ConfirmResult | null> {
     await this.load();
     if (this.mode === 'offline' || this.server === null) return null;
-    const licence = await this.d.licences.inForce();
     // A trial is signed by this install itself: the licence server has never heard of it.
     if (licence === null || licence.tier === 'trial') return null;
     const ref = this.#ref(licence);

@@ -33,14 +33,14 @@ export class LicenceService {
    * mode, and a signature check per request would cost more than the request itself. */
   #lastChecked: { body: string; licence: Licence | null } | null = null;
   readonly #vendorKeys: KeyObject[];
-  #confirmation: ConfirmationHook | null = null;
+  readonly #confirmation: ConfirmationHook | null;
 
   private readonly repo: LicenceRepo;
   private readonly install: InstallRepo;
   private readonly identity: InstallIdentity;
   private readonly ledger: Ledger;
   private readonly clock: Clock;
-  private readonly afterChange: AfterLicenceChange;
+  readonly #changed: AfterLicenceChange[] = [];
 
   constructor(
     repo: LicenceRepo,
@@ -49,14 +49,14 @@ export class LicenceService {
     ledger: Ledger,
     clock: Clock,
     opts: { configDir: string | null; extraPublicKey: string | null },
-    afterChange: AfterLicenceChange,
+    confirmation: ConfirmationHook | null,
   ) {
     this.repo = repo;
     this.install = install;
     this.identity = identity;
     this.ledger = ledger;
     this.clock = clock;
-    this.afterChange = afterChange;
+    this.#confirmation = confirmation;
     this.#vendorKeys = [parsePublicKey(VENDOR_PUBLIC_KEY), ...(opts.extraPublicKey === null ? [] : [parsePublicKey(opts.extraPublicKey)])];
     const file = opts.configDir === null ? null : path.join(opts.configDir, 'licence.json');
     let text: string | null = null;
@@ -75,9 +75,13 @@ export class LicenceService {
     }
   }
 
-  /** Online confirmation (built after this service) may downgrade the status: see ConfirmationHook. */
-  useConfirmation(hook: ConfirmationHook): void {
-    this.#confirmation = hook;
+  /** Called inside every licence change's transaction (the status area records the mode change it causes). */
+  onChanged(listener: AfterLicenceChange): void {
+    this.#changed.push(listener);
+  }
+
+  async #afterChange(trx: Trx, record: RecordEvent): Promise<void> {
+    for (const l of this.#changed) await l(trx, record);
   }
 
   /** The licence in force and where it stands now. */
@@ -115,7 +119,7 @@ export class LicenceService {
     await this.ledger.transact(async (trx, record) => {
       await this.repo.insert(trx, { body: JSON.stringify(licence), source: 'api', installed_by: actor, installed_at: this.clock.now().toISOString() });
       await record({ type: 'config.licence_installed', actor, reason: `licence for ${licence.customer} installed`, data: summary(licence) });
-      await this.afterChange(trx, record);
+      await this.#afterChange(trx, record);
     });
     return this.status();
   }
@@ -141,7 +145,7 @@ export class LicenceService {
       if (!(await this.install.markTrialRedeemed(trx, now.toISOString()))) throw new AppError('trial_already_used', 'this install has already had its trial');
       await this.repo.insert(trx, { body: JSON.stringify(licence), source: 'trial', installed_by: actor, installed_at: now.toISOString() });
       await record({ type: 'config.trial_started', actor, reason: `${TRIAL_DAYS}-day trial started`, data: summary(licence) });
-      await this.afterChange(trx, record);
+      await this.#afterChange(trx, record);
     });
     return this.status();
   }

@@ -8,6 +8,7 @@ import type { SecretCipher } from '../secrets/cipher.ts';
 import { checkVersion, Revisions, takeBack, type Revision } from '../settings/revisions.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
 import { MailSettingsRepo, SMTP_DEFAULT_PORT, type MailProvider, type MailSettings, type SmtpSecurity } from './mail-settings.repo.ts';
+import type { InitialMail } from './mail-settings.ts';
 import { ResendClient, senderVerified } from './resend.ts';
 import { sendSmtp, type Message } from './smtp.ts';
 import { clip } from '../text.ts';
@@ -67,8 +68,10 @@ export interface MailDeps {
   clock: Clock;
   log: Logger;
   config: Config;
-  /** Called after every successful send: break-glass is closed from then on (identity ends its sessions). */
-  delivered?: () => Promise<unknown>;
+  /** Where a test e-mail without an address goes first: the on-call recipients (the notify area's settings). */
+  onCallRecipients?: () => Promise<string[]>;
+  /** Where it goes when there are none: the first owner's address (the identity area). */
+  firstOwner?: () => Promise<string | null>;
 }
 
 /** Merges tried before a PUT gives up on settings that keep changing under it. */
@@ -96,7 +99,7 @@ export class MailService {
   private readonly config: Config;
   private readonly api: ResendClient;
   readonly #revisions: Revisions;
-  private readonly delivered: (() => Promise<unknown>) | null;
+  readonly #delivered: Array<() => Promise<unknown>> = [];
 
   constructor(deps: MailDeps) {
     this.repo = new MailSettingsRepo(deps.settings, deps.cipher);
@@ -106,7 +109,8 @@ export class MailService {
     this.log = deps.log;
     this.config = deps.config;
     this.api = new ResendClient(deps.config.mailApiUrl);
-    this.delivered = deps.delivered ?? null;
+    this.#onCallRecipients = deps.onCallRecipients ?? noOnCallRecipients;
+    this.#firstOwner = deps.firstOwner ?? (async () => null);
   }
 
   /** Never throws: sends, or says why not. Records the outcome as the mail state. */
@@ -134,8 +138,8 @@ export class MailService {
     } catch (err) {
       this.log.error({ err }, 'could not record the mail state');
     }
-    if (result.ok && this.delivered !== null) {
-      await this.delivered().catch((err: unknown) => this.log.error({ err }, 'could not end the break-glass sessions after a successful send'));
+    if (result.ok) {
+      for (const l of this.#delivered) await l().catch((err: unknown) => this.log.error({ err }, 'could not end the break-glass sessions after a successful send'));
     }
     return result;
   }
@@ -267,22 +271,18 @@ export class MailService {
     }, { headFirst: true });
   }
 
-  /**
-   * Where a test e-mail goes when the body names no address and the caller has none (the admin
-   * token, break-glass): the install's on-call recipients. The seam for the notifications
-   * settings (GET /v1/settings/notifications `recipients`); until they are wired, none.
-   */
-  useOnCallRecipients(read: () => Promise<string[]>): void {
-    this.#onCallRecipients = read;
+  /** Called after every successful send: break-glass is closed from then on (identity subscribes and ends its sessions). */
+  onDelivered(listener: () => Promise<unknown>): void {
+    this.#delivered.push(listener);
   }
 
-  /** The first owner's address, when there are no on-call recipients either (wired in app.ts). */
-  useFirstOwner(read: () => Promise<string | null>): void {
-    this.#firstOwner = read;
+  /** The mail settings the first owner's bootstrap saves, in its own transaction. */
+  get initial(): InitialMail {
+    return this.repo;
   }
 
-  #onCallRecipients: () => Promise<string[]> = noOnCallRecipients;
-  #firstOwner: () => Promise<string | null> = async () => null;
+  readonly #onCallRecipients: () => Promise<string[]>;
+  readonly #firstOwner: () => Promise<string | null>;
 
   /** Who a test e-mail without `to` goes to: the signed-in person, else the on-call recipients, else the first owner. */
   async testRecipients(principal: Principal): Promise<string[]> {

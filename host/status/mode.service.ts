@@ -1,5 +1,5 @@
 import type { Mode } from './mode.ts';
-import type { PeopleRepo } from '../identity/people.repo.ts';
+import type { PeopleCount } from '../identity/people.ts';
 import type { InstallRepo } from '../install/install.repo.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import { isUsable } from '../licence/licence.ts';
@@ -14,13 +14,13 @@ import type { Trx } from '../storage/db.ts';
  */
 export class ModeService {
   private readonly licences: LicenceService;
-  private readonly people: PeopleRepo;
+  private readonly people: PeopleCount;
   private readonly install: InstallRepo;
   private readonly ledger: Ledger;
 
   constructor(
     licences: LicenceService,
-    people: PeopleRepo,
+    people: PeopleCount,
     install: InstallRepo,
     ledger: Ledger,
   ) {
@@ -28,6 +28,8 @@ export class ModeService {
     this.people = people;
     this.install = install;
     this.ledger = ledger;
+    // A licence change may change the mode: recorded in the change's own transaction.
+    licences.onChanged((trx, record) => this.recordChange(trx, record));
   }
 
   #hasPeople = false;
