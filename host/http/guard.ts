@@ -23,17 +23,17 @@ export function bearerToken(req: Request): string | null {
 
 /** Authorisation checks every route calls before its logic. */
 export class Guard {
-  private readonly tokens: MachineTokens;
-  private readonly mode: () => Promise<Mode>;
-  private readonly clock: Clock;
+  readonly #tokens: MachineTokens;
+  readonly #mode: () => Promise<Mode>;
+  readonly #clock: Clock;
   readonly #sessions: SessionAuthenticator;
   /** When `operating` was last confirmed, in real and in service time. */
   #confirmed: { real: number; at: number } | null = null;
 
   constructor(tokens: MachineTokens, mode: () => Promise<Mode>, clock: Clock, sessions: SessionAuthenticator) {
-    this.tokens = tokens;
-    this.mode = mode;
-    this.clock = clock;
+    this.#tokens = tokens;
+    this.#mode = mode;
+    this.#clock = clock;
     this.#sessions = sessions;
   }
 
@@ -41,7 +41,7 @@ export class Guard {
   async bearer(req: Request): Promise<Principal> {
     const token = bearerToken(req);
     if (token === null) throw new AppError('unauthorized');
-    if (this.tokens.isAdmin(token)) return ADMIN;
+    if (this.#tokens.isAdmin(token)) return ADMIN;
     const session = await this.#sessions.authenticate(token);
     if (session === null) throw new AppError('unauthorized');
     return session;
@@ -64,15 +64,15 @@ export class Guard {
   /** The admin token and nothing else (bootstrap). */
   adminToken(req: Request): AdminPrincipal {
     const token = bearerToken(req);
-    if (token !== null && this.tokens.isAdmin(token)) return ADMIN;
+    if (token !== null && this.#tokens.isAdmin(token)) return ADMIN;
     throw new AppError('unauthorized');
   }
 
   /** Ingest endpoints: disabled without SERVICE_INGEST_TOKEN (decided before any token is looked at). */
   ingest(req: Request): { actor: 'ingest-token' } {
-    if (!this.tokens.ingestEnabled) throw new AppError('ingest_disabled');
+    if (!this.#tokens.ingestEnabled) throw new AppError('ingest_disabled');
     const token = bearerToken(req);
-    if (token !== null && this.tokens.isIngest(token)) return { actor: 'ingest-token' };
+    if (token !== null && this.#tokens.isIngest(token)) return { actor: 'ingest-token' };
     throw new AppError('unauthorized');
   }
 
@@ -87,10 +87,10 @@ export class Guard {
    */
   async operating(): Promise<void> {
     const real = performance.now();
-    const at = this.clock.now().getTime();
+    const at = this.#clock.now().getTime();
     const c = this.#confirmed;
     if (c !== null && real - c.real < OPERATING_HOLD_MS && at >= c.at && at - c.at < OPERATING_HOLD_MS) return;
-    if ((await this.mode()) !== 'operating') {
+    if ((await this.#mode()) !== 'operating') {
       this.#confirmed = null;
       throw new AppError('not_operating');
     }

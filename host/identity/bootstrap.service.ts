@@ -44,12 +44,12 @@ export function bootstrapMail(input: BootstrapInput): Omit<MailSettings, 'rev'> 
 
 /** Creates the first owner, once, with optional mail settings; moves the install to `operating`. */
 export class BootstrapService {
-  private readonly people: PeopleRepo;
-  private readonly install: InstallRepo;
-  private readonly mail: InitialMail;
-  private readonly modes: ModeService;
-  private readonly ledger: Ledger;
-  private readonly clock: Clock;
+  readonly #people: PeopleRepo;
+  readonly #install: InstallRepo;
+  readonly #mail: InitialMail;
+  readonly #modes: ModeService;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
   readonly #access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> };
 
   constructor(
@@ -62,29 +62,29 @@ export class BootstrapService {
     access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> },
   ) {
     this.#access = access;
-    this.people = people;
-    this.install = install;
-    this.mail = mail;
-    this.modes = modes;
-    this.ledger = ledger;
-    this.clock = clock;
+    this.#people = people;
+    this.#install = install;
+    this.#mail = mail;
+    this.#modes = modes;
+    this.#ledger = ledger;
+    this.#clock = clock;
   }
 
   async bootstrap(input: BootstrapInput, actor: string): Promise<Person> {
-    const now = this.clock.now().toISOString();
+    const now = this.#clock.now().toISOString();
     const email = input.email.trim().toLowerCase();
     const mail = bootstrapMail(input);
     const person: Person = { email, name: input.name.trim(), role: 'owner', teams: [], tags: [], enabled: true, directory: false, password_set: false, password_expires_at: null, created_at: now, updated_at: now };
-    await this.ledger.transact(async (trx, record) => {
-      await this.install.lock(trx);
-      if ((await this.people.count(trx)) > 0) throw new AppError('already_bootstrapped', 'the first owner exists already');
-      if ((await this.modes.current(trx)) === 'setup') throw new AppError('no_licence', 'install a licence or start the trial first');
-      await this.people.insert(trx, person);
+    await this.#ledger.transact(async (trx, record) => {
+      await this.#install.lock(trx);
+      if ((await this.#people.count(trx)) > 0) throw new AppError('already_bootstrapped', 'the first owner exists already');
+      if ((await this.#modes.current(trx)) === 'setup') throw new AppError('no_licence', 'install a licence or start the trial first');
+      await this.#people.insert(trx, person);
       await record({ type: 'identity.owner_created', actor, reason: 'first owner created', data: { email, name: person.name } });
       // A new install admits the first owner's domain (unless it is public webmail).
       await this.#access.initialise(trx, email, now);
       if (mail !== null) {
-        await this.mail.save(trx, mail, now);
+        await this.#mail.save(trx, mail, now);
         await record({
           type: 'config.mail_saved',
           actor,
@@ -95,7 +95,7 @@ export class BootstrapService {
             : { provider: 'api', mail_from: mail.mail_from, key_set: mail.resend_key !== null },
         });
       }
-      await this.modes.recordChange(trx, record);
+      await this.#modes.recordChange(trx, record);
     });
     return person;
   }

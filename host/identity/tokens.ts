@@ -24,24 +24,24 @@ export function newToken(): string {
  * from SERVICE_INGEST_TOKEN, and without it ingest is disabled.
  */
 export class MachineTokens {
-  private readonly adminDigest: string;
-  private readonly ingestDigest: string | null;
+  readonly #adminDigest: string;
+  readonly #ingestDigest: string | null;
 
   constructor(adminDigest: string, ingestDigest: string | null) {
-    this.adminDigest = adminDigest;
-    this.ingestDigest = ingestDigest;
+    this.#adminDigest = adminDigest;
+    this.#ingestDigest = ingestDigest;
   }
 
   get ingestEnabled(): boolean {
-    return this.ingestDigest !== null;
+    return this.#ingestDigest !== null;
   }
 
   isAdmin(token: string): boolean {
-    return sameDigest(sha256Hex(token), this.adminDigest);
+    return sameDigest(sha256Hex(token), this.#adminDigest);
   }
 
   isIngest(token: string): boolean {
-    return this.ingestDigest !== null && sameDigest(sha256Hex(token), this.ingestDigest);
+    return this.#ingestDigest !== null && sameDigest(sha256Hex(token), this.#ingestDigest);
   }
 }
 

@@ -106,17 +106,17 @@ export class LicenceCheck {
   readonly #me = randomBytes(8).toString('hex');
   #state: LicenceCheckRow | null = null;
   readonly #refs = new WeakMap<Licence, string>();
-  private readonly d: LicenceCheckDeps;
+  readonly #d: LicenceCheckDeps;
 
   constructor(deps: LicenceCheckDeps) {
-    this.d = deps;
+    this.#d = deps;
     this.mode = deps.mode;
     this.server = deps.server;
   }
 
   /** Reads the shared state (every tick, and once at start). */
   async load(): Promise<void> {
-    this.#state = await this.d.repo.get();
+    this.#state = await this.#d.repo.get();
   }
 
   #ref(licence: Licence): string {
@@ -146,7 +146,7 @@ export class LicenceCheck {
 
   #lapsed(licence: Licence, st: LicenceCheckRow, ref: string): boolean {
     const at = this.#lapsesAt(licence, st, ref);
-    return at !== null && this.d.clock.now().getTime() > at;
+    return at !== null && this.#d.clock.now().getTime() > at;
   }
 
   /** Where confirmation stands, for doctor and the status. */
@@ -164,7 +164,7 @@ export class LicenceCheck {
       last_confirmed_at: mine ? st.last_confirmed_at : null,
       last_result: mine ? st.last_result : null,
       last_problem: mine ? st.last_problem : null,
-      next_due_at: applies && mine && st.next_due_ms > 0 ? new Date(st.next_due_ms).toISOString() : applies ? this.d.clock.now().toISOString() : null,
+      next_due_at: applies && mine && st.next_due_ms > 0 ? new Date(st.next_due_ms).toISOString() : applies ? this.#d.clock.now().toISOString() : null,
       revoked: st !== null && ref !== null && st.revoked_ref === ref,
       lapses_at: lapses === null ? null : new Date(lapses).toISOString(),
     };
@@ -180,26 +180,26 @@ export class LicenceCheck {
     // A trial is signed by this install itself: the licence server has never heard of it.
     if (licence === null || licence.tier === 'trial') return null;
     const ref = this.#ref(licence);
-    const now = this.d.clock.now();
-    if (this.#state === null) await this.d.repo.ensure();
-    if (this.#state?.licence_ref !== ref) await this.d.repo.reset(ref, now.toISOString());
-    if (!(await this.d.repo.claim(ref, now.getTime(), now.getTime() + CONFIRM_EVERY_MS, this.#me, now.toISOString()))) {
+    const now = this.#d.clock.now();
+    if (this.#state === null) await this.#d.repo.ensure();
+    if (this.#state?.licence_ref !== ref) await this.#d.repo.reset(ref, now.toISOString());
+    if (!(await this.#d.repo.claim(ref, now.getTime(), now.getTime() + CONFIRM_EVERY_MS, this.#me, now.toISOString()))) {
       await this.load();
       return null;
     }
     const answer = await this.#ask(licence);
-    const at = this.d.clock.now().toISOString();
+    const at = this.#d.clock.now().toISOString();
     const who = { customer: licence.customer, tier: licence.tier, licence_id: licence.id ?? null, server: this.server };
-    await this.d.ledger.transact(async (trx, record) => {
+    await this.#d.ledger.transact(async (trx, record) => {
       if (answer.result === 'valid') {
-        await this.d.repo.finish(trx, ref, { last_result: 'valid', last_confirmed_at: at, last_problem: null, unconfirmed_since: null, ...(this.#state?.revoked_ref === ref ? { revoked_ref: null } : {}) });
+        await this.#d.repo.finish(trx, ref, { last_result: 'valid', last_confirmed_at: at, last_problem: null, unconfirmed_since: null, ...(this.#state?.revoked_ref === ref ? { revoked_ref: null } : {}) });
         await record({ type: 'licence.confirmed', actor: 'licence-check', reason: `licence for ${licence.customer} confirmed by the licence server`, data: { ...who, checked_at: answer.checkedAt } });
       } else if (answer.result === 'revoked') {
-        await this.d.repo.finish(trx, ref, { last_result: 'revoked', last_problem: answer.problem, revoked_ref: ref });
+        await this.#d.repo.finish(trx, ref, { last_result: 'revoked', last_problem: answer.problem, revoked_ref: ref });
         await record({ type: 'licence.revoked', actor: 'licence-check', reason: `the licence server says the licence for ${licence.customer} is revoked${answer.problem === null ? '' : `: ${answer.problem}`}`, data: { ...who, checked_at: answer.checkedAt } });
       } else {
-        await this.d.repo.finish(trx, ref, { last_result: answer.result, last_problem: answer.problem });
-        const st = await this.d.repo.get(trx);
+        await this.#d.repo.finish(trx, ref, { last_result: answer.result, last_problem: answer.problem });
+        const st = await this.#d.repo.get(trx);
         const lapses = st === null ? null : this.#lapsesAt(licence, st, ref);
         await record({
           type: 'licence.confirmation_failed',
@@ -219,8 +219,8 @@ export class LicenceCheck {
       customer: licence.customer,
       tier: licence.tier,
       signature: licence.signature,
-      install: this.d.fingerprint,
-      version: this.d.version,
+      install: this.#d.fingerprint,
+      version: this.#d.version,
     };
     let res: Response;
     try {
@@ -228,7 +228,7 @@ export class LicenceCheck {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(this.d.timeoutMs ?? CONFIRM_TIMEOUT_MS),
+        signal: AbortSignal.timeout(this.#d.timeoutMs ?? CONFIRM_TIMEOUT_MS),
       });
     } catch (e) {
       return { result: 'unreachable', problem: `cannot reach ${this.server}: ${reason(e)}`, checkedAt: null };

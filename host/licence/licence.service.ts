@@ -35,11 +35,11 @@ export class LicenceService {
   readonly #vendorKeys: KeyObject[];
   readonly #confirmation: ConfirmationHook | null;
 
-  private readonly repo: LicenceRepo;
-  private readonly install: InstallRepo;
-  private readonly identity: InstallIdentity;
-  private readonly ledger: Ledger;
-  private readonly clock: Clock;
+  readonly #repo: LicenceRepo;
+  readonly #install: InstallRepo;
+  readonly #identity: InstallIdentity;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
   readonly #changed: AfterLicenceChange[] = [];
 
   constructor(
@@ -51,11 +51,11 @@ export class LicenceService {
     opts: { configDir: string | null; extraPublicKey: string | null },
     confirmation: ConfirmationHook | null,
   ) {
-    this.repo = repo;
-    this.install = install;
-    this.identity = identity;
-    this.ledger = ledger;
-    this.clock = clock;
+    this.#repo = repo;
+    this.#install = install;
+    this.#identity = identity;
+    this.#ledger = ledger;
+    this.#clock = clock;
     this.#confirmation = confirmation;
     this.#vendorKeys = [parsePublicKey(VENDOR_PUBLIC_KEY), ...(opts.extraPublicKey === null ? [] : [parsePublicKey(opts.extraPublicKey)])];
     const file = opts.configDir === null ? null : path.join(opts.configDir, 'licence.json');
@@ -87,7 +87,7 @@ export class LicenceService {
   /** The licence in force and where it stands now. */
   async status(trx?: Trx): Promise<LicenceStatus> {
     const { licence, invalid } = await this.#inForce(trx);
-    const status = licenceStatus(licence, this.clock.now(), invalid);
+    const status = licenceStatus(licence, this.#clock.now(), invalid);
     return licence === null || this.#confirmation === null ? status : this.#confirmation(licence, status);
   }
 
@@ -98,7 +98,7 @@ export class LicenceService {
 
   async #inForce(trx?: Trx): Promise<{ licence: Licence | null; invalid: boolean }> {
     if (this.fileManaged) return { licence: this.#fileLicence, invalid: this.#fileLicence === null };
-    const row = await this.repo.latest(trx);
+    const row = await this.#repo.latest(trx);
     if (row === null) return { licence: null, invalid: false };
     if (this.#lastChecked?.body !== row.body) {
       let licence: Licence | null;
@@ -116,8 +116,8 @@ export class LicenceService {
   async installLicence(candidate: unknown, actor: string): Promise<LicenceStatus> {
     if (this.fileManaged) throw new AppError('licence_file_managed', 'the licence is mounted from licence.json in SERVICE_CONFIG_DIR');
     const licence = this.#check(candidate);
-    await this.ledger.transact(async (trx, record) => {
-      await this.repo.insert(trx, { body: JSON.stringify(licence), source: 'api', installed_by: actor, installed_at: this.clock.now().toISOString() });
+    await this.#ledger.transact(async (trx, record) => {
+      await this.#repo.insert(trx, { body: JSON.stringify(licence), source: 'api', installed_by: actor, installed_at: this.#clock.now().toISOString() });
       await record({ type: 'config.licence_installed', actor, reason: `licence for ${licence.customer} installed`, data: summary(licence) });
       await this.#afterChange(trx, record);
     });
@@ -127,7 +127,7 @@ export class LicenceService {
   /** Starts the 30-day trial bound to this install, once per install. */
   async redeemTrial(customer: string | undefined, actor: string): Promise<LicenceStatus> {
     if (this.fileManaged) throw new AppError('licence_file_managed', 'the licence is mounted from licence.json in SERVICE_CONFIG_DIR');
-    const now = this.clock.now();
+    const now = this.#clock.now();
     const unsigned: Omit<Licence, 'signature'> = {
       customer: customer ?? 'Trial',
       tier: 'trial',
@@ -137,13 +137,13 @@ export class LicenceService {
       issued_at: now.toISOString(),
       expires_at: new Date(now.getTime() + TRIAL_DAYS * DAY).toISOString(),
       grace_days: 0,
-      install: this.identity.fingerprint,
+      install: this.#identity.fingerprint,
     };
-    const licence: Licence = { ...unsigned, signature: this.identity.sign(signedMessage(unsigned)) };
-    await this.ledger.transact(async (trx, record) => {
-      await this.install.lock(trx);
-      if (!(await this.install.markTrialRedeemed(trx, now.toISOString()))) throw new AppError('trial_already_used', 'this install has already had its trial');
-      await this.repo.insert(trx, { body: JSON.stringify(licence), source: 'trial', installed_by: actor, installed_at: now.toISOString() });
+    const licence: Licence = { ...unsigned, signature: this.#identity.sign(signedMessage(unsigned)) };
+    await this.#ledger.transact(async (trx, record) => {
+      await this.#install.lock(trx);
+      if (!(await this.#install.markTrialRedeemed(trx, now.toISOString()))) throw new AppError('trial_already_used', 'this install has already had its trial');
+      await this.#repo.insert(trx, { body: JSON.stringify(licence), source: 'trial', installed_by: actor, installed_at: now.toISOString() });
       await record({ type: 'config.trial_started', actor, reason: `${TRIAL_DAYS}-day trial started`, data: summary(licence) });
       await this.#afterChange(trx, record);
     });
@@ -153,8 +153,8 @@ export class LicenceService {
   /** Vendor keys for every tier; this install's own key only for its own trial. */
   #check(candidate: unknown): Licence {
     const tier = (candidate as { tier?: unknown } | null)?.tier;
-    const keys = tier === 'trial' ? [...this.#vendorKeys, this.identity.publicKey] : this.#vendorKeys;
-    return checkLicence(candidate, keys, this.identity.fingerprint);
+    const keys = tier === 'trial' ? [...this.#vendorKeys, this.#identity.publicKey] : this.#vendorKeys;
+    return checkLicence(candidate, keys, this.#identity.fingerprint);
   }
 }
 

@@ -93,22 +93,22 @@ const EMPTY: Omit<MailSettings, 'rev' | 'provider'> = {
  */
 export class MailService {
   readonly repo: MailSettingsRepo;
-  private readonly ledger: Ledger;
-  private readonly clock: Clock;
-  private readonly log: Logger;
-  private readonly config: Config;
-  private readonly api: ResendClient;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #config: Config;
+  readonly #api: ResendClient;
   readonly #revisions: Revisions;
   readonly #delivered: Array<() => Promise<unknown>> = [];
 
   constructor(deps: MailDeps) {
     this.repo = new MailSettingsRepo(deps.settings, deps.cipher);
     this.#revisions = new Revisions(deps.settings);
-    this.ledger = deps.ledger;
-    this.clock = deps.clock;
-    this.log = deps.log;
-    this.config = deps.config;
-    this.api = new ResendClient(deps.config.mailApiUrl);
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
+    this.#log = deps.log;
+    this.#config = deps.config;
+    this.#api = new ResendClient(deps.config.mailApiUrl);
     this.#onCallRecipients = deps.onCallRecipients ?? noOnCallRecipients;
     this.#firstOwner = deps.firstOwner ?? (async () => null);
   }
@@ -119,27 +119,27 @@ export class MailService {
     try {
       settings = await this.repo.load();
     } catch (err) {
-      this.log.error({ err }, 'mail settings could not be read');
+      this.#log.error({ err }, 'mail settings could not be read');
       return { ok: false, reason: 'unreachable: the mail settings could not be read' };
     }
     let result: SendResult;
     try {
       result = await this.#deliver(settings, { to, subject, text });
     } catch (err) {
-      this.log.error({ err }, 'mail send failed unexpectedly');
+      this.#log.error({ err }, 'mail send failed unexpectedly');
       result = { ok: false, reason: 'unreachable: unexpected error while sending' };
     }
     if (!result.ok) {
       result = { ok: false, reason: scrubReason(result.reason, settings) };
-      this.log.warn({ mail: { provider: settings?.provider ?? null, reason: result.reason } }, 'mail not sent');
+      this.#log.warn({ mail: { provider: settings?.provider ?? null, reason: result.reason } }, 'mail not sent');
     }
     try {
-      await this.repo.putState({ ok: result.ok, reason: result.ok ? null : result.reason, at: this.clock.now().toISOString(), rev: settings?.rev ?? null });
+      await this.repo.putState({ ok: result.ok, reason: result.ok ? null : result.reason, at: this.#clock.now().toISOString(), rev: settings?.rev ?? null });
     } catch (err) {
-      this.log.error({ err }, 'could not record the mail state');
+      this.#log.error({ err }, 'could not record the mail state');
     }
     if (result.ok) {
-      for (const l of this.#delivered) await l().catch((err: unknown) => this.log.error({ err }, 'could not end the break-glass sessions after a successful send'));
+      for (const l of this.#delivered) await l().catch((err: unknown) => this.#log.error({ err }, 'could not end the break-glass sessions after a successful send'));
     }
     return result;
   }
@@ -240,14 +240,14 @@ export class MailService {
     if (provider === 'smtp' && next.smtp_host === null) throw new AppError('invalid_body', 'smtp_host is required for the smtp provider');
     if (provider === 'api' && next.resend_key === null) throw new AppError('invalid_body', 'resend_key is required for the api provider');
     if (provider === 'api' && next.mail_from !== null) {
-      const listed = await this.api.domains(next.resend_key!);
+      const listed = await this.#api.domains(next.resend_key!);
       if (!listed.ok) throw new AppError('mail_failed', `could not check the sender's domain with the mail API: ${scrubReason(listed.reason, next)}`);
       if (!senderVerified(next.mail_from, listed.domains)) {
         throw new AppError('sender_not_verified', `${next.mail_from.slice(next.mail_from.lastIndexOf('@') + 1)} is not a domain (or a subdomain of a domain) the mail provider reports verified`);
       }
     }
-    const at = this.clock.now().toISOString();
-    return this.ledger.transact(async (trx, record) => {
+    const at = this.#clock.now().toISOString();
+    return this.#ledger.transact(async (trx, record) => {
       if ((await this.repo.rev(trx)) !== (stored?.rev ?? null)) return false;
       checkVersion(expected, (await this.#revisions.get(MAIL_SETTING, trx)).version, 'the mail settings');
       await this.repo.save(trx, next, at);
@@ -307,7 +307,7 @@ export class MailService {
         'Test e-mail from the on-call service',
         `This is a test e-mail from the on-call service, sent at the request of ${principal.actor}.\nIf you received it, sign-in codes can be delivered.\n`,
       );
-      await this.ledger.append({
+      await this.#ledger.append({
         type: 'config.mail_tested',
         actor: principal.actor,
         reason: result.ok ? 'test e-mail sent' : clip(`test e-mail failed: ${result.reason}`, 4000),
@@ -322,9 +322,9 @@ export class MailService {
     if (!usable(s)) return { ok: false, reason: NO_PROVIDER };
     if (s.provider === 'smtp') {
       const message: Message = { ...m, from: s.mail_from ?? smtpDefaultSender(s) };
-      return sendSmtp({ host: s.smtp_host!, port: s.smtp_port, security: s.smtp_security, user: s.smtp_user, password: s.smtp_password, caFile: this.config.mailCaFile }, message);
+      return sendSmtp({ host: s.smtp_host!, port: s.smtp_port, security: s.smtp_security, user: s.smtp_user, password: s.smtp_password, caFile: this.#config.mailCaFile }, message);
     }
-    return this.api.send(s.resend_key!, { ...m, from: s.mail_from ?? DEFAULT_API_SENDER });
+    return this.#api.send(s.resend_key!, { ...m, from: s.mail_from ?? DEFAULT_API_SENDER });
   }
 }
 

@@ -13,10 +13,10 @@ import type { Trx } from '../storage/db.ts';
  * (`system.mode_changed`), even with several processes racing.
  */
 export class ModeService {
-  private readonly licences: LicenceService;
-  private readonly people: PeopleCount;
-  private readonly install: InstallRepo;
-  private readonly ledger: Ledger;
+  readonly #licences: LicenceService;
+  readonly #people: PeopleCount;
+  readonly #install: InstallRepo;
+  readonly #ledger: Ledger;
 
   constructor(
     licences: LicenceService,
@@ -24,10 +24,10 @@ export class ModeService {
     install: InstallRepo,
     ledger: Ledger,
   ) {
-    this.licences = licences;
-    this.people = people;
-    this.install = install;
-    this.ledger = ledger;
+    this.#licences = licences;
+    this.#people = people;
+    this.#install = install;
+    this.#ledger = ledger;
     // A licence change may change the mode: recorded in the change's own transaction.
     licences.onChanged((trx, record) => this.recordChange(trx, record));
   }
@@ -35,28 +35,28 @@ export class ModeService {
   #hasPeople = false;
 
   async current(trx?: Trx): Promise<Mode> {
-    if (!isUsable(await this.licences.status(trx))) return 'setup';
+    if (!isUsable(await this.#licences.status(trx))) return 'setup';
     // The last owner can never be removed, so once someone exists (committed: read outside a
     // transaction that could still roll back) that stays true.
     if (this.#hasPeople) return 'operating';
-    const has = (await this.people.count(trx)) > 0;
+    const has = (await this.#people.count(trx)) > 0;
     if (has && trx === undefined) this.#hasPeople = true;
     return has ? 'operating' : 'configuring';
   }
 
   /** Inside a change's transaction: records a mode change that change caused. */
   async recordChange(trx: Trx, record: RecordEvent): Promise<void> {
-    const stored = (await this.install.get(trx))?.mode ?? 'setup';
+    const stored = (await this.#install.get(trx))?.mode ?? 'setup';
     const now = await this.current(trx);
-    if (now !== stored && (await this.install.moveMode(trx, stored, now))) {
+    if (now !== stored && (await this.#install.moveMode(trx, stored, now))) {
       await record({ type: 'system.mode_changed', actor: 'system', reason: `mode ${stored} → ${now}`, data: { from: stored, to: now } });
     }
   }
 
   /** Periodic: catches changes that time alone causes (a licence running out of grace). */
   async sync(): Promise<void> {
-    const stored = (await this.install.get())?.mode ?? 'setup';
+    const stored = (await this.#install.get())?.mode ?? 'setup';
     if ((await this.current()) === stored) return;
-    await this.ledger.transact((trx, record) => this.recordChange(trx, record));
+    await this.#ledger.transact((trx, record) => this.recordChange(trx, record));
   }
 }

@@ -36,12 +36,12 @@ export interface Status {
 
 /** What GET /v1/status answers: no secrets, open to anyone who can reach the port. */
 export class StatusService {
-  private readonly identity: InstallIdentity;
-  private readonly licences: LicenceService;
-  private readonly modes: ModeService;
-  private readonly people: PeopleCount;
-  private readonly ledger: Ledger;
-  private readonly checkpoints: Pick<Checkpointer, 'latest'>;
+  readonly #identity: InstallIdentity;
+  readonly #licences: LicenceService;
+  readonly #modes: ModeService;
+  readonly #people: PeopleCount;
+  readonly #ledger: Ledger;
+  readonly #checkpoints: Pick<Checkpointer, 'latest'>;
   readonly #breakGlass: () => Promise<{ open: boolean; reason: string | null }>;
   readonly #emailCodes: () => Promise<EmailCodes>;
   readonly #usage: () => Promise<{ services_used: number; services_allowed: number | null }>;
@@ -61,21 +61,21 @@ export class StatusService {
     this.#breakGlass = () => mail.publicBreakGlass();
     this.#emailCodes = () => mail.emailCodes();
     this.#usage = usage;
-    this.identity = identity;
-    this.licences = licences;
-    this.modes = modes;
-    this.people = people;
-    this.ledger = ledger;
-    this.checkpoints = checkpoints;
+    this.#identity = identity;
+    this.#licences = licences;
+    this.#modes = modes;
+    this.#people = people;
+    this.#ledger = ledger;
+    this.#checkpoints = checkpoints;
   }
 
   async status(): Promise<Status> {
     const [licence, mode, owners, head, checkpoint] = await Promise.all([
-      this.licences.status(),
-      this.modes.current(),
-      this.people.count(),
-      this.ledger.head(),
-      this.checkpoints.latest(),
+      this.#licences.status(),
+      this.#modes.current(),
+      this.#people.count(),
+      this.#ledger.head(),
+      this.#checkpoints.latest(),
     ]);
     const steps: SetupStep[] = [
       { step: 'licence', done: isUsable(licence), label: 'Install a licence or start the 30-day trial' },
@@ -88,7 +88,7 @@ export class StatusService {
     const emailCodes = await this.#emailCodes();
     return {
       version: VERSION,
-      fingerprint: this.identity.fingerprint,
+      fingerprint: this.#identity.fingerprint,
       mode,
       licence: { state: licence.state, customer: licence.customer, expires_at: licence.expires_at, in_grace: licence.in_grace, ...usage },
       setup: { steps, done, total: steps.length, next: steps.find((s) => !s.done)?.step ?? null },
