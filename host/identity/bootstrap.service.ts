@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { InstallRepo } from '../install/install.repo.ts';
+import type { Install } from '../install/install.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
 import { SMTP_DEFAULT_PORT, type InitialMail, type MailProvider, type MailSettings, type SmtpSecurity } from '../mail/mail-settings.ts';
@@ -45,7 +45,7 @@ export function bootstrapMail(input: BootstrapInput): Omit<MailSettings, 'rev'> 
 /** Creates the first owner, once, with optional mail settings; moves the install to `operating`. */
 export class BootstrapService {
   readonly #people: PeopleRepo;
-  readonly #install: InstallRepo;
+  readonly #install: Pick<Install, 'lock'>;
   readonly #mail: InitialMail;
   readonly #modes: ModeService;
   readonly #ledger: Ledger;
@@ -54,7 +54,7 @@ export class BootstrapService {
 
   constructor(
     people: PeopleRepo,
-    install: InstallRepo,
+    install: Pick<Install, 'lock'>,
     mail: InitialMail,
     modes: ModeService,
     ledger: Ledger,

@@ -2,7 +2,7 @@ import type { Area, Http } from '../area.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { ClientAddress } from '../http/client-address.ts';
-import type { InstallRepo } from '../install/install.repo.ts';
+import type { Install } from '../install/install.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { MailService } from '../mail/mail.service.ts';
@@ -44,7 +44,7 @@ export interface IdentityArea extends Area {
  * Break-glass closes when mail is delivered: identity subscribes to the mail area.
  */
 export function createIdentityArea(d: {
-  db: Db; work: UnitOfWork; people: People; settings: SettingsRepo; install: InstallRepo; tokens: MachineTokens; cipher: SecretCipher;
+  db: Db; work: UnitOfWork; people: People; settings: SettingsRepo; install: Pick<Install, 'lock'>; tokens: MachineTokens; cipher: SecretCipher;
   modes: ModeService; mail: MailService; ledger: Ledger; clock: Clock; log: Logger; config: Config;
 }): IdentityArea {
   const { db, work, settings, ledger, clock, log, mail } = d;

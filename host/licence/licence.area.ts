@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { HeldAlerts } from '../intake/held-alerts.ts';
 import type { InstallIdentity } from '../install/identity.ts';
-import type { InstallRepo } from '../install/install.repo.ts';
+import type { Install } from '../install/install.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { Db } from '../storage/db.ts';
@@ -36,7 +36,7 @@ export interface LicenceArea extends Area {
  * may downgrade a status), and is told the licence in force when it is asked: no cycle.
  */
 export async function createLicenceArea(d: {
-  db: Db; install: InstallRepo; identity: InstallIdentity; held: Pick<HeldAlerts, 'servicesByFirstSeen'>; ledger: Ledger; clock: Clock; log: Logger; config: Config;
+  db: Db; install: Pick<Install, 'lock' | 'markTrialRedeemed'>; identity: InstallIdentity; held: Pick<HeldAlerts, 'servicesByFirstSeen'>; ledger: Ledger; clock: Clock; log: Logger; config: Config;
 }): Promise<LicenceArea> {
   const { db, ledger, clock, log, config } = d;
   const check = new LicenceCheck({

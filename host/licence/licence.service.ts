@@ -4,7 +4,7 @@ import type { KeyObject } from 'node:crypto';
 import { DAY, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { InstallIdentity } from '../install/identity.ts';
-import type { InstallRepo } from '../install/install.repo.ts';
+import type { Install } from '../install/install.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
 import { checkLicence, licenceStatus, parsePublicKey, signedMessage, VENDOR_PUBLIC_KEY, type Licence, type LicenceStatus } from './licence.ts';
@@ -36,7 +36,7 @@ export class LicenceService {
   readonly #confirmation: ConfirmationHook | null;
 
   readonly #repo: LicenceRepo;
-  readonly #install: InstallRepo;
+  readonly #install: Pick<Install, 'lock' | 'markTrialRedeemed'>;
   readonly #identity: InstallIdentity;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
@@ -44,7 +44,7 @@ export class LicenceService {
 
   constructor(
     repo: LicenceRepo,
-    install: InstallRepo,
+    install: Pick<Install, 'lock' | 'markTrialRedeemed'>,
     identity: InstallIdentity,
     ledger: Ledger,
     clock: Clock,

@@ -1,6 +1,6 @@
 import type { Mode } from './mode.ts';
 import type { PeopleCount } from '../identity/people.ts';
-import type { InstallRepo } from '../install/install.repo.ts';
+import type { Install } from '../install/install.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import { isUsable } from '../licence/licence.ts';
 import type { LicenceService } from '../licence/licence.service.ts';
@@ -15,13 +15,13 @@ import type { Trx } from '../storage/db.ts';
 export class ModeService {
   readonly #licences: LicenceService;
   readonly #people: PeopleCount;
-  readonly #install: InstallRepo;
+  readonly #install: Pick<Install, 'get' | 'moveMode'>;
   readonly #ledger: Ledger;
 
   constructor(
     licences: LicenceService,
     people: PeopleCount,
-    install: InstallRepo,
+    install: Pick<Install, 'get' | 'moveMode'>,
     ledger: Ledger,
   ) {
     this.#licences = licences;

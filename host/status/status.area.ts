@@ -1,7 +1,7 @@
 import type { Area, Http } from '../area.ts';
 import type { PeopleCount } from '../identity/people.ts';
 import type { InstallIdentity } from '../install/identity.ts';
-import type { InstallRepo } from '../install/install.repo.ts';
+import type { Install } from '../install/install.ts';
 import type { Checkpointer } from '../ledger/checkpoints.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { LicenceArea } from '../licence/licence.area.ts';
@@ -17,7 +17,7 @@ export interface StatusArea extends Area {
 
 /** The install's mode (it subscribes to licence changes) and GET /v1/status. */
 export function createStatusArea(d: {
-  identity: InstallIdentity; install: InstallRepo; licence: Pick<LicenceArea, 'licences' | 'limits'>; people: PeopleCount; ledger: Ledger;
+  identity: InstallIdentity; install: Pick<Install, 'get' | 'moveMode'>; licence: Pick<LicenceArea, 'licences' | 'limits'>; people: PeopleCount; ledger: Ledger;
   checkpoints: Pick<Checkpointer, 'latest'>; mail: Pick<MailService, 'publicBreakGlass' | 'emailCodes'>;
 }): StatusArea {
   const { licences, limits } = d.licence;
