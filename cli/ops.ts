@@ -32,7 +32,7 @@ export async function openOps(ctx: CliContext): Promise<{ connectors: ConnectorS
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log, hostApi: PLUGIN_API_VERSION });
   // Nothing here appends to the ledger (a CLI check records only the connector's last check),
   // but both services take one.
-  const ledger = new Ledger(new LedgerRepo(ctx.db), systemClock, new UnitOfWork(ctx.db));
+  const ledger = new Ledger({ repo: new LedgerRepo(ctx.db), clock: systemClock, work: new UnitOfWork(ctx.db) });
   const connectors = new ConnectorService({
     repo: new ConnectorsRepo(ctx.db), cipher, ledger, clock: systemClock, log,
     kinds: new ConnectorKinds(plugins.loaded, plugins.broken), file: readConnectorsFile(config.configDir),

@@ -141,7 +141,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const { mail } = mount(createMailArea({ settings, cipher, ledger, clock, log, config, people: people.directory, onCall }));
   const { modes } = mount(createStatusArea({ identity, install, licence, people: people.directory, ledger, checkpoints, mail }));
   const { signIn, refusals, sessions } = mount(createIdentityArea({ db, work, people, settings, install, tokens, cipher, modes, mail, ledger, clock, log, config }));
-  const guard = new Guard(tokens, () => modes.current(), clock, sessions);
+  const guard = new Guard({ tokens, mode: () => modes.current(), clock, sessions });
   const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
   const governance = mount(createGovernance({

@@ -16,10 +16,10 @@ export class DoctorReports {
   readonly #clock: Clock;
   readonly #maxAgeMs: number;
 
-  constructor(run: () => Promise<DoctorReport>, clock: Clock, maxAgeMs = DOCTOR_REUSE_MS) {
-    this.#run = run;
-    this.#clock = clock;
-    this.#maxAgeMs = maxAgeMs;
+  constructor(deps: { run: () => Promise<DoctorReport>; clock: Clock; maxAgeMs?: number }) {
+    this.#run = deps.run;
+    this.#clock = deps.clock;
+    this.#maxAgeMs = (deps.maxAgeMs ?? DOCTOR_REUSE_MS);
   }
 
   async get(fresh: boolean): Promise<DoctorReport> {

@@ -42,7 +42,7 @@ export function createEpisodesArea(d: {
   const episodes = new EpisodeService({ episodes: repo, held: d.held, ledger, clock, log: d.log, debounceS: d.debounceS, notifier: d.notifier });
   d.intake.onChanged(() => episodes.nudge());
   d.intake.onAlertEnded((trx, episodeId, fingerprint, status, at) => repo.endAlert(trx, episodeId, fingerprint, status, at));
-  const reader = new EpisodeReader(repo, ledger, clock);
+  const reader = new EpisodeReader({ episodes: repo, ledger, clock });
   const openQuery = parseQuery('state:open');
   return {
     episodes,

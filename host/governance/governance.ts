@@ -32,8 +32,8 @@ export function createGovernance(deps: {
 }): Governance {
   const { db, log, ledger, clock } = deps;
   const haltRepo = new HaltRepo(db);
-  const halt = new HaltService(haltRepo, ledger, clock);
-  const approvals = new ApprovalsService(new ApprovalsRepo(db), ledger, clock);
+  const halt = new HaltService({ repo: haltRepo, ledger, clock });
+  const approvals = new ApprovalsService({ repo: new ApprovalsRepo(db), ledger, clock });
   const autonomy = new AutonomyService({ repo: new AutonomyRepo(db), approvals, halt, policy: deps.policy, coverage: deps.coverage, known: deps.known, ledger, clock });
   const gate = new ActionGate({ halt: haltRepo, approvals, autonomy, policy: deps.policy, runs: new ActionRunsRepo(db), ledger, clock, log });
   return {

@@ -30,11 +30,11 @@ export class Guard {
   /** When `operating` was last confirmed, in real and in service time. */
   #confirmed: { real: number; at: number } | null = null;
 
-  constructor(tokens: MachineTokens, mode: () => Promise<Mode>, clock: Clock, sessions: SessionAuthenticator) {
-    this.#tokens = tokens;
-    this.#mode = mode;
-    this.#clock = clock;
-    this.#sessions = sessions;
+  constructor(deps: { tokens: MachineTokens; mode: () => Promise<Mode>; clock: Clock; sessions: SessionAuthenticator }) {
+    this.#tokens = deps.tokens;
+    this.#mode = deps.mode;
+    this.#clock = deps.clock;
+    this.#sessions = deps.sessions;
   }
 
   /** A session or the admin token; the ingest token opens nothing here. */

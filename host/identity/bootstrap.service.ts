@@ -52,22 +52,14 @@ export class BootstrapService {
   readonly #clock: Clock;
   readonly #access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> };
 
-  constructor(
-    people: PeopleRepo,
-    install: Pick<Install, 'lock'>,
-    mail: InitialMail,
-    modes: ModeService,
-    ledger: Ledger,
-    clock: Clock,
-    access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> },
-  ) {
-    this.#access = access;
-    this.#people = people;
-    this.#install = install;
-    this.#mail = mail;
-    this.#modes = modes;
-    this.#ledger = ledger;
-    this.#clock = clock;
+  constructor(deps: { people: PeopleRepo; install: Pick<Install, 'lock'>; mail: InitialMail; modes: ModeService; ledger: Ledger; clock: Clock; access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> } }) {
+    this.#access = deps.access;
+    this.#people = deps.people;
+    this.#install = deps.install;
+    this.#mail = deps.mail;
+    this.#modes = deps.modes;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
   }
 
   async bootstrap(input: BootstrapInput, actor: string): Promise<Person> {

@@ -51,15 +51,15 @@ export function createIdentityArea(d: {
   const people = d.people.repo;
   const sessionsRepo = new SessionsRepo(db);
   const access = new AccessPolicyService({ settings, work, people, ledger, clock, sessions: sessionsRepo });
-  const sessions = new SessionService(sessionsRepo, clock, access);
+  const sessions = new SessionService({ repo: sessionsRepo, clock, access });
   const limitLocks = new LimitLocksRepo(db);
-  const limits = new RateLimits(new AttemptsRepo(db), limitLocks, clock, work);
-  const refusals = new Refusals(limitLocks, limits, ledger, clock);
+  const limits = new RateLimits({ repo: new AttemptsRepo(db), locks: limitLocks, clock, work });
+  const refusals = new Refusals({ locks: limitLocks, limits, ledger, clock });
   const adminLogin = new AdminLoginService({ breakGlass: () => mail.breakGlass(), sessions, limits, refusals, ledger });
   mail.onDelivered(() => adminLogin.breakGlassClosed());
-  const bootstrap = new BootstrapService(people, d.install, mail.initial, d.modes, ledger, clock, access);
+  const bootstrap = new BootstrapService({ people, install: d.install, mail: mail.initial, modes: d.modes, ledger, clock, access });
   const signIn = new SignInService({ people, codes: new SignInCodesRepo(db), limits, refusals, sessions, access, mail, ledger, clock, log, codeKey: d.cipher.derive('sign-in-codes') });
-  const peopleService = new PeopleService(people, sessions, access, ledger, clock);
+  const peopleService = new PeopleService({ people, sessions, access, ledger, clock });
   return {
     sessions, access, signIn, refusals,
     routes: ({ server, log, guard }: Http) => {

@@ -43,11 +43,11 @@ export class RateLimits {
   readonly #clock: Clock;
   readonly #work: UnitOfWork;
 
-  constructor(repo: AttemptsRepo, locks: LimitLocksRepo, clock: Clock, work: UnitOfWork) {
-    this.#repo = repo;
-    this.#locks = locks;
-    this.#clock = clock;
-    this.#work = work;
+  constructor(deps: { repo: AttemptsRepo; locks: LimitLocksRepo; clock: Clock; work: UnitOfWork }) {
+    this.#repo = deps.repo;
+    this.#locks = deps.locks;
+    this.#clock = deps.clock;
+    this.#work = deps.work;
   }
 
   /** Runs `fn` in a transaction of its own holding the locks of `keys` (a deadlock is retried). */

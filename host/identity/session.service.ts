@@ -27,10 +27,10 @@ export class SessionService implements SessionAuthenticator {
   readonly #clock: Clock;
   readonly #access: AccessCheck;
 
-  constructor(repo: SessionsRepo, clock: Clock, access: AccessCheck) {
-    this.#repo = repo;
-    this.#clock = clock;
-    this.#access = access;
+  constructor(deps: { repo: SessionsRepo; clock: Clock; access: AccessCheck }) {
+    this.#repo = deps.repo;
+    this.#clock = deps.clock;
+    this.#access = deps.access;
   }
 
   /** Opens a session inside `trx`; answers the token, which is never stored. */

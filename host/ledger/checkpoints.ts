@@ -50,12 +50,12 @@ export class Checkpointer {
   readonly #clock: Clock;
   readonly #log: Logger;
 
-  constructor(repo: LedgerRepo, identity: InstallIdentity, clock: Clock, dataDir: string, log: Logger) {
-    this.#repo = repo;
-    this.#identity = identity;
-    this.#clock = clock;
-    this.#log = log;
-    this.file = path.join(dataDir, CHECKPOINT_FILE);
+  constructor(deps: { repo: LedgerRepo; identity: InstallIdentity; clock: Clock; dataDir: string; log: Logger }) {
+    this.#repo = deps.repo;
+    this.#identity = deps.identity;
+    this.#clock = deps.clock;
+    this.#log = deps.log;
+    this.file = path.join(deps.dataDir, CHECKPOINT_FILE);
   }
 
   /** The newest checkpoint in the database, whichever host wrote it. */

@@ -21,8 +21,8 @@ export interface LedgerArea extends Area {
 /** The hash-chained ledger and its checkpoints; owns `ledger` and the checkpoint file. */
 export async function createLedgerArea(d: { db: Db; work: UnitOfWork; identity: InstallIdentity; clock: Clock; dataDir: string; log: Logger }): Promise<LedgerArea> {
   const repo = new LedgerRepo(d.db);
-  const ledger = new Ledger(repo, d.clock, d.work);
-  const checkpoints = new Checkpointer(repo, d.identity, d.clock, d.dataDir, d.log);
+  const ledger = new Ledger({ repo, clock: d.clock, work: d.work });
+  const checkpoints = new Checkpointer({ repo, identity: d.identity, clock: d.clock, dataDir: d.dataDir, log: d.log });
   ledger.onCommit((head) => {
     checkpoints.maybeWrite(head).catch((err: unknown) => d.log.error({ err }, 'checkpoint failed'));
   });

@@ -47,10 +47,10 @@ export class Ledger {
   readonly #clock: Clock;
   readonly #work: UnitOfWork;
 
-  constructor(repo: LedgerRepo, clock: Clock, work: UnitOfWork) {
-    this.repo = repo;
-    this.#clock = clock;
-    this.#work = work;
+  constructor(deps: { repo: LedgerRepo; clock: Clock; work: UnitOfWork }) {
+    this.repo = deps.repo;
+    this.#clock = deps.clock;
+    this.#work = deps.work;
   }
 
   /** Called with the new head after every commit that appended events. */

@@ -44,7 +44,7 @@ export async function createLicenceArea(d: {
     mode: config.licenceCheck, server: config.licenceServer, fingerprint: d.identity.fingerprint, version: VERSION,
   });
   await check.load();
-  const licences = new LicenceService(new LicenceRepo(db), d.install, d.identity, ledger, clock, { configDir: config.configDir, extraPublicKey: config.licencePublicKey }, check.hook);
+  const licences = new LicenceService({ repo: new LicenceRepo(db), install: d.install, identity: d.identity, ledger, clock, opts: { configDir: config.configDir, extraPublicKey: config.licencePublicKey }, confirmation: check.hook });
   const limits = new ServiceLimits({ repo: new LicenceLimitsRepo(db), held: d.held, licences, ledger, clock, log });
   return {
     licences, limits,

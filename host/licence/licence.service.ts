@@ -42,23 +42,15 @@ export class LicenceService {
   readonly #clock: Clock;
   readonly #changed: AfterLicenceChange[] = [];
 
-  constructor(
-    repo: LicenceRepo,
-    install: Pick<Install, 'lock' | 'markTrialRedeemed'>,
-    identity: InstallIdentity,
-    ledger: Ledger,
-    clock: Clock,
-    opts: { configDir: string | null; extraPublicKey: string | null },
-    confirmation: ConfirmationHook | null,
-  ) {
-    this.#repo = repo;
-    this.#install = install;
-    this.#identity = identity;
-    this.#ledger = ledger;
-    this.#clock = clock;
-    this.#confirmation = confirmation;
-    this.#vendorKeys = [parsePublicKey(VENDOR_PUBLIC_KEY), ...(opts.extraPublicKey === null ? [] : [parsePublicKey(opts.extraPublicKey)])];
-    const file = opts.configDir === null ? null : path.join(opts.configDir, 'licence.json');
+  constructor(deps: { repo: LicenceRepo; install: Pick<Install, 'lock' | 'markTrialRedeemed'>; identity: InstallIdentity; ledger: Ledger; clock: Clock; opts: { configDir: string | null; extraPublicKey: string | null }; confirmation: ConfirmationHook | null }) {
+    this.#repo = deps.repo;
+    this.#install = deps.install;
+    this.#identity = deps.identity;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
+    this.#confirmation = deps.confirmation;
+    this.#vendorKeys = [parsePublicKey(VENDOR_PUBLIC_KEY), ...(deps.opts.extraPublicKey === null ? [] : [parsePublicKey(deps.opts.extraPublicKey)])];
+    const file = deps.opts.configDir === null ? null : path.join(deps.opts.configDir, 'licence.json');
     let text: string | null = null;
     try {
       if (file !== null) text = readFileSync(file, 'utf8');

@@ -19,7 +19,7 @@ export function createLiveArea(d: {
   clock: Clock; debounceS: number; tickMs: number; held: Pick<HeldAlerts, 'ungroupedByService'>; episodes: Pick<EpisodesArea, 'open'>;
   governance: Pick<Governance, 'approvals'>; discovery: Pick<DiscoveryArea, 'running'>; poller: Pick<Poller, 'schedule'>;
 }): LiveArea {
-  const ticks = new TickMonitor(d.clock, d.tickMs);
+  const ticks = new TickMonitor({ clock: d.clock, everyMs: d.tickMs });
   const live = new LiveService({
     clock: d.clock, debounceS: d.debounceS,
     ungrouped: () => d.held.ungroupedByService(),

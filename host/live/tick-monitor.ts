@@ -12,9 +12,9 @@ export class TickMonitor {
   readonly #clock: Clock;
   readonly #everyMs: number;
 
-  constructor(clock: Clock, everyMs: number) {
-    this.#clock = clock;
-    this.#everyMs = everyMs;
+  constructor(deps: { clock: Clock; everyMs: number }) {
+    this.#clock = deps.clock;
+    this.#everyMs = deps.everyMs;
   }
 
   /** Runs the last step of the tick and records the tick as done (or the step's failure). */

@@ -48,9 +48,9 @@ export class MailSettingsRepo {
   readonly #settings: SettingsRepo;
   readonly #cipher: SecretCipher;
 
-  constructor(settings: SettingsRepo, cipher: SecretCipher) {
-    this.#settings = settings;
-    this.#cipher = cipher;
+  constructor(deps: { settings: SettingsRepo; cipher: SecretCipher }) {
+    this.#settings = deps.settings;
+    this.#cipher = deps.cipher;
   }
 
   /** The settings with secrets unsealed; null when mail was never configured. */

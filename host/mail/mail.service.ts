@@ -102,7 +102,7 @@ export class MailService {
   readonly #delivered: Array<() => Promise<unknown>> = [];
 
   constructor(deps: MailDeps) {
-    this.repo = new MailSettingsRepo(deps.settings, deps.cipher);
+    this.repo = new MailSettingsRepo({ settings: deps.settings, cipher: deps.cipher });
     this.#revisions = new Revisions(deps.settings);
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;

@@ -18,18 +18,13 @@ export class ModeService {
   readonly #install: Pick<Install, 'get' | 'moveMode'>;
   readonly #ledger: Ledger;
 
-  constructor(
-    licences: LicenceService,
-    people: PeopleCount,
-    install: Pick<Install, 'get' | 'moveMode'>,
-    ledger: Ledger,
-  ) {
-    this.#licences = licences;
-    this.#people = people;
-    this.#install = install;
-    this.#ledger = ledger;
+  constructor(deps: { licences: LicenceService; people: PeopleCount; install: Pick<Install, 'get' | 'moveMode'>; ledger: Ledger }) {
+    this.#licences = deps.licences;
+    this.#people = deps.people;
+    this.#install = deps.install;
+    this.#ledger = deps.ledger;
     // A licence change may change the mode: recorded in the change's own transaction.
-    licences.onChanged((trx, record) => this.recordChange(trx, record));
+    deps.licences.onChanged((trx, record) => this.recordChange(trx, record));
   }
 
   #hasPeople = false;

@@ -21,7 +21,7 @@ export function createStatusArea(d: {
   checkpoints: Pick<Checkpointer, 'latest'>; mail: Pick<MailService, 'publicBreakGlass' | 'emailCodes'>;
 }): StatusArea {
   const { licences, limits } = d.licence;
-  const modes = new ModeService(licences, d.people, d.install, d.ledger);
-  const status = new StatusService(d.identity, licences, modes, d.people, d.ledger, d.checkpoints, d.mail, () => limits.usage());
+  const modes = new ModeService({ licences, people: d.people, install: d.install, ledger: d.ledger });
+  const status = new StatusService({ identity: d.identity, licences, modes, people: d.people, ledger: d.ledger, checkpoints: d.checkpoints, mail: d.mail, usage: () => limits.usage() });
   return { modes, status, routes: ({ server, log }: Http) => statusRoutes(server, { log, status }) };
 }

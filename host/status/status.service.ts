@@ -46,27 +46,28 @@ export class StatusService {
   readonly #emailCodes: () => Promise<EmailCodes>;
   readonly #usage: () => Promise<{ services_used: number; services_allowed: number | null }>;
 
-  constructor(
-    identity: InstallIdentity,
-    licences: LicenceService,
-    modes: ModeService,
-    people: PeopleCount,
-    ledger: Ledger,
-    checkpoints: Pick<Checkpointer, 'latest'>,
+  constructor(deps: {
+    identity: InstallIdentity;
+    licences: LicenceService;
+    modes: ModeService;
+    people: PeopleCount;
+    ledger: Ledger;
+    checkpoints: Pick<Checkpointer, 'latest'>;
     /** From the mail area: whether break-glass is open, and whether sign-in codes can be sent. */
-    mail: { publicBreakGlass(): Promise<{ open: boolean; reason: string | null }>; emailCodes(): Promise<EmailCodes> },
+    mail: { publicBreakGlass(): Promise<{ open: boolean; reason: string | null }>; emailCodes(): Promise<EmailCodes> };
     /** From the licence area: how many services count and how many the licence allows. */
-    usage: () => Promise<{ services_used: number; services_allowed: number | null }>,
-  ) {
+    usage: () => Promise<{ services_used: number; services_allowed: number | null }>;
+  }) {
+    const { mail } = deps;
+    this.#identity = deps.identity;
+    this.#licences = deps.licences;
+    this.#modes = deps.modes;
+    this.#people = deps.people;
+    this.#ledger = deps.ledger;
+    this.#checkpoints = deps.checkpoints;
     this.#breakGlass = () => mail.publicBreakGlass();
     this.#emailCodes = () => mail.emailCodes();
-    this.#usage = usage;
-    this.#identity = identity;
-    this.#licences = licences;
-    this.#modes = modes;
-    this.#people = people;
-    this.#ledger = ledger;
-    this.#checkpoints = checkpoints;
+    this.#usage = deps.usage;
   }
 
   async status(): Promise<Status> {
