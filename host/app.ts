@@ -30,7 +30,6 @@ import type { LicenceService } from './licence/licence.service.ts';
 import { createLiveArea } from './live/live.area.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMailArea } from './mail/mail.area.ts';
-import { NO_PROVIDER } from './mail/mail.service.ts';
 import type { NotifyDelivery } from './notify/delivery.service.ts';
 import { createNotifyArea } from './notify/notify.area.ts';
 import { createOnCall } from './notify/on-call.ts';
@@ -144,29 +143,13 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const guard = new Guard({ tokens, mode: () => modes.current(), clock, sessions });
   const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
-  const governance = mount(createGovernance({
-    db, log, ledger, clock, policy,
-    known: { knownServices: () => licence.limits.knownServices() },
-    coverage: { covers: (service) => connectors.covers(service) },
-  }));
+  const governance = mount(createGovernance({ db, log, ledger, clock, policy, known: licence.limits, coverage: connectors }));
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
   const episodes = mount(createEpisodesArea({ db, held: intake.held, intake: intake.intake, notifier: onCall.notifier, ledger, clock, log, debounceS: config.debounceS }));
   const { delivery: notifications } = mount(createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock, log }));
   const { poller, connectorChecks } = createScheduleArea({ db, connectors, intake: intake.intake, operating: async () => (await modes.current()) === 'operating', clock, log });
   const { ticks } = mount(createLiveArea({ clock, debounceS: config.debounceS, tickMs: TICK_MS, held: intake.held, episodes, governance, discovery, poller }));
-  mount(createDoctorArea({
-    db, config, install, clock, plugins, verify: verifyLedger,
-    extras: {
-      connectors: () => connectors.list(),
-      mail: () => mail.breakGlass(),
-      licence: async () => ({ status: await licence.licences.status(), confirmation: await licence.confirmation.view(), usage: await licence.limits.usage(), overLimit: await licence.limits.overLimit() }),
-      schedules: async () => ticks.seen(),
-      notifications: async () => {
-        const glass = await mail.breakGlass();
-        return { ...(await notifications.status()), mailProblem: glass.open && glass.reason === NO_PROVIDER ? NO_PROVIDER : null };
-      },
-    },
-  }));
+  mount(createDoctorArea({ db, config, install, clock, plugins, verify: verifyLedger, connectors, mail, licence, ticks, notifications }));
 
   const server = createServer(log);
   consoleRoutes(server);
