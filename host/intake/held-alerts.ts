@@ -13,7 +13,7 @@ export interface FiringHistory {
 
 /**
  * What other areas may read or mark in the alerts intake holds. Only the intake area's repos
- * touch `held_alerts` and `alert_firings`; episodes, licence limits, governance and the live view
+ * touch `held_alerts` and `alert_firings`; episodes, licence limits and the live view
  * go through this.
  */
 export interface HeldAlerts {
@@ -25,8 +25,6 @@ export interface HeldAlerts {
   setEpisode(trx: Trx, fingerprints: string[], episodeId: string): Promise<void>;
   /** Each fingerprint's firing history at `nowMs` (a fingerprint never fired is absent). */
   histories(trx: Trx, fingerprints: string[], nowMs: number): Promise<Map<string, FiringHistory>>;
-  /** Every service an alert has named, sorted. */
-  knownServices(): Promise<string[]>;
   /** Every service an alert has named, the first seen first (ties by name). */
   servicesByFirstSeen(): Promise<string[]>;
 }
@@ -54,10 +52,6 @@ export class IntakeHeldAlerts implements HeldAlerts {
   async histories(trx: Trx, fingerprints: string[], nowMs: number): Promise<Map<string, FiringHistory>> {
     const counts = await this.#d.firings.counts(trx, fingerprints, nowMs);
     return new Map([...counts].map(([f, c]) => [f, { d7: c.d7, d30: c.d30, flapping: c.flap >= FLAP_MIN }]));
-  }
-
-  knownServices(): Promise<string[]> {
-    return this.#d.held.knownServices();
   }
 
   servicesByFirstSeen(): Promise<string[]> {
