@@ -14,6 +14,7 @@ import { MailService } from '../host/mail/mail.service.ts';
 import { loadPlugins, pluginDirs } from '../host/plugins/loader.ts';
 import { SecretCipher } from '../host/secrets/cipher.ts';
 import { SettingsRepo } from '../host/settings/settings.repo.ts';
+import { UnitOfWork } from '../host/storage/unit-of-work.ts';
 import { PLUGIN_API_VERSION } from '../host/version.ts';
 import { CliProblem, EXIT_FAILED } from './base.ts';
 import type { CliContext } from './context.ts';
@@ -31,7 +32,7 @@ export async function openOps(ctx: CliContext): Promise<{ connectors: ConnectorS
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log, hostApi: PLUGIN_API_VERSION });
   // Nothing here appends to the ledger (a CLI check records only the connector's last check),
   // but both services take one.
-  const ledger = new Ledger(new LedgerRepo(ctx.db), systemClock);
+  const ledger = new Ledger({ repo: new LedgerRepo(ctx.db), clock: systemClock, work: new UnitOfWork(ctx.db) });
   const connectors = new ConnectorService({
     repo: new ConnectorsRepo(ctx.db), cipher, ledger, clock: systemClock, log,
     kinds: new ConnectorKinds(plugins.loaded, plugins.broken), file: readConnectorsFile(config.configDir),

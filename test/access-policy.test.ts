@@ -1,6 +1,6 @@
 import test from 'ava';
 import { AppError } from '../host/errors.ts';
-import type { Principal } from '../host/http/guard.ts';
+import type { Principal } from '../host/identity/principal.ts';
 import {
   checkAddress,
   compilePolicy,
@@ -19,6 +19,7 @@ import { PeopleRepo } from '../host/identity/people.repo.ts';
 import { SettingsRepo } from '../host/settings/settings.repo.ts';
 import type { Trx } from '../host/storage/db.ts';
 import { makeOperating, startApp, type TestApp } from './helpers/app.ts';
+import { UnitOfWork } from '../host/storage/unit-of-work.ts';
 
 const policy = (p: Partial<AccessPolicy> = {}): AccessPolicy => ({ allowed_domains: [], blocked: [], block_webmail: false, ...p });
 const admits = (p: Partial<AccessPolicy>, email: string) => checkAddress(policy(p), email).allowed;
@@ -140,7 +141,7 @@ class FakeSessions implements SessionEnder {
 }
 
 function serviceOn(ta: TestApp, sessions: SessionEnder = new FakeSessions()): AccessPolicyService {
-  return new AccessPolicyService({ settings: new SettingsRepo(ta.app.db), people: new PeopleRepo(ta.app.db), ledger: ta.app.ledger, clock: ta.clock, sessions });
+  return new AccessPolicyService({ settings: new SettingsRepo(ta.app.db), work: new UnitOfWork(ta.app.db), people: new PeopleRepo(ta.app.db), ledger: ta.app.ledger, clock: ta.clock, sessions });
 }
 
 async function accessEvents(ta: TestApp): Promise<Array<{ actor: string; data: any }>> {

@@ -1,5 +1,5 @@
 import test, { type ExecutionContext } from 'ava';
-import { MailService, NO_PROVIDER, NO_SEND_YET, SEND_FAILED } from '../host/mail/mail.service.ts';
+import { MailService, NO_PROVIDER, NO_SEND_YET, SEND_FAILED, type MailDeps } from '../host/mail/mail.service.ts';
 import { SecretCipher } from '../host/secrets/cipher.ts';
 import { SettingsRepo } from '../host/settings/settings.repo.ts';
 import { INGEST_TOKEN, makeOperating, signLicence, startApp, type TestApp } from './helpers/app.ts';
@@ -17,7 +17,7 @@ interface Setup {
   seen: unknown[];
   call: TestApp['call'];
   /** A second MailService on the same database, as another host process would have. */
-  other: () => MailService;
+  other: (extra?: Pick<MailDeps, 'firstOwner' | 'onCallRecipients'>) => MailService;
 }
 
 async function setup(t: ExecutionContext, opts: { trustCa?: boolean; operating?: boolean } = {}): Promise<Setup> {
@@ -31,8 +31,9 @@ async function setup(t: ExecutionContext, opts: { trustCa?: boolean; operating?:
     seen.push(res.body);
     return res;
   };
-  const other = () =>
+  const other = (extra: Pick<MailDeps, 'firstOwner' | 'onCallRecipients'> = {}) =>
     new MailService({
+      ...extra,
       settings: new SettingsRepo(ta.app.db),
       cipher: SecretCipher.load(ta.app.config.secretKey, ta.app.config.dataDir),
       ledger: ta.app.ledger,
@@ -368,10 +369,9 @@ test('the admin token with no body: the test e-mail goes to the on-call recipien
 
   // The seam the notifications settings fill: their recipients come before the first owner.
   const admin = { kind: 'admin_token', actor: 'admin-token', role: 'owner', email: null } as const;
-  const mail = s.other();
-  mail.useFirstOwner(async () => 'owner@bank.example');
-  t.deepEqual(await mail.testRecipients(admin), ['owner@bank.example']);
-  mail.useOnCallRecipients(async () => ['Oncall-A@bank.example', 'oncall-b@bank.example', 'oncall-a@bank.example']);
+  const firstOwner = async () => 'owner@bank.example';
+  t.deepEqual(await s.other({ firstOwner }).testRecipients(admin), ['owner@bank.example']);
+  const mail = s.other({ firstOwner, onCallRecipients: async () => ['Oncall-A@bank.example', 'oncall-b@bank.example', 'oncall-a@bank.example'] });
   t.deepEqual(await mail.testRecipients(admin), ['oncall-a@bank.example', 'oncall-b@bank.example']);
   const res = await mail.test(admin);
   t.deepEqual(res, { ok: true, to: 'oncall-a@bank.example, oncall-b@bank.example', recipients: ['oncall-a@bank.example', 'oncall-b@bank.example'], provider: 'smtp' });

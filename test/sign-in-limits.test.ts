@@ -12,6 +12,7 @@ import { ADMIN_TOKEN, makeOperating, startApp, type TestApp } from './helpers/ap
 import { lockRuleBroken } from './helpers/lock-rule.ts';
 import { breakGlass } from './helpers/people.ts';
 import { startSmtp, type TestSmtp } from './helpers/smtp.ts';
+import { UnitOfWork } from '../host/storage/unit-of-work.ts';
 
 /**
  * The sign-in limits under concurrent requests, in one host process, on the engine of the pass
@@ -188,13 +189,13 @@ test('a break-glass session ends when break-glass closes: mail works, and the ol
 test('a break-glass sign-in racing the send that closes break-glass: the session it opened ends, and it answers use_email', async (t) => {
   const ta = await startApp(t);
   await makeOperating(ta, OWNER);
-  const sessions = new SessionService(new SessionsRepo(ta.app.db), ta.clock);
-  const limits = new RateLimits(new AttemptsRepo(ta.app.db), new LimitLocksRepo(ta.app.db), ta.clock);
+  const sessions = new SessionService({ repo: new SessionsRepo(ta.app.db), clock: ta.clock, access: { allows: async () => true } });
+  const limits = new RateLimits({ repo: new AttemptsRepo(ta.app.db), locks: new LimitLocksRepo(ta.app.db), clock: ta.clock, work: new UnitOfWork(ta.app.db) });
   // Open when first read, closed when read again after the session committed (a send succeeded in between).
   const reads = [true, false];
   const admin = new AdminLoginService({
     breakGlass: async () => ({ open: reads.shift() ?? false, reason: null }),
-    sessions, limits, refusals: new Refusals(new LimitLocksRepo(ta.app.db), limits, ta.app.ledger, ta.clock), ledger: ta.app.ledger,
+    sessions, limits, refusals: new Refusals({ locks: new LimitLocksRepo(ta.app.db), limits, ledger: ta.app.ledger, clock: ta.clock }), ledger: ta.app.ledger,
   });
   const err = await t.throwsAsync(admin.login('203.0.113.70'));
   t.is((err as AppError).code, 'use_email');

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { ConnectorService } from '../connectors/connectors.service.ts';
 import { AppError } from '../errors.ts';
-import type { Principal } from '../http/guard.ts';
+import type { UnitOfWork } from '../storage/unit-of-work.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import { isDuplicate, type CandidateRow, type JobRow, type JobsRepo, type StepRow } from './jobs.repo.ts';
@@ -41,6 +42,7 @@ export interface JobView {
 
 export interface DiscoveryDeps {
   repo: JobsRepo;
+  work: UnitOfWork;
   connectors: ConnectorService;
   ledger: Ledger;
   clock: Clock;
@@ -55,21 +57,23 @@ export interface DiscoveryDeps {
  * find as candidates (`service_candidates`), never as services.
  */
 export class DiscoveryService {
-  private readonly repo: JobsRepo;
-  private readonly connectors: ConnectorService;
-  private readonly ledger: Ledger;
-  private readonly clock: Clock;
-  private readonly log: Logger;
+  readonly #repo: JobsRepo;
+  readonly #connectors: ConnectorService;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
+  readonly #log: Logger;
   readonly timeoutS: number;
+  readonly #work: UnitOfWork;
   #current: Promise<void> | null = null;
 
   constructor(deps: DiscoveryDeps) {
-    this.repo = deps.repo;
-    this.connectors = deps.connectors;
-    this.ledger = deps.ledger;
-    this.clock = deps.clock;
-    this.log = deps.log.child({ component: 'discovery' });
+    this.#repo = deps.repo;
+    this.#connectors = deps.connectors;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
+    this.#log = deps.log.child({ component: 'discovery' });
     this.timeoutS = deps.timeoutS;
+    this.#work = deps.work;
   }
 
   /**
@@ -80,8 +84,8 @@ export class DiscoveryService {
   async start(who: Principal): Promise<JobView> {
     if (this.#current !== null) await this.#refuseRunning();
     await this.#releaseAbandoned();
-    const targets = await this.connectors.discoverable();
-    const now = this.clock.now();
+    const targets = await this.#connectors.discoverable();
+    const now = this.#clock.now();
     const job: JobRow = {
       id: randomUUID(),
       state: 'running',
@@ -97,8 +101,8 @@ export class DiscoveryService {
       problem: null,
     };
     try {
-      await this.ledger.transact(async (trx, record) => {
-        await this.repo.insert(trx, job, targets.map((t) => ({ connector: t.name, kind: t.kind }))).catch((e: unknown) => {
+      await this.#ledger.transact(async (trx, record) => {
+        await this.#repo.insert(trx, job, targets.map((t) => ({ connector: t.name, kind: t.kind }))).catch((e: unknown) => {
           // Another job took the running key first (a race here, or another host).
           throw isDuplicate(e) ? new AppError('discovery_running') : e;
         });
@@ -113,8 +117,8 @@ export class DiscoveryService {
       if (e instanceof AppError && e.code === 'discovery_running') await this.#refuseRunning();
       throw e;
     }
-    this.log.info({ job: job.id, connections: targets.length }, 'discovery started');
-    const run = this.#run(job).catch((err: unknown) => this.log.error({ err, job: job.id }, 'discovery job failed'));
+    this.#log.info({ job: job.id, connections: targets.length }, 'discovery started');
+    const run = this.#run(job).catch((err: unknown) => this.#log.error({ err, job: job.id }, 'discovery job failed'));
     const tracked: Promise<void> = run.finally(() => {
       if (this.#current === tracked) this.#current = null;
     });
@@ -124,9 +128,9 @@ export class DiscoveryService {
 
   /** A job with its steps and candidates; 404 `not_found`. */
   async job(id: string): Promise<JobView> {
-    const job = /^[0-9a-f-]{36}$/.test(id) ? await this.repo.job(id) : null;
+    const job = /^[0-9a-f-]{36}$/.test(id) ? await this.#repo.job(id) : null;
     if (job === null) throw new AppError('not_found', 'no such job');
-    const steps = await this.repo.steps(id);
+    const steps = await this.#repo.steps(id);
     const candidates: JobView['candidates'] = [];
     let truncated = false;
     for (const s of steps) {
@@ -135,7 +139,7 @@ export class DiscoveryService {
         truncated = true;
         break;
       }
-      for (const c of await this.repo.candidates(s.connector, s.names)) {
+      for (const c of await this.#repo.candidates(s.connector, s.names)) {
         if (candidates.length >= MAX_LISTED) {
           truncated = true;
           break;
@@ -171,29 +175,29 @@ export class DiscoveryService {
   // ---- internals
 
   async #refuseRunning(): Promise<never> {
-    const running = await this.repo.running();
+    const running = await this.#repo.running();
     const id = running?.id ?? 'unknown';
     throw new AppError('discovery_running', `discovery job ${id} is running; follow it at /v1/jobs/${id}`, running === null ? {} : { location: `/v1/jobs/${id}` });
   }
 
   /** A job left running by a host that stopped (no progress for longer than a connection may take) is failed, freeing the key. */
   async #releaseAbandoned(): Promise<void> {
-    const running = await this.repo.running();
+    const running = await this.#repo.running();
     if (running === null) return;
-    const now = this.clock.now();
+    const now = this.#clock.now();
     const idleMs = now.getTime() - running.touched_ms;
     if (idleMs <= this.timeoutS * 1000 + ABANDON_GRACE_MS) await this.#refuseRunning();
     const problem = `abandoned: no progress for ${Math.round(idleMs / 1000)} s (the host running it stopped)`;
-    await this.ledger.transact(async (trx, record) => {
-      await this.repo.failOpenSteps(trx, running.id, problem, now.toISOString());
-      await this.repo.finish(trx, running.id, { state: 'failed', finished_at: now.toISOString(), found: running.found, new_candidates: running.new_candidates, failed: running.failed, problem });
+    await this.#ledger.transact(async (trx, record) => {
+      await this.#repo.failOpenSteps(trx, running.id, problem, now.toISOString());
+      await this.#repo.finish(trx, running.id, { state: 'failed', finished_at: now.toISOString(), found: running.found, new_candidates: running.new_candidates, failed: running.failed, problem });
       await record({ type: 'discovery.failed', actor: 'system', reason: `discovery job ${running.id} ${problem}`, data: { job: running.id, problem } });
     });
-    this.log.warn({ job: running.id }, problem);
+    this.#log.warn({ job: running.id }, problem);
   }
 
   async #run(job: JobRow): Promise<void> {
-    const steps = await this.repo.steps(job.id);
+    const steps = await this.#repo.steps(job.id);
     let found = 0;
     let fresh = 0;
     let failed = 0;
@@ -203,7 +207,7 @@ export class DiscoveryService {
       while (next < steps.length) {
         const step = steps[next++]!;
         const outcome = await this.#step(job.id, step).catch((err: unknown) => {
-          this.log.error({ err, job: job.id, connector: step.connector }, 'discovery step could not be recorded');
+          this.#log.error({ err, job: job.id, connector: step.connector }, 'discovery step could not be recorded');
           return { found: 0, fresh: 0, ok: false, cut_off: false };
         });
         found += outcome.found;
@@ -214,9 +218,9 @@ export class DiscoveryService {
     };
     try {
       await Promise.all(Array.from({ length: Math.min(PARALLEL, steps.length) }, worker));
-      const at = this.clock.now().toISOString();
-      await this.ledger.transact(async (trx, record) => {
-        await this.repo.finish(trx, job.id, { state: 'finished', finished_at: at, found, new_candidates: fresh, failed, problem: null });
+      const at = this.#clock.now().toISOString();
+      await this.#ledger.transact(async (trx, record) => {
+        await this.#repo.finish(trx, job.id, { state: 'finished', finished_at: at, found, new_candidates: fresh, failed, problem: null });
         await record({
           type: 'discovery.finished',
           actor: 'system',
@@ -224,14 +228,14 @@ export class DiscoveryService {
           data: { job: job.id, by: job.by, connections: steps.length, finished: steps.length - failed, failed, cut_off: cutOff, found, new_candidates: fresh },
         });
       });
-      this.log.info({ job: job.id, found, new_candidates: fresh, failed }, 'discovery finished');
+      this.#log.info({ job: job.id, found, new_candidates: fresh, failed }, 'discovery finished');
     } catch (err) {
       const problem = `the job failed: ${err instanceof Error ? clip(err.message.split('\n', 1)[0]!, 500) : String(err)}`;
-      this.log.error({ err, job: job.id }, 'discovery job failed');
-      const at = this.clock.now().toISOString();
-      await this.ledger.transact(async (trx, record) => {
-        await this.repo.failOpenSteps(trx, job.id, problem, at);
-        await this.repo.finish(trx, job.id, { state: 'failed', finished_at: at, found, new_candidates: fresh, failed, problem });
+      this.#log.error({ err, job: job.id }, 'discovery job failed');
+      const at = this.#clock.now().toISOString();
+      await this.#ledger.transact(async (trx, record) => {
+        await this.#repo.failOpenSteps(trx, job.id, problem, at);
+        await this.#repo.finish(trx, job.id, { state: 'failed', finished_at: at, found, new_candidates: fresh, failed, problem });
         await record({ type: 'discovery.failed', actor: 'system', reason: `discovery job ${job.id}: ${problem}`, data: { job: job.id, problem, found, new_candidates: fresh } });
       });
     }
@@ -239,9 +243,9 @@ export class DiscoveryService {
 
   /** Asks one connection and records its outcome and candidates in one transaction. */
   async #step(jobId: string, step: StepRow): Promise<{ found: number; fresh: number; ok: boolean; cut_off: boolean }> {
-    const started = this.clock.now();
-    await this.repo.startStep(jobId, step.connector, started.toISOString(), started.getTime());
-    const r = await this.connectors.discover(step.connector, this.timeoutS * 1000).catch((e: unknown) => ({
+    const started = this.#clock.now();
+    await this.#repo.startStep(jobId, step.connector, started.toISOString(), started.getTime());
+    const r = await this.#connectors.discover(step.connector, this.timeoutS * 1000).catch((e: unknown) => ({
       ok: false,
       problem: e instanceof AppError && e.code === 'not_found' ? 'the connector was removed while the job ran' : clip(`the discovery failed: ${e instanceof Error ? e.message : String(e)}`, 1000),
       cut_off: false,
@@ -260,17 +264,17 @@ export class DiscoveryService {
       if (items.length < MAX_EVIDENCE_ITEMS) items.push({ source: s.source, ...s.evidence });
       merged.set(name, items);
     }
-    const now = this.clock.now();
+    const now = this.#clock.now();
     let fresh = 0;
-    await this.repo.db.transaction(async (trx) => {
-      if (merged.size > 0) fresh = await this.repo.putCandidates(trx, { source: step.connector, kind: step.kind, jobId, at: now.toISOString(), found: merged });
-      await this.repo.finishStep(
+    await this.#work.run(async (trx) => {
+      if (merged.size > 0) fresh = await this.#repo.putCandidates(trx, { source: step.connector, kind: step.kind, jobId, at: now.toISOString(), found: merged });
+      await this.#repo.finishStep(
         trx,
         { job_id: jobId, connector: step.connector, state: r.ok ? 'finished' : 'failed', found: merged.size, dropped: r.dropped, problem: r.problem, cut_off: r.cut_off, took_ms: r.took_ms, finished_at: now.toISOString(), names: [...merged.keys()] },
         now.getTime(),
       );
     });
-    if (!r.ok) this.log.warn({ job: jobId, connector: step.connector, cut_off: r.cut_off }, `discovery of ${step.connector} failed: ${r.problem}`);
+    if (!r.ok) this.#log.warn({ job: jobId, connector: step.connector, cut_off: r.cut_off }, `discovery of ${step.connector} failed: ${r.problem}`);
     return { found: merged.size, fresh, ok: r.ok, cut_off: r.cut_off };
   }
 }

@@ -111,10 +111,10 @@ const CHUNK = 200;
 
 /** The only code that touches `discovery_jobs`, `discovery_steps` and `service_candidates`. */
 export class JobsRepo {
-  readonly db: Db;
+  readonly #db: Db;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
   }
 
   /** Inserts a job holding the running key, with its steps queued; throws a duplicate error when another job holds the key. */
@@ -127,26 +127,26 @@ export class JobsRepo {
 
   /** The job holding the running key, if any. */
   async running(trx?: Trx): Promise<JobRow | null> {
-    const r = (await (trx ?? this.db)('discovery_jobs').select('*').where({ running_key: RUNNING_KEY }).first()) as Record<string, unknown> | undefined;
+    const r = (await (trx ?? this.#db)('discovery_jobs').select('*').where({ running_key: RUNNING_KEY }).first()) as Record<string, unknown> | undefined;
     return r === undefined ? null : jobFromRaw(r);
   }
 
   async job(id: string, trx?: Trx): Promise<JobRow | null> {
-    const r = (await (trx ?? this.db)('discovery_jobs').select('*').where({ id }).first()) as Record<string, unknown> | undefined;
+    const r = (await (trx ?? this.#db)('discovery_jobs').select('*').where({ id }).first()) as Record<string, unknown> | undefined;
     return r === undefined ? null : jobFromRaw(r);
   }
 
   async steps(jobId: string, trx?: Trx): Promise<StepRow[]> {
-    const rows = (await (trx ?? this.db)('discovery_steps').select('*').where({ job_id: jobId }).orderBy('connector')) as Array<Record<string, unknown>>;
+    const rows = (await (trx ?? this.#db)('discovery_steps').select('*').where({ job_id: jobId }).orderBy('connector')) as Array<Record<string, unknown>>;
     return rows.map(stepFromRaw);
   }
 
   async touch(jobId: string, ms: number): Promise<void> {
-    await this.db('discovery_jobs').where({ id: jobId }).update({ touched_ms: ms });
+    await this.#db('discovery_jobs').where({ id: jobId }).update({ touched_ms: ms });
   }
 
   async startStep(jobId: string, connector: string, at: string, ms: number): Promise<void> {
-    await this.db.transaction(async (trx) => {
+    await this.#db.transaction(async (trx) => {
       await trx('discovery_steps').where({ job_id: jobId, connector }).update({ state: 'running', started_at: at });
       await trx('discovery_jobs').where({ id: jobId }).update({ touched_ms: ms });
     });
@@ -197,7 +197,7 @@ export class JobsRepo {
   async candidates(source: string, names: string[], trx?: Trx): Promise<CandidateRow[]> {
     const out: CandidateRow[] = [];
     for (let i = 0; i < names.length; i += CHUNK) {
-      const rows = (await (trx ?? this.db)('service_candidates').select('*').where({ source }).whereIn('name', names.slice(i, i + CHUNK))) as Array<Record<string, unknown>>;
+      const rows = (await (trx ?? this.#db)('service_candidates').select('*').where({ source }).whereIn('name', names.slice(i, i + CHUNK))) as Array<Record<string, unknown>>;
       out.push(...rows.map(candidateFromRaw));
     }
     return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -12,21 +12,21 @@ export class DoctorReports {
   #last: { report: DoctorReport; atMs: number } | null = null;
   #running: Promise<DoctorReport> | null = null;
 
-  private readonly run: () => Promise<DoctorReport>;
-  private readonly clock: Clock;
-  private readonly maxAgeMs: number;
+  readonly #run: () => Promise<DoctorReport>;
+  readonly #clock: Clock;
+  readonly #maxAgeMs: number;
 
-  constructor(run: () => Promise<DoctorReport>, clock: Clock, maxAgeMs = DOCTOR_REUSE_MS) {
-    this.run = run;
-    this.clock = clock;
-    this.maxAgeMs = maxAgeMs;
+  constructor(deps: { run: () => Promise<DoctorReport>; clock: Clock; maxAgeMs?: number }) {
+    this.#run = deps.run;
+    this.#clock = deps.clock;
+    this.#maxAgeMs = (deps.maxAgeMs ?? DOCTOR_REUSE_MS);
   }
 
   async get(fresh: boolean): Promise<DoctorReport> {
-    const now = this.clock.now().getTime();
-    if (!fresh && this.#last !== null && now - this.#last.atMs <= this.maxAgeMs && now >= this.#last.atMs) return this.#last.report;
+    const now = this.#clock.now().getTime();
+    if (!fresh && this.#last !== null && now - this.#last.atMs <= this.#maxAgeMs && now >= this.#last.atMs) return this.#last.report;
     if (!fresh && this.#running !== null) return this.#running;
-    const running = this.run().then((report) => {
+    const running = this.#run().then((report) => {
       this.#last = { report, atMs: now };
       return report;
     });

@@ -10,7 +10,7 @@ import type { DoctorReport } from './doctor.service.ts';
 
 /** GET /v1/doctor: the health report, reused for up to 60 s unless `fresh=1`. */
 export function doctorRoutes(server: Server, deps: { log: Logger; guard: Guard; clock: Clock; run: () => Promise<DoctorReport> }): void {
-  const reports = new DoctorReports(deps.run, deps.clock);
+  const reports = new DoctorReports({ run: deps.run, clock: deps.clock });
 
   server.get('/v1/doctor', route(deps.log, async (req) => {
     await deps.guard.bearer(req);

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { InstallRepo } from '../install/install.repo.ts';
+import type { Install } from '../install/install.ts';
 import type { VerifyReport } from '../ledger/verify.ts';
 import type { Db } from '../storage/db.ts';
 import { pendingMigrations } from '../storage/migrate.ts';
@@ -112,7 +112,7 @@ export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 
 export function doctorDeps(opts: {
   db: Db;
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'adminToken' | 'ingestToken'>;
-  installs: InstallRepo;
+  installs: Pick<Install, 'get'>;
   clock: Clock;
   plugins: () => Promise<PluginsSeen>;
   verifyLedger: () => Promise<VerifyReport>;

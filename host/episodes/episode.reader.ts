@@ -44,10 +44,10 @@ export class EpisodeReader {
   readonly #ledger: Ledger;
   readonly #clock: Clock;
 
-  constructor(episodes: EpisodeRepo, ledger: Ledger, clock: Clock) {
-    this.#episodes = episodes;
-    this.#ledger = ledger;
-    this.#clock = clock;
+  constructor(deps: { episodes: EpisodeRepo; ledger: Ledger; clock: Clock }) {
+    this.#episodes = deps.episodes;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
   }
 
   async list(r: ListRequest): Promise<{ episodes: EpisodeSummary[]; more: boolean; cursor: string | null }> {

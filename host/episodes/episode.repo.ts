@@ -1,7 +1,15 @@
-import type { Baseline } from '../intake/firings.repo.ts';
 import { dialect, type Db, type Trx } from '../storage/db.ts';
 import { applyQuery, lookupTerms, termRows } from './query/compile.ts';
 import type { LeafNode, QueryNode } from './query/parse.ts';
+
+/** What the service knows of one fingerprint's past when it joins an episode. */
+export interface Baseline {
+  first_seen: string;
+  last_seen: string;
+  firings_7d: number;
+  firings_30d: number;
+  flapping: boolean;
+}
 
 export type EpisodeKind = 'incident' | 'notice';
 
@@ -92,22 +100,22 @@ const SEVERITY_RANK: Record<string, number> = { info: 0, warning: 1, critical: 2
 
 /** The only code that touches `episodes`, `episode_alerts` and `episode_data`. */
 export class EpisodeRepo {
-  readonly db: Db;
+  readonly #db: Db;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
   }
 
   /** The open episode of a service, locked on MySQL for the rest of `trx`. */
   async openFor(trx: Trx, service: string): Promise<Episode | null> {
     const q = trx('episodes').select(COLUMNS).where({ open_service: service });
-    const row = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
+    const row = (await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
   }
 
   /** The services that have an open episode now. */
   async openServices(): Promise<string[]> {
-    return ((await this.db('episodes').select('open_service').whereNotNull('open_service')) as { open_service: string }[]).map((r) => r.open_service);
+    return ((await this.#db('episodes').select('open_service').whereNotNull('open_service')) as { open_service: string }[]).map((r) => r.open_service);
   }
 
   async insert(trx: Trx, e: Episode): Promise<void> {
@@ -138,7 +146,7 @@ export class EpisodeRepo {
   /** The episode locked on MySQL for the rest of `trx` (outcome changes from several hosts queue). */
   async lock(trx: Trx, id: string): Promise<Episode | null> {
     const q = trx('episodes').select(COLUMNS).where({ id });
-    const row = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
+    const row = (await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
   }
 
@@ -197,7 +205,7 @@ export class EpisodeRepo {
   }
 
   /** Open episodes none of whose alerts still fire. */
-  async closable(trx: Trx | Db = this.db): Promise<string[]> {
+  async closable(trx: Trx | Db = this.#db): Promise<string[]> {
     const rows = (await trx('episodes')
       .select('id')
       .where({ state: 'open' })
@@ -215,7 +223,7 @@ export class EpisodeRepo {
 
   /** Newest first, after the cursor, filtered in SQL; one row more than `limit` tells of more. */
   async list(f: ListFilter): Promise<{ episodes: Episode[]; more: boolean }> {
-    const q = this.db('episodes').select(COLUMNS.map((c) => `episodes.${c}`));
+    const q = this.#db('episodes').select(COLUMNS.map((c) => `episodes.${c}`));
     if (f.incidentsOnly) q.where('episodes.kind', 'incident');
     if (f.after !== null) {
       const { t_open_ms, id } = f.after;
@@ -235,13 +243,13 @@ export class EpisodeRepo {
   async #selectiveTerms(query: QueryNode): Promise<Set<LeafNode>> {
     const out = new Set<LeafNode>();
     for (const term of lookupTerms(query).slice(0, 8)) {
-      const row = (await termRows(this.db, term, SELECTIVE).first()) as { n: number | string } | undefined;
+      const row = (await termRows(this.#db, term, SELECTIVE).first()) as { n: number | string } | undefined;
       if (Number(row?.n ?? 0) < SELECTIVE) out.add(term);
     }
     return out;
   }
 
-  async get(id: string, trx: Trx | Db = this.db): Promise<Episode | null> {
+  async get(id: string, trx: Trx | Db = this.#db): Promise<Episode | null> {
     const row = (await trx('episodes').select(COLUMNS).where({ id }).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
   }
@@ -250,7 +258,7 @@ export class EpisodeRepo {
   async worstSeverities(ids: string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     for (let i = 0; i < ids.length; i += CHUNK) {
-      const rows = (await this.db('episode_alerts').distinct('episode_id', 'severity').whereIn('episode_id', ids.slice(i, i + CHUNK))) as { episode_id: string; severity: string }[];
+      const rows = (await this.#db('episode_alerts').distinct('episode_id', 'severity').whereIn('episode_id', ids.slice(i, i + CHUNK))) as { episode_id: string; severity: string }[];
       for (const r of rows) {
         const before = out.get(r.episode_id);
         if (before === undefined || severityRank(r.severity) > severityRank(before)) out.set(r.episode_id, r.severity);
@@ -260,7 +268,7 @@ export class EpisodeRepo {
   }
 
   async alertsOf(id: string): Promise<EpisodeAlert[]> {
-    const rows = (await this.db('episode_alerts')
+    const rows = (await this.#db('episode_alerts')
       .select('fingerprint', 'name', 'severity', 'source', 'summary', 'joined_at', 'ended_at', 'end_status', 'baseline')
       .where({ episode_id: id })
       .orderBy([{ column: 'joined_at' }, { column: 'fingerprint' }])
@@ -270,7 +278,7 @@ export class EpisodeRepo {
 
   /** The searchable label values of an episode, by key. */
   async dataOf(id: string): Promise<Record<string, string[]>> {
-    const rows = (await this.db('episode_data').select('key', 'value').where({ episode_id: id }).orderBy(['key', 'value']).limit(5000)) as { key: string; value: string }[];
+    const rows = (await this.#db('episode_data').select('key', 'value').where({ episode_id: id }).orderBy(['key', 'value']).limit(5000)) as { key: string; value: string }[];
     const out: Record<string, string[]> = {};
     for (const r of rows) (out[r.key] ??= []).push(r.value);
     return out;

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SECOND, type Clock } from '../clock.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
-import type { FiringsRepo } from '../intake/firings.repo.ts';
-import { FLAP_MIN } from '../intake/firings.repo.ts';
-import type { HeldAlert, HeldRepo } from '../intake/held.repo.ts';
+import type { HeldAlert, HeldAlerts } from '../intake/held-alerts.ts';
 import type { Logger } from '../log.ts';
 import type { Trx } from '../storage/db.ts';
 import type { AlertSeverity, NotifyEvent } from '../plugins/contract.ts';
@@ -50,8 +48,8 @@ export interface EpisodeNotifier {
 
 export interface EpisodeServiceDeps {
   episodes: EpisodeRepo;
-  held: HeldRepo;
-  firings: FiringsRepo;
+  /** The intake area's held alerts (it alone touches their tables). */
+  held: HeldAlerts;
   ledger: Ledger;
   clock: Clock;
   log: Logger;
@@ -247,9 +245,9 @@ export class EpisodeService {
   }
 
   async #members(trx: Trx, alerts: HeldAlert[], now: Date): Promise<(EpisodeAlert & { labels: Record<string, string> })[]> {
-    const counts = await this.#d.firings.counts(trx, alerts.map((a) => a.fingerprint), now.getTime());
+    const counts = await this.#d.held.histories(trx, alerts.map((a) => a.fingerprint), now.getTime());
     return alerts.map((a) => {
-      const c = counts.get(a.fingerprint) ?? { d7: 0, d30: 0, flap: 0 };
+      const c = counts.get(a.fingerprint) ?? { d7: 0, d30: 0, flapping: false };
       return {
         fingerprint: a.fingerprint,
         name: a.name,
@@ -260,7 +258,7 @@ export class EpisodeService {
         joined_at: now.toISOString(),
         ended_at: null,
         end_status: null,
-        baseline: { first_seen: a.first_seen, last_seen: a.last_seen, firings_7d: c.d7, firings_30d: c.d30, flapping: c.flap >= FLAP_MIN },
+        baseline: { first_seen: a.first_seen, last_seen: a.last_seen, firings_7d: c.d7, firings_30d: c.d30, flapping: c.flapping },
       };
     });
   }

@@ -69,7 +69,7 @@ export class ActionGate {
 
   /** Counts an action that passed the gate and ran (the hourly cap reads these). */
   async ran(trx: Trx | undefined, ask: ActionAsk): Promise<void> {
-    await this.#runs.add(trx ?? this.#runs.db, { service: ask.service, kind: ask.kind, at_ms: this.#clock.now().getTime() });
+    await this.#runs.add(trx ?? null, { service: ask.service, kind: ask.kind, at_ms: this.#clock.now().getTime() });
   }
 
   async authorise(trx: Trx | undefined, ask: ActionAsk): Promise<void> {
@@ -90,7 +90,7 @@ export class ActionGate {
       await this.#refuse(trx, ask, new AppError('action_not_approved', `${ask.kind} on ${ask.service} at ${level} needs an approved request`), { level });
     }
     const cap = policy.max_actions_per_service_per_hour;
-    const ran = await this.#runs.since(trx ?? this.#runs.db, ask.service, now.getTime() - HOUR_MS);
+    const ran = await this.#runs.since(trx ?? null, ask.service, now.getTime() - HOUR_MS);
     if (ran >= cap) await this.#refuse(trx, ask, new AppError('action_cap_reached', `${ask.service} has had ${ran} action(s) in the last hour: the policy allows ${cap}`), { ran, cap });
     if (ask.approvalId !== undefined) {
       const r = await this.#approvals.request(ask.approvalId, trx);

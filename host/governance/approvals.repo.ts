@@ -44,10 +44,10 @@ const openKey = (r: Pick<ApprovalRequest, 'kind' | 'service'>): string => `${r.k
 
 /** The only code that touches `approval_requests` and `approval_decisions`. */
 export class ApprovalsRepo {
-  readonly db: Db;
+  readonly #db: Db;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
   }
 
   async insert(trx: Trx, r: ApprovalRequest): Promise<void> {
@@ -57,18 +57,18 @@ export class ApprovalsRepo {
   /** The pending raise of `service`, locked on MySQL (a second raise waits for the first). */
   async lockOpenRaise(trx: Trx, service: string): Promise<ApprovalRequest | null> {
     const q = trx('approval_requests').select(COLUMNS).where({ open_key: openKey({ kind: 'autonomy_raise', service }) });
-    const row = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
+    const row = (await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
   }
 
   async lock(trx: Trx, id: string): Promise<ApprovalRequest | null> {
     const q = trx('approval_requests').select(COLUMNS).where({ id });
-    const row = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
+    const row = (await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
   }
 
   async get(id: string, trx?: Trx): Promise<ApprovalRequest | null> {
-    const row = (await (trx ?? this.db)('approval_requests').select(COLUMNS).where({ id }).first()) as Row | undefined;
+    const row = (await (trx ?? this.#db)('approval_requests').select(COLUMNS).where({ id }).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
   }
 
@@ -79,23 +79,23 @@ export class ApprovalsRepo {
 
   /** Whether any pending request's time is up (read without locks, to skip needless work). */
   async anyDue(nowMs: number): Promise<boolean> {
-    return (await this.db('approval_requests').select('id').where({ state: 'pending' }).andWhere('expires_ms', '<=', nowMs).first()) !== undefined;
+    return (await this.#db('approval_requests').select('id').where({ state: 'pending' }).andWhere('expires_ms', '<=', nowMs).first()) !== undefined;
   }
 
   /** Pending requests whose time is up, oldest first, locked on MySQL. */
   async lockDue(trx: Trx, nowMs: number, limit: number): Promise<ApprovalRequest[]> {
     const q = trx('approval_requests').select(COLUMNS).where({ state: 'pending' }).andWhere('expires_ms', '<=', nowMs).orderBy('expires_ms').limit(limit);
-    return ((await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
+    return ((await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
   }
 
   /** Open raises by service. */
   async openRaises(): Promise<ApprovalRequest[]> {
-    return ((await this.db('approval_requests').select(COLUMNS).whereNotNull('open_key')) as Row[]).map(fromRow);
+    return ((await this.#db('approval_requests').select(COLUMNS).whereNotNull('open_key')) as Row[]).map(fromRow);
   }
 
   /** Requests, newest first, optionally of one state. */
   async list(opts: { state?: ApprovalState; limit: number }): Promise<ApprovalRequest[]> {
-    const q = this.db('approval_requests').select(COLUMNS).orderBy([{ column: 'requested_ms', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(opts.limit);
+    const q = this.#db('approval_requests').select(COLUMNS).orderBy([{ column: 'requested_ms', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(opts.limit);
     if (opts.state !== undefined) q.where({ state: opts.state });
     return ((await q) as Row[]).map(fromRow);
   }
@@ -107,7 +107,7 @@ export class ApprovalsRepo {
   async decisionsOf(ids: string[], trx?: Trx): Promise<ApprovalDecision[]> {
     const out: ApprovalDecision[] = [];
     for (let i = 0; i < ids.length; i += 500) {
-      const rows = (await (trx ?? this.db)('approval_decisions').whereIn('request_id', ids.slice(i, i + 500)).orderBy([{ column: 'at_ms' }, { column: 'decider' }])) as ApprovalDecision[];
+      const rows = (await (trx ?? this.#db)('approval_decisions').whereIn('request_id', ids.slice(i, i + 500)).orderBy([{ column: 'at_ms' }, { column: 'decider' }])) as ApprovalDecision[];
       out.push(...rows.map(decisionFromRow));
     }
     return out;

@@ -65,10 +65,10 @@ export class ApprovalsService {
   readonly #clock: Clock;
   #onApproved = new Map<ApprovalRequest['kind'], OnApproved>();
 
-  constructor(repo: ApprovalsRepo, ledger: Ledger, clock: Clock) {
-    this.#repo = repo;
-    this.#ledger = ledger;
-    this.#clock = clock;
+  constructor(deps: { repo: ApprovalsRepo; ledger: Ledger; clock: Clock }) {
+    this.#repo = deps.repo;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
   }
 
   /** What happens, in the same transaction, when a request of `kind` is approved. */

@@ -1,5 +1,5 @@
 import { AppError } from '../errors.ts';
-import type { Principal } from '../http/guard.ts';
+import type { Principal } from '../identity/principal.ts';
 
 /** Who asked for a governance change: the authenticated actor, and the person named. */
 export interface Asker {

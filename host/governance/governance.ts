@@ -1,9 +1,8 @@
 import type { Clock } from '../clock.ts';
-import type { Guard } from '../http/guard.ts';
+import type { Area, Http } from '../area.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { Db } from '../storage/db.ts';
-import type { Server } from 'restify';
 import { ActionRunsRepo } from './action-runs.repo.ts';
 import { ActionGate } from './action-gate.ts';
 import { ApprovalsRepo } from './approvals.repo.ts';
@@ -16,7 +15,7 @@ import { HaltService } from './halt.service.ts';
 import type { ConnectorCoverage, KnownServices, PolicyReader } from './levels.ts';
 
 /** The governance area as the rest of the host sees it. */
-export interface Governance {
+export interface Governance extends Area {
   readonly autonomy: AutonomyService;
   readonly approvals: ApprovalsService;
   readonly halt: HaltService;
@@ -26,17 +25,20 @@ export interface Governance {
   tick(): Promise<void>;
 }
 
-/** Builds governance on `db` and registers its routes. */
+/** Builds governance on `db`; owns `halt`, `approvals`, `autonomy` and `action_runs`. */
 export function createGovernance(deps: {
-  db: Db; server: Server; log: Logger; guard: Guard; ledger: Ledger; clock: Clock;
+  db: Db; log: Logger; ledger: Ledger; clock: Clock;
   policy: PolicyReader; coverage: ConnectorCoverage; known: KnownServices;
 }): Governance {
-  const { db, server, log, guard, ledger, clock } = deps;
+  const { db, log, ledger, clock } = deps;
   const haltRepo = new HaltRepo(db);
-  const halt = new HaltService(haltRepo, ledger, clock);
-  const approvals = new ApprovalsService(new ApprovalsRepo(db), ledger, clock);
+  const halt = new HaltService({ repo: haltRepo, ledger, clock });
+  const approvals = new ApprovalsService({ repo: new ApprovalsRepo(db), ledger, clock });
   const autonomy = new AutonomyService({ repo: new AutonomyRepo(db), approvals, halt, policy: deps.policy, coverage: deps.coverage, known: deps.known, ledger, clock });
   const gate = new ActionGate({ halt: haltRepo, approvals, autonomy, policy: deps.policy, runs: new ActionRunsRepo(db), ledger, clock, log });
-  governanceRoutes(server, { log, guard, autonomy, approvals, halt });
-  return { autonomy, approvals, halt, gate, tick: async () => void (await approvals.expireDue()) };
+  return {
+    autonomy, approvals, halt, gate,
+    tick: async () => void (await approvals.expireDue()),
+    routes: ({ server, log, guard }: Http) => governanceRoutes(server, { log, guard, autonomy, approvals, halt }),
+  };
 }

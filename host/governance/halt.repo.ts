@@ -21,14 +21,14 @@ const fromRow = (r: Row | undefined): HaltState =>
  * check, never cached, so every host process sees a halt at its next check.
  */
 export class HaltRepo {
-  readonly db: Db;
+  readonly #db: Db;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
   }
 
   async read(): Promise<HaltState> {
-    return fromRow((await this.db('halt_switch').select('halted', 'by', 'reason', 'at').where({ id: 1 }).first()) as Row | undefined);
+    return fromRow((await this.#db('halt_switch').select('halted', 'by', 'reason', 'at').where({ id: 1 }).first()) as Row | undefined);
   }
 
   /**
@@ -38,7 +38,7 @@ export class HaltRepo {
    */
   async readIn(trx: Trx, mode: 'share' | 'update'): Promise<HaltState> {
     const q = trx('halt_switch').select('halted', 'by', 'reason', 'at').where({ id: 1 });
-    const locked = dialect(this.db) !== 'mysql' ? q : mode === 'share' ? q.forShare() : q.forUpdate();
+    const locked = dialect(this.#db) !== 'mysql' ? q : mode === 'share' ? q.forShare() : q.forUpdate();
     return fromRow((await locked.first()) as Row | undefined);
   }
 

@@ -21,10 +21,10 @@ export class HaltService {
   readonly #ledger: Ledger;
   readonly #clock: Clock;
 
-  constructor(repo: HaltRepo, ledger: Ledger, clock: Clock) {
-    this.#repo = repo;
-    this.#ledger = ledger;
-    this.#clock = clock;
+  constructor(deps: { repo: HaltRepo; ledger: Ledger; clock: Clock }) {
+    this.#repo = deps.repo;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
   }
 
   state(): Promise<HaltState> {

@@ -1,42 +1,17 @@
 import type { Request } from 'restify';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
+import type { AdminPrincipal, Principal, Role, SessionAuthenticator, SessionPrincipal } from '../identity/principal.ts';
 import type { MachineTokens } from '../identity/tokens.ts';
+import type { Mode } from '../status/mode.ts';
 
-export type Role = 'owner' | 'admin' | 'viewer';
+/** Kept for the connectors area until it imports them from identity/principal.ts (a service imports nothing from http/). */
+export type { Principal, Role } from '../identity/principal.ts';
+
 const RANK: Record<Role, number> = { viewer: 1, admin: 2, owner: 3 };
-
-/** Who is calling, as far as the API is concerned. */
-export type Principal = AdminPrincipal | SessionPrincipal;
-export interface AdminPrincipal {
-  kind: 'admin_token';
-  actor: 'admin-token';
-  role: 'owner';
-  email: null;
-}
-export interface SessionPrincipal {
-  kind: 'session';
-  /** The person's e-mail; `admin-token` for a break-glass session. */
-  actor: string;
-  role: Role;
-  /** null for a break-glass session of the admin token. */
-  email: string | null;
-  /** Names the session (for logout) without being the token. */
-  tokenHash: string;
-  breakGlass: boolean;
-  /** The person as the session check read them (null for break-glass). */
-  profile: { name: string; teams: string[]; tags: string[] } | null;
-}
-
-/** Turns a bearer token into a session principal; null when it names no session; throws
- * `unauthorized` with the reason when the session it names has ended. */
-export interface SessionAuthenticator {
-  authenticate(token: string): Promise<SessionPrincipal | null>;
-}
 
 const ADMIN: AdminPrincipal = { kind: 'admin_token', actor: 'admin-token', role: 'owner', email: null };
 
-export type Mode = 'setup' | 'configuring' | 'operating';
 const OPERATING_HOLD_MS = 1000;
 
 export function bearerToken(req: Request): string | null {
@@ -48,30 +23,26 @@ export function bearerToken(req: Request): string | null {
 
 /** Authorisation checks every route calls before its logic. */
 export class Guard {
-  private readonly tokens: MachineTokens;
-  private readonly mode: () => Promise<Mode>;
-  private readonly clock: Clock;
-  #sessions: SessionAuthenticator | null = null;
+  readonly #tokens: MachineTokens;
+  readonly #mode: () => Promise<Mode>;
+  readonly #clock: Clock;
+  readonly #sessions: SessionAuthenticator;
   /** When `operating` was last confirmed, in real and in service time. */
   #confirmed: { real: number; at: number } | null = null;
 
-  constructor(tokens: MachineTokens, mode: () => Promise<Mode>, clock: Clock) {
-    this.tokens = tokens;
-    this.mode = mode;
-    this.clock = clock;
-  }
-
-  /** Sessions are checked by the sign-in area, which is built after the guard. */
-  useSessions(sessions: SessionAuthenticator): void {
-    this.#sessions = sessions;
+  constructor(deps: { tokens: MachineTokens; mode: () => Promise<Mode>; clock: Clock; sessions: SessionAuthenticator }) {
+    this.#tokens = deps.tokens;
+    this.#mode = deps.mode;
+    this.#clock = deps.clock;
+    this.#sessions = deps.sessions;
   }
 
   /** A session or the admin token; the ingest token opens nothing here. */
   async bearer(req: Request): Promise<Principal> {
     const token = bearerToken(req);
     if (token === null) throw new AppError('unauthorized');
-    if (this.tokens.isAdmin(token)) return ADMIN;
-    const session = this.#sessions === null ? null : await this.#sessions.authenticate(token);
+    if (this.#tokens.isAdmin(token)) return ADMIN;
+    const session = await this.#sessions.authenticate(token);
     if (session === null) throw new AppError('unauthorized');
     return session;
   }
@@ -93,15 +64,15 @@ export class Guard {
   /** The admin token and nothing else (bootstrap). */
   adminToken(req: Request): AdminPrincipal {
     const token = bearerToken(req);
-    if (token !== null && this.tokens.isAdmin(token)) return ADMIN;
+    if (token !== null && this.#tokens.isAdmin(token)) return ADMIN;
     throw new AppError('unauthorized');
   }
 
   /** Ingest endpoints: disabled without SERVICE_INGEST_TOKEN (decided before any token is looked at). */
   ingest(req: Request): { actor: 'ingest-token' } {
-    if (!this.tokens.ingestEnabled) throw new AppError('ingest_disabled');
+    if (!this.#tokens.ingestEnabled) throw new AppError('ingest_disabled');
     const token = bearerToken(req);
-    if (token !== null && this.tokens.isIngest(token)) return { actor: 'ingest-token' };
+    if (token !== null && this.#tokens.isIngest(token)) return { actor: 'ingest-token' };
     throw new AppError('unauthorized');
   }
 
@@ -116,10 +87,10 @@ export class Guard {
    */
   async operating(): Promise<void> {
     const real = performance.now();
-    const at = this.clock.now().getTime();
+    const at = this.#clock.now().getTime();
     const c = this.#confirmed;
     if (c !== null && real - c.real < OPERATING_HOLD_MS && at >= c.at && at - c.at < OPERATING_HOLD_MS) return;
-    if ((await this.mode()) !== 'operating') {
+    if ((await this.#mode()) !== 'operating') {
       this.#confirmed = null;
       throw new AppError('not_operating');
     }

@@ -1,26 +1,4 @@
-import { Ajv, type ErrorObject, type JSONSchemaType, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
-import { AppError } from '../errors.ts';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-
-/** One ajv instance for request bodies: strict schemas, no type coercion, all errors collected. */
-export const ajv = addFormats(new Ajv({ allErrors: true, strict: true, coerceTypes: false, useDefaults: false }));
+import { schemaValidator } from '../json-schema.ts';
 
 /** Compiles `schema` once; the returned function throws 400 `invalid_body` naming the first bad field. */
-export function bodyValidator<T>(schema: JSONSchemaType<T> | Record<string, unknown>): (body: unknown) => T {
-  const check = ajv.compile(schema) as ValidateFunction<T>;
-  return (body: unknown): T => {
-    if (check(body)) return body;
-    throw new AppError('invalid_body', describe(check.errors ?? []));
-  };
-}
-
-export function describe(errors: ErrorObject[]): string {
-  const e = errors[0];
-  if (e === undefined) return 'body is not valid';
-  const where = e.instancePath === '' ? 'body' : e.instancePath.slice(1).replaceAll('/', '.');
-  if (e.keyword === 'additionalProperties') return `${where}: unknown field ${String((e.params as { additionalProperty: string }).additionalProperty)}`;
-  if (e.keyword === 'required') return `${where}: ${String((e.params as { missingProperty: string }).missingProperty)} is required`;
-  return `${where} ${e.message ?? 'is not valid'}`;
-}
+export const bodyValidator = schemaValidator;

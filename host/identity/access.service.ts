@@ -1,9 +1,10 @@
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { Principal } from '../http/guard.ts';
+import type { Principal } from './principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import { checkVersion, Revisions, type Revision } from '../settings/revisions.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { UnitOfWork } from '../storage/unit-of-work.ts';
 import type { Trx } from '../storage/db.ts';
 import { compilePolicy, initialPolicy, OPEN_POLICY, parsePolicy, PolicyError, refusalText, type AccessPolicy, type CompiledPolicy, type Refusal } from './access-policy.ts';
 import type { PeopleRepo } from './people.repo.ts';
@@ -24,6 +25,7 @@ export interface SessionEnder {
 
 export interface AccessPolicyDeps {
   settings: SettingsRepo;
+  work: UnitOfWork;
   people: PeopleRepo;
   ledger: Ledger;
   clock: Clock;
@@ -37,11 +39,12 @@ export interface AccessPolicyDeps {
  * exists the policy is OPEN_POLICY (any domain; disposable domains still refused).
  */
 export class AccessPolicyService {
-  private readonly settings: SettingsRepo;
-  private readonly people: PeopleRepo;
-  private readonly ledger: Ledger;
-  private readonly clock: Clock;
-  private readonly sessions: SessionEnder;
+  readonly #settings: SettingsRepo;
+  readonly #people: PeopleRepo;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
+  readonly #sessions: SessionEnder;
+  readonly #work: UnitOfWork;
   /** The compiled policy and when it was read, in real time (performance.now()) and service time. */
   #cache: { compiled: CompiledPolicy; real: number; at: number } | null = null;
   /** Bumped by every local change, so a read that started before it does not fill the cache. */
@@ -49,17 +52,18 @@ export class AccessPolicyService {
   readonly #revisions: Revisions;
 
   constructor(deps: AccessPolicyDeps) {
-    this.settings = deps.settings;
-    this.people = deps.people;
-    this.ledger = deps.ledger;
-    this.clock = deps.clock;
-    this.sessions = deps.sessions;
+    this.#settings = deps.settings;
+    this.#people = deps.people;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
+    this.#sessions = deps.sessions;
+    this.#work = deps.work;
     this.#revisions = new Revisions(deps.settings);
   }
 
   /** The policy in force with its version and who last changed it: what GET answers. */
   async view(): Promise<AccessPolicy & Revision> {
-    return this.settings.db.transaction(async (trx) => ({ ...(await this.#read(trx)), ...(await this.#revisions.get(ACCESS_SETTING, trx)) }));
+    return this.#work.run(async (trx) => ({ ...(await this.#read(trx)), ...(await this.#revisions.get(ACCESS_SETTING, trx)) }));
   }
 
   /** The policy in force, read from storage (not from the cache). */
@@ -84,19 +88,19 @@ export class AccessPolicyService {
       throw e;
     }
     const compiled = compilePolicy(next);
-    const now = this.clock.now();
+    const now = this.#clock.now();
     this.#invalidate();
     try {
-      await this.ledger.transact(async (trx, record) => {
+      await this.#ledger.transact(async (trx, record) => {
         checkVersion(expectedVersion, (await this.#revisions.get(ACCESS_SETTING, trx)).version, 'the access policy');
         const before = await this.#readOrNull(trx);
         if (before !== null && samePolicy(before, next)) return;
-        const owners = await this.people.enabledOwners(trx);
+        const owners = await this.#people.enabledOwners(trx);
         if (owners.length === 0) throw new AppError('would_lock_out_owners', 'there is no enabled owner yet: the first owner is created with a starting policy');
         if (!owners.some((o) => compiled.admits(o))) throw new AppError('would_lock_out_owners', 'this policy would shut out every enabled owner');
-        await this.settings.put(trx, ACCESS_SETTING, next, now.toISOString());
+        await this.#settings.put(trx, ACCESS_SETTING, next, now.toISOString());
         await this.#revisions.bump(trx, ACCESS_SETTING, principal.actor, now.toISOString());
-        const ended = await this.sessions.endOutside(trx, compiled.admits, now.getTime());
+        const ended = await this.#sessions.endOutside(trx, compiled.admits, now.getTime());
         await record({
           type: 'identity.access_changed',
           actor: principal.actor,
@@ -142,7 +146,7 @@ export class AccessPolicyService {
     const r = compilePolicy(policy).check(ownerEmail);
     if (!r.allowed) throw new AppError('not_allowed_by_policy', refusalText(r.reason));
     this.#invalidate();
-    await this.settings.put(trx, ACCESS_SETTING, policy, typeof at === 'string' ? at : at.toISOString());
+    await this.#settings.put(trx, ACCESS_SETTING, policy, typeof at === 'string' ? at : at.toISOString());
     // The cache may be filled from storage before this commits: drop it again once it has.
     const done = (trx as { executionPromise?: Promise<unknown> }).executionPromise;
     if (done !== undefined) done.then(() => this.#invalidate(), () => this.#invalidate());
@@ -153,7 +157,7 @@ export class AccessPolicyService {
   async #compiled(): Promise<CompiledPolicy> {
     const c = this.#cache;
     const real = performance.now();
-    const at = this.clock.now().getTime();
+    const at = this.#clock.now().getTime();
     if (c !== null && real - c.real < ACCESS_CACHE_MS && at >= c.at && at - c.at < ACCESS_CACHE_MS) return c.compiled;
     const generation = this.#generation;
     const compiled = await this.#compiledIn();
@@ -176,7 +180,7 @@ export class AccessPolicyService {
   async #readOrNull(trx?: Trx): Promise<AccessPolicy | null> {
     let stored: unknown;
     try {
-      stored = await this.settings.get<unknown>(ACCESS_SETTING, trx);
+      stored = await this.#settings.get<unknown>(ACCESS_SETTING, trx);
     } catch (e) {
       if (e instanceof SyntaxError) return null;
       throw e;

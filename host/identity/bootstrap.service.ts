@@ -1,9 +1,9 @@
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { InstallRepo } from '../install/install.repo.ts';
+import type { Install } from '../install/install.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
-import { SMTP_DEFAULT_PORT, type MailProvider, type MailSettings, type MailSettingsRepo, type SmtpSecurity } from '../mail/mail-settings.repo.ts';
+import { SMTP_DEFAULT_PORT, type InitialMail, type MailProvider, type MailSettings, type SmtpSecurity } from '../mail/mail-settings.ts';
 import type { ModeService } from '../status/mode.service.ts';
 import type { PeopleRepo, Person } from './people.repo.ts';
 
@@ -44,50 +44,39 @@ export function bootstrapMail(input: BootstrapInput): Omit<MailSettings, 'rev'> 
 
 /** Creates the first owner, once, with optional mail settings; moves the install to `operating`. */
 export class BootstrapService {
-  private readonly people: PeopleRepo;
-  private readonly install: InstallRepo;
-  private readonly mail: MailSettingsRepo;
-  private readonly modes: ModeService;
-  private readonly ledger: Ledger;
-  private readonly clock: Clock;
-  /** Set once the access policy exists (it is built after bootstrap). */
-  #access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> } | null = null;
+  readonly #people: PeopleRepo;
+  readonly #install: Pick<Install, 'lock'>;
+  readonly #mail: InitialMail;
+  readonly #modes: ModeService;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
+  readonly #access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> };
 
-  useAccess(access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> }): void {
-    this.#access = access;
-  }
-
-  constructor(
-    people: PeopleRepo,
-    install: InstallRepo,
-    mail: MailSettingsRepo,
-    modes: ModeService,
-    ledger: Ledger,
-    clock: Clock,
-  ) {
-    this.people = people;
-    this.install = install;
-    this.mail = mail;
-    this.modes = modes;
-    this.ledger = ledger;
-    this.clock = clock;
+  constructor(deps: { people: PeopleRepo; install: Pick<Install, 'lock'>; mail: InitialMail; modes: ModeService; ledger: Ledger; clock: Clock; access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> } }) {
+    this.#access = deps.access;
+    this.#people = deps.people;
+    this.#install = deps.install;
+    this.#mail = deps.mail;
+    this.#modes = deps.modes;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
   }
 
   async bootstrap(input: BootstrapInput, actor: string): Promise<Person> {
-    const now = this.clock.now().toISOString();
+    const now = this.#clock.now().toISOString();
     const email = input.email.trim().toLowerCase();
     const mail = bootstrapMail(input);
     const person: Person = { email, name: input.name.trim(), role: 'owner', teams: [], tags: [], enabled: true, directory: false, password_set: false, password_expires_at: null, created_at: now, updated_at: now };
-    await this.ledger.transact(async (trx, record) => {
-      await this.install.lock(trx);
-      if ((await this.people.count(trx)) > 0) throw new AppError('already_bootstrapped', 'the first owner exists already');
-      if ((await this.modes.current(trx)) === 'setup') throw new AppError('no_licence', 'install a licence or start the trial first');
-      await this.people.insert(trx, person);
+    await this.#ledger.transact(async (trx, record) => {
+      await this.#install.lock(trx);
+      if ((await this.#people.count(trx)) > 0) throw new AppError('already_bootstrapped', 'the first owner exists already');
+      if ((await this.#modes.current(trx)) === 'setup') throw new AppError('no_licence', 'install a licence or start the trial first');
+      await this.#people.insert(trx, person);
       await record({ type: 'identity.owner_created', actor, reason: 'first owner created', data: { email, name: person.name } });
       // A new install admits the first owner's domain (unless it is public webmail).
-      await this.#access?.initialise(trx, email, now);
+      await this.#access.initialise(trx, email, now);
       if (mail !== null) {
-        await this.mail.save(trx, mail, now);
+        await this.#mail.save(trx, mail, now);
         await record({
           type: 'config.mail_saved',
           actor,
@@ -98,7 +87,7 @@ export class BootstrapService {
             : { provider: 'api', mail_from: mail.mail_from, key_set: mail.resend_key !== null },
         });
       }
-      await this.modes.recordChange(trx, record);
+      await this.#modes.recordChange(trx, record);
     });
     return person;
   }

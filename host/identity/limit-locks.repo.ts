@@ -26,18 +26,18 @@ const order = (a: LimitKey, b: LimitKey): number => (a.kind === b.kind ? (a.subj
  * requests that need the same two rows cannot deadlock each other.
  */
 export class LimitLocksRepo {
-  readonly db: Db;
+  readonly #db: Db;
   readonly #mysql: boolean;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
     this.#mysql = dialect(db) === 'mysql';
   }
 
   /** Makes sure the rows exist (outside any transaction, so the lock below never inserts in the common case). */
   async ensure(keys: LimitKey[], atMs: number): Promise<void> {
     if (keys.length === 0) return;
-    await this.db('auth_limits').insert(keys.map((k) => ({ ...k, touched_ms: atMs }))).onConflict(['kind', 'subject']).ignore();
+    await this.#db('auth_limits').insert(keys.map((k) => ({ ...k, touched_ms: atMs }))).onConflict(['kind', 'subject']).ignore();
   }
 
   /** Locks every key's row until `trx` ends (creating a row pruned since `ensure`). */
@@ -70,7 +70,7 @@ export class LimitLocksRepo {
 
   /** Subjects of `kind` with refusals unrecorded whose last event is older than `beforeMs` (or none). */
   async due(kind: string, beforeMs: number): Promise<LimitKey[]> {
-    const rows = (await this.db('auth_limits')
+    const rows = (await this.#db('auth_limits')
       .select('kind', 'subject')
       .where({ kind })
       .andWhere((w) => w.where('unrecorded_wrong', '>', 0).orWhere('unrecorded_limited', '>', 0))
@@ -81,7 +81,7 @@ export class LimitLocksRepo {
 
   /** Forgets rows untouched since `beforeMs` with nothing left to record. */
   async prune(beforeMs: number): Promise<number> {
-    return this.db('auth_limits').where('touched_ms', '<', beforeMs).andWhere({ unrecorded_wrong: 0, unrecorded_limited: 0 }).delete();
+    return this.#db('auth_limits').where('touched_ms', '<', beforeMs).andWhere({ unrecorded_wrong: 0, unrecorded_limited: 0 }).delete();
   }
 }
 

@@ -1,6 +1,6 @@
 import { dialect, type Db, type Trx } from '../storage/db.ts';
 import { withStatements } from '../storage/sqlite-statements.ts';
-import type { Role } from '../http/guard.ts';
+import type { Role } from './principal.ts';
 
 export interface Person {
   email: string;
@@ -58,20 +58,20 @@ export type PersonChange = Partial<Pick<Person, 'name' | 'role' | 'teams' | 'tag
 
 /** The only code that touches the `people` table. */
 export class PeopleRepo {
-  readonly db: Db;
+  readonly #db: Db;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
   }
 
   async list(): Promise<Person[]> {
-    return ((await this.db('people').orderBy('email')) as PersonRow[]).map(fromRow);
+    return ((await this.#db('people').orderBy('email')) as PersonRow[]).map(fromRow);
   }
 
   /** The person, locked on MySQL for the rest of `trx`. */
   async lock(trx: Trx, email: string): Promise<Person | null> {
     const q = trx('people').where({ email });
-    const row = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q).first()) as PersonRow | undefined;
+    const row = (await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q).first()) as PersonRow | undefined;
     return row === undefined ? null : fromRow(row);
   }
 
@@ -85,11 +85,11 @@ export class PeopleRepo {
   /** Enabled owners, locked on MySQL (the last-owner rule reads them). */
   async enabledOwners(trx: Trx): Promise<string[]> {
     const q = trx('people').select('email').where({ role: 'owner', enabled: true });
-    return ((await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as { email: string }[]).map((r) => r.email);
+    return ((await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as { email: string }[]).map((r) => r.email);
   }
 
   async password(email: string): Promise<PasswordRecord | null> {
-    const row = (await this.db('people').select('password_hash', 'password_set_at', 'password_expires_at').where({ email }).first()) as Pick<PersonRow, 'password_hash' | 'password_set_at' | 'password_expires_at'> | undefined;
+    const row = (await this.#db('people').select('password_hash', 'password_set_at', 'password_expires_at').where({ email }).first()) as Pick<PersonRow, 'password_hash' | 'password_set_at' | 'password_expires_at'> | undefined;
     if (row?.password_hash == null) return null;
     return { hash: row.password_hash, set_at: row.password_set_at ?? '', expires_at: row.password_expires_at };
   }
@@ -99,14 +99,14 @@ export class PeopleRepo {
   }
 
   async count(trx?: Trx): Promise<number> {
-    const row = (await (trx ?? this.db)('people').count({ n: '*' }).first()) as { n: number | string } | undefined;
+    const row = (await (trx ?? this.#db)('people').count({ n: '*' }).first()) as { n: number | string } | undefined;
     return Number(row?.n ?? 0);
   }
 
   /** Read by sign-in on every code and password: on SQLite through a cached statement. */
   async get(email: string, trx?: Trx): Promise<Person | null> {
-    const q = trx ?? this.db;
-    const row = (dialect(this.db) === 'sqlite'
+    const q = trx ?? this.#db;
+    const row = (dialect(this.#db) === 'sqlite'
       ? await withStatements(q, ({ sql }) => sql('select * from people where email = ?').get(email))
       : await q('people').where({ email }).first()) as PersonRow | undefined;
     return row === undefined ? null : fromRow(row);

@@ -1,6 +1,6 @@
 import { DAY, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { Principal, Role } from '../http/guard.ts';
+import type { Principal, Role } from './principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import { generatePassword, hashPassword } from './password.ts';
 import type { Person, PeopleRepo, PersonChange } from './people.repo.ts';
@@ -34,12 +34,12 @@ export class PeopleService {
   readonly #ledger: Ledger;
   readonly #clock: Clock;
 
-  constructor(people: PeopleRepo, sessions: SessionService, access: AccessCheck, ledger: Ledger, clock: Clock) {
-    this.#people = people;
-    this.#sessions = sessions;
-    this.#access = access;
-    this.#ledger = ledger;
-    this.#clock = clock;
+  constructor(deps: { people: PeopleRepo; sessions: SessionService; access: AccessCheck; ledger: Ledger; clock: Clock }) {
+    this.#people = deps.people;
+    this.#sessions = deps.sessions;
+    this.#access = deps.access;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
   }
 
   list(): Promise<Person[]> {

@@ -1,6 +1,7 @@
 import { MINUTE, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import { dialect, type Db, type Trx } from '../storage/db.ts';
+import type { Trx } from '../storage/db.ts';
+import type { UnitOfWork } from '../storage/unit-of-work.ts';
 import type { AttemptsRepo } from './attempts.repo.ts';
 import type { LimitKey, LimitLocksRepo } from './limit-locks.repo.ts';
 
@@ -40,11 +41,13 @@ export class RateLimits {
   readonly #repo: AttemptsRepo;
   readonly #locks: LimitLocksRepo;
   readonly #clock: Clock;
+  readonly #work: UnitOfWork;
 
-  constructor(repo: AttemptsRepo, locks: LimitLocksRepo, clock: Clock) {
-    this.#repo = repo;
-    this.#locks = locks;
-    this.#clock = clock;
+  constructor(deps: { repo: AttemptsRepo; locks: LimitLocksRepo; clock: Clock; work: UnitOfWork }) {
+    this.#repo = deps.repo;
+    this.#locks = deps.locks;
+    this.#clock = deps.clock;
+    this.#work = deps.work;
   }
 
   /** Runs `fn` in a transaction of its own holding the locks of `keys` (a deadlock is retried). */
@@ -63,10 +66,9 @@ export class RateLimits {
    * something before taking that lock (REPEATABLE READ would answer from its first snapshot).
    */
   async #transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
-    const config = dialect(this.#locks.db) === 'mysql' ? { isolationLevel: 'read committed' as const } : undefined;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#locks.db.transaction(fn, config);
+        return await this.#work.run(fn, { readCommitted: true });
       } catch (err) {
         if (!isDeadlock(err) || attempt === DEADLOCK_TRIES) throw err;
       }
@@ -130,19 +132,19 @@ export class RateLimits {
    * transaction). A decision taken on it must be taken under the subject's lock (atomically /
    * lock), or it is only a hint.
    */
-  async wait(q: Trx | Db | null, kind: LimitKind, subject: string): Promise<number> {
+  async wait(q: Trx | null, kind: LimitKind, subject: string): Promise<number> {
     const { limit, windowMs } = LIMITS[kind];
     const now = this.#clock.now().getTime();
-    const { count, oldest } = await this.#repo.since(q ?? this.#locks.db, kind, subject, now - windowMs + 1);
+    const { count, oldest } = await this.#repo.since(q, kind, subject, now - windowMs + 1);
     if (count < limit || oldest === null) return 0;
     return Math.max(1, Math.ceil((oldest + windowMs - now) / 1000));
   }
 
-  async count(q: Trx | Db, kind: LimitKind, subject: string): Promise<void> {
+  async count(q: Trx | null, kind: LimitKind, subject: string): Promise<void> {
     await this.#repo.add(q, kind, subject, this.#clock.now().getTime());
   }
 
-  async clear(q: Trx | Db, kind: LimitKind, subject: string): Promise<void> {
+  async clear(q: Trx | null, kind: LimitKind, subject: string): Promise<void> {
     await this.#repo.clear(q, kind, subject);
   }
 

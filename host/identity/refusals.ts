@@ -39,11 +39,11 @@ export class Refusals {
   readonly #ledger: Ledger;
   readonly #clock: Clock;
 
-  constructor(locks: LimitLocksRepo, limits: RateLimits, ledger: Ledger, clock: Clock) {
-    this.#locks = locks;
-    this.#limits = limits;
-    this.#ledger = ledger;
-    this.#clock = clock;
+  constructor(deps: { locks: LimitLocksRepo; limits: RateLimits; ledger: Ledger; clock: Clock }) {
+    this.#locks = deps.locks;
+    this.#limits = deps.limits;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
   }
 
   /** Inside a transaction holding `key`'s lock: counts refusals and writes the event when due. */

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { DAY, HOUR, MINUTE, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { SessionAuthenticator, SessionPrincipal } from '../http/guard.ts';
+import type { SessionAuthenticator, SessionPrincipal } from './principal.ts';
 import type { Trx } from '../storage/db.ts';
 import type { SessionRow, SessionsRepo, SessionVia } from './sessions.repo.ts';
 
@@ -25,16 +25,12 @@ export const hashToken = (token: string): string => createHash('sha256').update(
 export class SessionService implements SessionAuthenticator {
   readonly #repo: SessionsRepo;
   readonly #clock: Clock;
-  #access: AccessCheck | null = null;
+  readonly #access: AccessCheck;
 
-  constructor(repo: SessionsRepo, clock: Clock) {
-    this.#repo = repo;
-    this.#clock = clock;
-  }
-
-  /** The access policy is built after sessions (it ends sessions when tightened). */
-  useAccess(access: AccessCheck): void {
-    this.#access = access;
+  constructor(deps: { repo: SessionsRepo; clock: Clock; access: AccessCheck }) {
+    this.#repo = deps.repo;
+    this.#clock = deps.clock;
+    this.#access = deps.access;
   }
 
   /** Opens a session inside `trx`; answers the token, which is never stored. */
@@ -52,7 +48,7 @@ export class SessionService implements SessionAuthenticator {
     if (s === null) return null;
     const now = this.#clock.now().getTime();
     const ended = async (reason: string, why: string): Promise<never> => {
-      await this.#repo.end(this.#repo.db, s.token_hash, now, reason);
+      await this.#repo.end(null, s.token_hash, now, reason);
       throw new AppError('unauthorized', `the session has ended: ${why}`);
     };
     if (s.ended_ms !== null) throw new AppError('unauthorized', `the session has ended: ${describe(s.end_reason)}`);
@@ -64,7 +60,7 @@ export class SessionService implements SessionAuthenticator {
     let role: SessionPrincipal['role'] = 'owner';
     if (s.email !== null) {
       if (s.role === null || s.enabled !== true) await ended('disabled', describe('disabled'));
-      if (this.#access !== null && !(await this.#access.allows(s.email))) await ended('access_policy', describe('access_policy'));
+      if (!(await this.#access.allows(s.email))) await ended('access_policy', describe('access_policy'));
       role = s.role!;
     }
     if (now - s.last_seen_ms >= TOUCH_EVERY_MS) await this.#repo.touch(s.token_hash, now);
@@ -74,11 +70,11 @@ export class SessionService implements SessionAuthenticator {
 
   /** Ends one session now, for `reason`. */
   async end(tokenHash: string, reason: string): Promise<void> {
-    await this.#repo.end(this.#repo.db, tokenHash, this.#clock.now().getTime(), reason);
+    await this.#repo.end(null, tokenHash, this.#clock.now().getTime(), reason);
   }
 
   async logout(tokenHash: string): Promise<void> {
-    await this.#repo.end(this.#repo.db, tokenHash, this.#clock.now().getTime(), 'logout');
+    await this.#repo.end(null, tokenHash, this.#clock.now().getTime(), 'logout');
   }
 
   /** Ends every session of a person (disabled, role changed, password removed). */

@@ -1,4 +1,4 @@
-import type { Role } from '../http/guard.ts';
+import type { Role } from './principal.ts';
 import { dialect, type Db, type Trx } from '../storage/db.ts';
 import { withStatements } from '../storage/sqlite-statements.ts';
 
@@ -54,11 +54,11 @@ function fromRow(r: Record<string, unknown>): SessionWithPerson {
 
 /** The only code that touches `sessions`. Only the SHA-256 of each token is ever stored. */
 export class SessionsRepo {
-  readonly db: Db;
+  readonly #db: Db;
   readonly #sqlite: boolean;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
     this.#sqlite = dialect(db) === 'sqlite';
   }
 
@@ -69,18 +69,18 @@ export class SessionsRepo {
   /** Read on every request: on SQLite through a cached prepared statement. */
   async find(tokenHash: string): Promise<SessionWithPerson | null> {
     const row = this.#sqlite
-      ? await withStatements(this.db, ({ sql }) => sql(WITH_PERSON).get(tokenHash))
-      : ((await this.db.raw(WITH_PERSON, [tokenHash])) as unknown as [Record<string, unknown>[]])[0][0];
+      ? await withStatements(this.#db, ({ sql }) => sql(WITH_PERSON).get(tokenHash))
+      : ((await this.#db.raw(WITH_PERSON, [tokenHash])) as unknown as [Record<string, unknown>[]])[0][0];
     return row === undefined ? null : fromRow(row as Record<string, unknown>);
   }
 
   async touch(tokenHash: string, atMs: number): Promise<void> {
-    await this.db('sessions').where({ token_hash: tokenHash }).whereNull('ended_ms').update({ last_seen_ms: atMs });
+    await this.#db('sessions').where({ token_hash: tokenHash }).whereNull('ended_ms').update({ last_seen_ms: atMs });
   }
 
   /** Ends one session; false when it had ended already. */
-  async end(q: Trx | Db, tokenHash: string, atMs: number, reason: string): Promise<boolean> {
-    return (await q('sessions').where({ token_hash: tokenHash }).whereNull('ended_ms').update({ ended_ms: atMs, end_reason: reason })) > 0;
+  async end(q: Trx | null, tokenHash: string, atMs: number, reason: string): Promise<boolean> {
+    return (await (q ?? this.#db)('sessions').where({ token_hash: tokenHash }).whereNull('ended_ms').update({ ended_ms: atMs, end_reason: reason })) > 0;
   }
 
   /** Ends every open session of a person (or only those opened a given way). */
@@ -105,6 +105,6 @@ export class SessionsRepo {
 
   /** Forgets sessions that ended more than `beforeMs` ago (their end is in the ledger). */
   async prune(beforeMs: number): Promise<number> {
-    return this.db('sessions').where('ends_ms', '<', beforeMs).orWhere('ended_ms', '<', beforeMs).delete();
+    return this.#db('sessions').where('ends_ms', '<', beforeMs).orWhere('ended_ms', '<', beforeMs).delete();
   }
 }

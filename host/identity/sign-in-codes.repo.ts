@@ -12,20 +12,20 @@ export interface CodeRow {
 
 /** The only code that touches `sign_in_codes`. Only an HMAC of each code is stored. */
 export class SignInCodesRepo {
-  readonly db: Db;
+  readonly #db: Db;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
   }
 
-  async insert(trx: Trx | Db, c: Omit<CodeRow, 'id'>): Promise<void> {
-    await trx('sign_in_codes').insert(c);
+  async insert(trx: Trx | null, c: Omit<CodeRow, 'id'>): Promise<void> {
+    await (trx ?? this.#db)('sign_in_codes').insert(c);
   }
 
   /** Codes of an address still usable at `nowMs`, locked on MySQL. */
   async usable(trx: Trx, email: string, nowMs: number, maxTries: number): Promise<CodeRow[]> {
     const q = trx('sign_in_codes').where({ email }).whereNull('used_ms').andWhere('expires_ms', '>', nowMs).andWhere('tries', '<', maxTries).orderBy('id');
-    const rows = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as Record<string, unknown>[];
+    const rows = (await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Record<string, unknown>[];
     return rows.map((r) => ({ ...(r as unknown as CodeRow), id: Number(r.id), created_ms: Number(r.created_ms), expires_ms: Number(r.expires_ms), tries: Number(r.tries), used_ms: r.used_ms === null ? null : Number(r.used_ms) }));
   }
 
@@ -39,6 +39,6 @@ export class SignInCodesRepo {
   }
 
   async prune(beforeMs: number): Promise<number> {
-    return this.db('sign_in_codes').where('expires_ms', '<', beforeMs).delete();
+    return this.#db('sign_in_codes').where('expires_ms', '<', beforeMs).delete();
   }
 }

@@ -91,7 +91,7 @@ export class SignInService {
     }
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const now = clock.now().getTime();
-    await codes.insert(codes.db, { email, code_hmac: this.#hmac(email, code), created_ms: now, expires_ms: now + CODE_TTL_MS, tries: 0, used_ms: null });
+    await codes.insert(null, { email, code_hmac: this.#hmac(email, code), created_ms: now, expires_ms: now + CODE_TTL_MS, tries: 0, used_ms: null });
     const sent = await mail.send(email, 'Your sign-in code', `Your sign-in code is ${code}\n\nIt works once, for 10 minutes. If you did not ask for it, ignore this message.\n`);
     if (sent.ok) await ledger.append({ type: 'identity.code_sent', actor: email, reason: 'sign-in code sent', data: { email, client } });
     else await ledger.append({ type: 'identity.code_failed', actor: email, reason: `the code could not be sent: ${sent.reason}`, data: { email, client } });

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config.ts';
-import type { InstallRepo } from '../install/install.repo.ts';
+import type { Install } from '../install/install.ts';
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
@@ -24,24 +24,24 @@ export function newToken(): string {
  * from SERVICE_INGEST_TOKEN, and without it ingest is disabled.
  */
 export class MachineTokens {
-  private readonly adminDigest: string;
-  private readonly ingestDigest: string | null;
+  readonly #adminDigest: string;
+  readonly #ingestDigest: string | null;
 
   constructor(adminDigest: string, ingestDigest: string | null) {
-    this.adminDigest = adminDigest;
-    this.ingestDigest = ingestDigest;
+    this.#adminDigest = adminDigest;
+    this.#ingestDigest = ingestDigest;
   }
 
   get ingestEnabled(): boolean {
-    return this.ingestDigest !== null;
+    return this.#ingestDigest !== null;
   }
 
   isAdmin(token: string): boolean {
-    return sameDigest(sha256Hex(token), this.adminDigest);
+    return sameDigest(sha256Hex(token), this.#adminDigest);
   }
 
   isIngest(token: string): boolean {
-    return this.ingestDigest !== null && sameDigest(sha256Hex(token), this.ingestDigest);
+    return this.#ingestDigest !== null && sameDigest(sha256Hex(token), this.#ingestDigest);
   }
 }
 
@@ -50,7 +50,7 @@ export class MachineTokens {
  * first start generates one, stores only its hash, and hands the token back once so main can
  * print it; every later start (or a losing racer) gets `printOnce: null`.
  */
-export async function settleMachineTokens(config: Pick<Config, 'adminToken' | 'ingestToken'>, repo: InstallRepo): Promise<{ tokens: MachineTokens; printOnce: string | null }> {
+export async function settleMachineTokens(config: Pick<Config, 'adminToken' | 'ingestToken'>, repo: Pick<Install, 'get' | 'setAdminTokenHashIfUnset'>): Promise<{ tokens: MachineTokens; printOnce: string | null }> {
   const ingest = config.ingestToken === null ? null : sha256Hex(config.ingestToken);
   if (config.adminToken !== null) return { tokens: new MachineTokens(sha256Hex(config.adminToken), ingest), printOnce: null };
   let printOnce: string | null = null;

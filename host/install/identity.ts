@@ -10,17 +10,17 @@ import type { InstallRepo } from './install.repo.ts';
  */
 export class InstallIdentity {
   readonly fingerprint: string;
-  private readonly privateKey: KeyObject;
+  readonly #privateKey: KeyObject;
   readonly publicKey: KeyObject;
 
   constructor(privateKey: KeyObject, publicKey: KeyObject) {
-    this.privateKey = privateKey;
+    this.#privateKey = privateKey;
     this.publicKey = publicKey;
     this.fingerprint = fingerprintOf(publicKey);
   }
 
   sign(message: string): string {
-    return sign(null, Buffer.from(message, 'utf8'), this.privateKey).toString('base64');
+    return sign(null, Buffer.from(message, 'utf8'), this.#privateKey).toString('base64');
   }
 
   verify(message: string, signature: string): boolean {

@@ -8,25 +8,16 @@ export const FLAP_WINDOW = HOUR;
 /** The history is kept this long: the longest window the baseline counts. */
 export const HISTORY = 30 * DAY;
 
-/** What the service knows of one fingerprint's past when it joins an episode. */
-export interface Baseline {
-  first_seen: string;
-  last_seen: string;
-  firings_7d: number;
-  firings_30d: number;
-  flapping: boolean;
-}
-
 /** The only code that touches `alert_firings`: one row each time an alert starts firing. */
 export class FiringsRepo {
-  readonly db: Db;
+  readonly #db: Db;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
   }
 
   async record(trx: Trx, fingerprints: string[], firedMs: number): Promise<void> {
-    if (dialect(this.db) === 'sqlite') {
+    if (dialect(this.#db) === 'sqlite') {
       await withStatements(trx, ({ sql }) => {
         const insert = sql('insert into alert_firings (fingerprint, fired_ms) values (?, ?)');
         for (const f of fingerprints) insert.run(f, firedMs);
@@ -57,8 +48,8 @@ export class FiringsRepo {
 
   /** Forgets firings older than the history the baseline reads; returns how many went. */
   async prune(nowMs: number): Promise<number> {
-    const ids = (await this.db('alert_firings').select('id').where('fired_ms', '<', nowMs - HISTORY).limit(5000)) as { id: number }[];
+    const ids = (await this.#db('alert_firings').select('id').where('fired_ms', '<', nowMs - HISTORY).limit(5000)) as { id: number }[];
     if (ids.length === 0) return 0;
-    return this.db('alert_firings').whereIn('id', ids.map((r) => r.id)).delete();
+    return this.#db('alert_firings').whereIn('id', ids.map((r) => r.id)).delete();
   }
 }

@@ -57,16 +57,16 @@ export function onlyLastSeenMoved(before: HeldAlert, after: HeldAlert): boolean 
 
 /** The only code that touches `held_alerts`. */
 export class HeldRepo {
-  readonly db: Db;
+  readonly #db: Db;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
   }
 
   /** The rows for these fingerprints, locked on MySQL for the rest of `trx`. */
   async lockMany(trx: Trx, fingerprints: string[]): Promise<Map<string, HeldAlert>> {
     const out = new Map<string, HeldAlert>();
-    if (dialect(this.db) === 'sqlite') {
+    if (dialect(this.#db) === 'sqlite') {
       await withStatements(trx, ({ sql }) => {
         const one = sql(SQLITE.one);
         for (const f of fingerprints) {
@@ -78,7 +78,7 @@ export class HeldRepo {
     }
     for (let i = 0; i < fingerprints.length; i += IN_CHUNK) {
       const q = trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + IN_CHUNK));
-      const rows = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as Row[];
+      const rows = (await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Row[];
       for (const r of rows) out.set(r.fingerprint, fromRow(r));
     }
     return out;
@@ -86,7 +86,7 @@ export class HeldRepo {
 
   /** Writes these rows whole, new or not, in as few statements as the engine allows. */
   async upsert(trx: Trx, alerts: HeldAlert[]): Promise<void> {
-    if (dialect(this.db) === 'sqlite') {
+    if (dialect(this.#db) === 'sqlite') {
       await withStatements(trx, ({ sql }) => {
         const upsert = sql(SQLITE.upsert);
         for (const a of alerts) {
@@ -107,7 +107,7 @@ export class HeldRepo {
    * every column).
    */
   async touch(trx: Trx, fingerprints: string[], at: string): Promise<void> {
-    if (dialect(this.db) === 'sqlite') {
+    if (dialect(this.#db) === 'sqlite') {
       await withStatements(trx, ({ sql }) => {
         const touch = sql(SQLITE.touch);
         for (const f of fingerprints) touch.run(at, hourOf(at), f);
@@ -128,12 +128,12 @@ export class HeldRepo {
   async staleFiring(trx: Trx, cutoff: string, limit: number): Promise<HeldAlert[]> {
     // The hour bound lets the (status, seen_hour) index find the candidates; last_seen decides.
     const q = trx('held_alerts').where({ status: 'firing' }).andWhere('seen_hour', '<=', hourOf(cutoff)).andWhere('last_seen', '<', cutoff).orderBy('last_seen').limit(limit);
-    return ((await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
+    return ((await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
   }
 
   /** Services with firing alerts that belong to no episode yet, with the oldest firing. */
   async ungroupedByService(): Promise<UngroupedService[]> {
-    const rows = (await this.db('held_alerts')
+    const rows = (await this.#db('held_alerts')
       .select('service')
       .count({ count: '*' })
       .min({ first_fired: 'fired_at' })
@@ -149,7 +149,7 @@ export class HeldRepo {
     if (service === null) q.whereNull('service');
     else q.andWhere({ service });
     q.orderBy('fired_at').limit(limit);
-    return ((await (dialect(this.db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
+    return ((await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
   }
 
   async setEpisode(trx: Trx, fingerprints: string[], episodeId: string): Promise<void> {
@@ -159,14 +159,25 @@ export class HeldRepo {
   }
 
   async list(status?: HeldStatus): Promise<HeldAlert[]> {
-    const q = this.db('held_alerts').orderBy('last_seen', 'desc');
+    const q = this.#db('held_alerts').orderBy('last_seen', 'desc');
     if (status !== undefined) q.where({ status });
     return ((await q) as Row[]).map(fromRow);
   }
 
+  /** Every service an alert has named, the first seen first (ties by name): licence limits count these. */
+  async servicesByFirstSeen(): Promise<string[]> {
+    const rows = (await this.#db('held_alerts')
+      .select('service')
+      .min({ first: 'first_seen' })
+      .whereNotNull('service')
+      .groupBy('service')
+      .orderBy([{ column: 'first' }, { column: 'service' }])) as { service: string }[];
+    return rows.map((r) => r.service);
+  }
+
   /** Every service an alert has named, sorted (governance: the services one may set autonomy for). */
   async knownServices(): Promise<string[]> {
-    const rows = (await this.db('held_alerts').distinct('service').whereNotNull('service').orderBy('service')) as { service: string }[];
+    const rows = (await this.#db('held_alerts').distinct('service').whereNotNull('service').orderBy('service')) as { service: string }[];
     return rows.map((r) => r.service);
   }
 }

@@ -61,30 +61,25 @@ export interface PushResult {
  * `signal.pushed` event commit in one transaction before the 202, so an answered push is never
  * lost; pushes that arrive together share that transaction (group commit). The held set lives in the database: restarts lose and duplicate nothing.
  */
-/** Where an alert's end is noted in the episode it belongs to (episodes own that table). */
-export interface EpisodeMembership {
-  endAlert(trx: Trx, episodeId: string, fingerprint: string, status: 'resolved' | 'released', at: string): Promise<void>;
-}
+/** Told, inside the transaction that ends it, that an alert of an episode ended (episodes own that table). */
+export type AlertEndedListener = (trx: Trx, episodeId: string, fingerprint: string, status: 'resolved' | 'released', at: string) => Promise<void>;
 
 export interface IntakeDeps {
   normalisers: Normalisers;
   held: HeldRepo;
   firings: FiringsRepo;
-  membership: EpisodeMembership;
   ledger: Ledger;
   clock: Clock;
-  /** Called after each commit that changed the held set: the grouping into episodes runs next. */
-  changed: () => void;
 }
 
 export class IntakeService {
   readonly #normalisers: Normalisers;
   readonly #held: HeldRepo;
   readonly #firings: FiringsRepo;
-  readonly #membership: EpisodeMembership;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
-  readonly #changed: () => void;
+  readonly #ended: AlertEndedListener[] = [];
+  readonly #changedListeners: Array<() => void> = [];
   #queue: Pending[] = [];
   #flushing = false;
 
@@ -92,10 +87,26 @@ export class IntakeService {
     this.#normalisers = deps.normalisers;
     this.#held = deps.held;
     this.#firings = deps.firings;
-    this.#membership = deps.membership;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
-    this.#changed = deps.changed;
+  }
+
+  /** The episodes area subscribes at construction: an alert of an episode ended (same transaction). */
+  onAlertEnded(listener: AlertEndedListener): void {
+    this.#ended.push(listener);
+  }
+
+  /** Called after each commit that changed the held set: the grouping into episodes runs next. */
+  onChanged(listener: () => void): void {
+    this.#changedListeners.push(listener);
+  }
+
+  #changed(): void {
+    for (const l of this.#changedListeners) l();
+  }
+
+  async #alertEnded(trx: Trx, episodeId: string, fingerprint: string, status: 'resolved' | 'released', at: string): Promise<void> {
+    for (const l of this.#ended) await l(trx, episodeId, fingerprint, status, at);
   }
 
   async push(source: string, body: unknown, actor: string): Promise<PushResult> {
@@ -211,7 +222,7 @@ export class IntakeService {
       if (touched.length > 0) await this.#held.touch(trx, touched, now);
       if (written.length > 0) await this.#held.upsert(trx, written);
       if (started.length > 0) await this.#firings.record(trx, started, nowDate.getTime());
-      for (const a of ended) await this.#membership.endAlert(trx, a.episode_id!, a.fingerprint, 'resolved', now);
+      for (const a of ended) await this.#alertEnded(trx, a.episode_id!, a.fingerprint, 'resolved', now);
       await record(events);
       return results;
     }, { headFirst: true });
@@ -257,7 +268,7 @@ export class IntakeService {
         const stale = await this.#held.staleFiring(trx, cutoff, RELEASE_BATCH);
         for (const a of stale) {
           await this.#held.update(trx, { ...a, status: 'released', ended_at: now });
-          if (a.episode_id !== null) await this.#membership.endAlert(trx, a.episode_id, a.fingerprint, 'released', now);
+          if (a.episode_id !== null) await this.#alertEnded(trx, a.episode_id, a.fingerprint, 'released', now);
         }
         if (stale.length > 0) {
           await record({ type: 'signal.released', actor: 'system', reason: `${stale.length} alert(s) not sent again for 4 hours`, data: { count: stale.length, fingerprints: stale.slice(0, LISTED).map((a) => a.fingerprint) } });

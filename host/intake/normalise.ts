@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '../errors.ts';
-import { ajv } from '../http/validate.ts';
+import { ajv } from '../json-schema.ts';
 import { canonicalJson } from '../ledger/entry.ts';
 import type { AlertSeverity, AlertStatus, NormalisedAlert, NormaliserPlugin } from '../plugins/contract.ts';
 import type { LoadedPlugin } from '../plugins/loader.ts';

@@ -45,24 +45,24 @@ export class Checkpointer {
   #chain: Promise<unknown> = Promise.resolve();
   readonly file: string;
 
-  private readonly repo: LedgerRepo;
-  private readonly identity: InstallIdentity;
-  private readonly clock: Clock;
-  private readonly log: Logger;
+  readonly #repo: LedgerRepo;
+  readonly #identity: InstallIdentity;
+  readonly #clock: Clock;
+  readonly #log: Logger;
 
-  constructor(repo: LedgerRepo, identity: InstallIdentity, clock: Clock, dataDir: string, log: Logger) {
-    this.repo = repo;
-    this.identity = identity;
-    this.clock = clock;
-    this.log = log;
-    this.file = path.join(dataDir, CHECKPOINT_FILE);
+  constructor(deps: { repo: LedgerRepo; identity: InstallIdentity; clock: Clock; dataDir: string; log: Logger }) {
+    this.#repo = deps.repo;
+    this.#identity = deps.identity;
+    this.#clock = deps.clock;
+    this.#log = deps.log;
+    this.file = path.join(deps.dataDir, CHECKPOINT_FILE);
   }
 
   /** The newest checkpoint in the database, whichever host wrote it. */
   async latest(): Promise<Pick<Checkpoint, 'seq' | 'hash' | 'at'> | null> {
     let cp: Checkpoint | null;
     try {
-      cp = await this.repo.lastCheckpoint();
+      cp = await this.#repo.lastCheckpoint();
     } catch (e) {
       if (isStorageFailure(e)) throw new AppError('ledger_unavailable');
       throw e;
@@ -87,23 +87,23 @@ export class Checkpointer {
   }
 
   async #maybeWrite(known?: ChainHead): Promise<Checkpoint | null> {
-    const now = this.clock.now().getTime();
+    const now = this.#clock.now().getTime();
     if (this.#last === null) {
-      const last = await this.repo.lastCheckpoint();
+      const last = await this.#repo.lastCheckpoint();
       this.#last = last === null ? { seq: 0, atMs: now } : { seq: last.seq, atMs: new Date(last.at).getTime() };
     }
     const last = this.#last;
     const due = (h: ChainHead) => h.seq - last.seq >= CHECKPOINT_EVERY_EVENTS || (h.seq > last.seq && now - last.atMs >= CHECKPOINT_EVERY_MS);
     if (known !== undefined && !due(known)) return null;
-    const head = known ?? (await this.repo.head());
+    const head = known ?? (await this.#repo.head());
     if (!due(head)) return null;
     const at = new Date(now).toISOString();
-    const cp: Checkpoint = { seq: head.seq, hash: head.hash, at, signature: this.identity.sign(checkpointMessage({ seq: head.seq, hash: head.hash, at })) };
-    await this.repo.saveCheckpoint(cp);
-    const line: FileCheckpoint = { ...cp, key: this.identity.fingerprint };
+    const cp: Checkpoint = { seq: head.seq, hash: head.hash, at, signature: this.#identity.sign(checkpointMessage({ seq: head.seq, hash: head.hash, at })) };
+    await this.#repo.saveCheckpoint(cp);
+    const line: FileCheckpoint = { ...cp, key: this.#identity.fingerprint };
     // Public data only: the signature verifies with the install's public key and proves nothing
     // about the private one.
-    this.log.info({ ledger_checkpoint: line }, CHECKPOINT_LOG_MESSAGE);
+    this.#log.info({ ledger_checkpoint: line }, CHECKPOINT_LOG_MESSAGE);
     await appendFile(this.file, JSON.stringify(line) + '\n', { mode: 0o600, flag: 'a' });
     this.#last = { seq: cp.seq, atMs: now };
     return cp;

@@ -52,13 +52,13 @@ function literal(text: string): string {
 
 /** The only code that touches ledger_events, ledger_head and ledger_checkpoints. */
 export class LedgerRepo {
-  readonly db: Db;
+  readonly #db: Db;
   /** SQLite's hot paths run on cached prepared statements (see storage/sqlite-statements.ts). */
   readonly #sqlite: boolean;
   readonly #mysql: MysqlAppender | null;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
     this.#sqlite = dialect(db) === 'sqlite';
     this.#mysql = this.#sqlite ? null : new MysqlAppender(db);
   }
@@ -94,7 +94,7 @@ export class LedgerRepo {
    */
   async appendAlone(build: (head: ChainHead) => Chained): Promise<Chained> {
     if (this.#sqlite) {
-      return withStatements(this.db, ({ sql, atomically }) =>
+      return withStatements(this.#db, ({ sql, atomically }) =>
         atomically(() => {
           const chained = build(asHead(sql(SQL.head).get()));
           insertRows(sql, chained.rows, chained.head);
@@ -114,14 +114,14 @@ export class LedgerRepo {
 
   async head(): Promise<ChainHead> {
     const row = (this.#sqlite
-      ? await withStatements(this.db, ({ sql }) => sql(SQL.head).get())
-      : await this.db('ledger_head').select('seq', 'hash').where({ id: 1 }).first()) as ChainHead | undefined;
+      ? await withStatements(this.#db, ({ sql }) => sql(SQL.head).get())
+      : await this.#db('ledger_head').select('seq', 'hash').where({ id: 1 }).first()) as ChainHead | undefined;
     return row === undefined ? { seq: 0, hash: '0'.repeat(64) } : { seq: Number(row.seq), hash: row.hash };
   }
 
   /** One page of the filtered log plus whether more rows lie beyond it in the same direction. */
   async find(f: LedgerFilter): Promise<{ rows: StoredEntry[]; more: boolean }> {
-    const q = this.db('ledger_events').select(...COLUMNS);
+    const q = this.#db('ledger_events').select(...COLUMNS);
     if (f.type !== undefined) q.whereRaw("type like ? escape '!'", [`${literal(f.type)}%`]);
     if (f.actor !== undefined) q.whereRaw("actor like ? escape '!'", [`${literal(f.actor)}%`]);
     if (f.trace !== undefined) q.where('trace', f.trace);
@@ -144,7 +144,7 @@ export class LedgerRepo {
    */
   async eachAfter(afterSeq: number, size: number, each: (row: StoredEntry) => boolean): Promise<number> {
     if (this.#sqlite) {
-      return withStatements(this.db, ({ sql }) => {
+      return withStatements(this.#db, ({ sql }) => {
         let n = 0;
         for (const row of sql(SQL.page).iterate(afterSeq, size)) {
           n++;
@@ -153,7 +153,7 @@ export class LedgerRepo {
         return n;
       });
     }
-    const rows = (await this.db('ledger_events').select(...COLUMNS).where('seq', '>', afterSeq).orderBy('seq', 'asc').limit(size)) as StoredEntry[];
+    const rows = (await this.#db('ledger_events').select(...COLUMNS).where('seq', '>', afterSeq).orderBy('seq', 'asc').limit(size)) as StoredEntry[];
     let n = 0;
     for (const row of rows) {
       n++;
@@ -164,21 +164,21 @@ export class LedgerRepo {
 
   /** The stored hash of the entry at `seq`, or null when there is none. */
   async hashAt(seq: number): Promise<string | null> {
-    const row = (await this.db('ledger_events').select('hash').where({ seq }).first()) as { hash: string } | undefined;
+    const row = (await this.#db('ledger_events').select('hash').where({ seq }).first()) as { hash: string } | undefined;
     return row?.hash ?? null;
   }
 
   async saveCheckpoint(cp: Checkpoint): Promise<void> {
-    await this.db('ledger_checkpoints').insert(cp).onConflict('seq').ignore();
+    await this.#db('ledger_checkpoints').insert(cp).onConflict('seq').ignore();
   }
 
   async checkpoints(): Promise<Checkpoint[]> {
-    const rows = (await this.db('ledger_checkpoints').select('seq', 'hash', 'at', 'signature').orderBy('seq', 'asc')) as Checkpoint[];
+    const rows = (await this.#db('ledger_checkpoints').select('seq', 'hash', 'at', 'signature').orderBy('seq', 'asc')) as Checkpoint[];
     return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
   }
 
   async lastCheckpoint(): Promise<Checkpoint | null> {
-    const row = (await this.db('ledger_checkpoints').select('seq', 'hash', 'at', 'signature').orderBy('seq', 'desc').first()) as Checkpoint | undefined;
+    const row = (await this.#db('ledger_checkpoints').select('seq', 'hash', 'at', 'signature').orderBy('seq', 'desc').first()) as Checkpoint | undefined;
     return row === undefined ? null : { ...row, seq: Number(row.seq) };
   }
 }

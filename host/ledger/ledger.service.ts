@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Trx } from '../storage/db.ts';
+import type { UnitOfWork } from '../storage/unit-of-work.ts';
 import { canonicalJson, entryHash, entryText, toEvent, type ChainHead, type EventInput, type LedgerEvent, type StoredEntry } from './entry.ts';
 import type { Chained, LedgerFilter, LedgerRepo } from './ledger.repo.ts';
 import { findProblem } from '../json-limits.ts';
@@ -43,11 +44,13 @@ export class Ledger {
   #listeners: Array<(head: ChainHead) => void> = [];
 
   readonly repo: LedgerRepo;
-  private readonly clock: Clock;
+  readonly #clock: Clock;
+  readonly #work: UnitOfWork;
 
-  constructor(repo: LedgerRepo, clock: Clock) {
-    this.repo = repo;
-    this.clock = clock;
+  constructor(deps: { repo: LedgerRepo; clock: Clock; work: UnitOfWork }) {
+    this.repo = deps.repo;
+    this.#clock = deps.clock;
+    this.#work = deps.work;
   }
 
   /** Called with the new head after every commit that appended events. */
@@ -77,7 +80,7 @@ export class Ledger {
   async transact<T>(fn: (trx: Trx, record: RecordEvent) => Promise<T>, opts: { headFirst?: boolean } = {}): Promise<T> {
     const done: { last: ChainHead | null } = { last: null };
     const result = await this.#withStorage(() =>
-      this.repo.db.transaction(async (trx) => {
+      this.#work.run(async (trx) => {
         // Changes that touch rows many writers insert at once (the held set) take the chain
         // head first: on MySQL, locking rows that do not exist yet takes gap locks, and two such
         // transactions inserting into the same gap deadlock. The head lock queues them instead,
@@ -124,7 +127,7 @@ export class Ledger {
 
   /** Places events after `head`: their seqs, timestamps and hashes. */
   #chain(head: ChainHead, events: Prepared[]): Chained {
-    const at = this.clock.now().toISOString();
+    const at = this.#clock.now().toISOString();
     const rows: StoredEntry[] = [];
     let h = head;
     for (const e of events) {

@@ -2,9 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { DAY, HOUR, type Clock } from '../clock.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { Db, Trx } from '../storage/db.ts';
+import type { LicenceCheckRepo } from './licence-check.repo.ts';
 import type { Licence, LicenceStatus } from './licence.ts';
-import type { LicenceService } from './licence.service.ts';
 import { clip } from '../text.ts';
 
 /** How often the licence is confirmed with the licence server. */
@@ -77,48 +76,8 @@ export function confirmationGraceMs(licence: Pick<Licence, 'grace_days'>): numbe
   return Math.max(licence.grace_days, 1) * DAY;
 }
 
-type Row = Omit<LicenceCheckRow, 'next_due_ms'> & { next_due_ms: number | string };
-const fromRow = (r: Row): LicenceCheckRow => ({ ...r, id: Number(r.id), next_due_ms: Number(r.next_due_ms) });
-
-/** The only code that touches `licence_check` (one row, id 1). */
-export class LicenceCheckRepo {
-  readonly db: Db;
-
-  constructor(db: Db) {
-    this.db = db;
-  }
-
-  async get(trx?: Trx): Promise<LicenceCheckRow | null> {
-    const row = (await (trx ?? this.db)('licence_check').where({ id: 1 }).first()) as Row | undefined;
-    return row === undefined ? null : fromRow(row);
-  }
-
-  async ensure(): Promise<void> {
-    await this.db('licence_check').insert({ id: 1, next_due_ms: 0 }).onConflict('id').ignore();
-  }
-
-  /** A new licence in force: its confirmation starts over (a revocation of another licence stays). */
-  async reset(ref: string, at: string): Promise<void> {
-    await this.db('licence_check')
-      .where({ id: 1 })
-      .andWhere((w) => void w.whereNull('licence_ref').orWhereNot('licence_ref', ref))
-      .update({ licence_ref: ref, next_due_ms: 0, last_confirmed_at: null, last_result: null, last_problem: null, unconfirmed_since: at, claimed_by: null });
-  }
-
-  /** Takes the period that is due: true for exactly one caller across every host process. */
-  async claim(ref: string, nowMs: number, nextMs: number, me: string, at: string): Promise<boolean> {
-    const n = await this.db('licence_check').where({ id: 1, licence_ref: ref }).andWhere('next_due_ms', '<=', nowMs).update({ next_due_ms: nextMs, last_attempt_at: at, claimed_by: me });
-    return n === 1;
-  }
-
-  async finish(trx: Trx, ref: string, patch: Partial<Omit<LicenceCheckRow, 'id' | 'licence_ref'>>): Promise<void> {
-    await trx('licence_check').where({ id: 1, licence_ref: ref }).update(patch);
-  }
-}
-
 export interface LicenceCheckDeps {
   repo: LicenceCheckRepo;
-  licences: LicenceService;
   ledger: Ledger;
   clock: Clock;
   log: Logger;
@@ -147,17 +106,17 @@ export class LicenceCheck {
   readonly #me = randomBytes(8).toString('hex');
   #state: LicenceCheckRow | null = null;
   readonly #refs = new WeakMap<Licence, string>();
-  private readonly d: LicenceCheckDeps;
+  readonly #d: LicenceCheckDeps;
 
   constructor(deps: LicenceCheckDeps) {
-    this.d = deps;
+    this.#d = deps;
     this.mode = deps.mode;
     this.server = deps.server;
   }
 
   /** Reads the shared state (every tick, and once at start). */
   async load(): Promise<void> {
-    this.#state = await this.d.repo.get();
+    this.#state = await this.#d.repo.get();
   }
 
   #ref(licence: Licence): string {
@@ -187,12 +146,11 @@ export class LicenceCheck {
 
   #lapsed(licence: Licence, st: LicenceCheckRow, ref: string): boolean {
     const at = this.#lapsesAt(licence, st, ref);
-    return at !== null && this.d.clock.now().getTime() > at;
+    return at !== null && this.#d.clock.now().getTime() > at;
   }
 
   /** Where confirmation stands, for doctor and the status. */
-  async view(): Promise<ConfirmationView> {
-    const licence = await this.d.licences.inForce();
+  async view(licence: Licence | null): Promise<ConfirmationView> {
     const st = this.#state;
     const applies = this.mode !== 'offline' && this.server !== null && licence !== null && licence.tier !== 'trial';
     const ref = licence === null ? null : this.#ref(licence);
@@ -206,7 +164,7 @@ export class LicenceCheck {
       last_confirmed_at: mine ? st.last_confirmed_at : null,
       last_result: mine ? st.last_result : null,
       last_problem: mine ? st.last_problem : null,
-      next_due_at: applies && mine && st.next_due_ms > 0 ? new Date(st.next_due_ms).toISOString() : applies ? this.d.clock.now().toISOString() : null,
+      next_due_at: applies && mine && st.next_due_ms > 0 ? new Date(st.next_due_ms).toISOString() : applies ? this.#d.clock.now().toISOString() : null,
       revoked: st !== null && ref !== null && st.revoked_ref === ref,
       lapses_at: lapses === null ? null : new Date(lapses).toISOString(),
     };
@@ -216,33 +174,32 @@ export class LicenceCheck {
    * The tick's share: re-reads the shared state, and when a confirmation is due and this process
    * claims it, asks the server and records the outcome. Answers what it asked (null: nothing).
    */
-  async tick(): Promise<ConfirmResult | null> {
+  async tick(licence: Licence | null): Promise<ConfirmResult | null> {
     await this.load();
     if (this.mode === 'offline' || this.server === null) return null;
-    const licence = await this.d.licences.inForce();
     // A trial is signed by this install itself: the licence server has never heard of it.
     if (licence === null || licence.tier === 'trial') return null;
     const ref = this.#ref(licence);
-    const now = this.d.clock.now();
-    if (this.#state === null) await this.d.repo.ensure();
-    if (this.#state?.licence_ref !== ref) await this.d.repo.reset(ref, now.toISOString());
-    if (!(await this.d.repo.claim(ref, now.getTime(), now.getTime() + CONFIRM_EVERY_MS, this.#me, now.toISOString()))) {
+    const now = this.#d.clock.now();
+    if (this.#state === null) await this.#d.repo.ensure();
+    if (this.#state?.licence_ref !== ref) await this.#d.repo.reset(ref, now.toISOString());
+    if (!(await this.#d.repo.claim(ref, now.getTime(), now.getTime() + CONFIRM_EVERY_MS, this.#me, now.toISOString()))) {
       await this.load();
       return null;
     }
     const answer = await this.#ask(licence);
-    const at = this.d.clock.now().toISOString();
+    const at = this.#d.clock.now().toISOString();
     const who = { customer: licence.customer, tier: licence.tier, licence_id: licence.id ?? null, server: this.server };
-    await this.d.ledger.transact(async (trx, record) => {
+    await this.#d.ledger.transact(async (trx, record) => {
       if (answer.result === 'valid') {
-        await this.d.repo.finish(trx, ref, { last_result: 'valid', last_confirmed_at: at, last_problem: null, unconfirmed_since: null, ...(this.#state?.revoked_ref === ref ? { revoked_ref: null } : {}) });
+        await this.#d.repo.finish(trx, ref, { last_result: 'valid', last_confirmed_at: at, last_problem: null, unconfirmed_since: null, ...(this.#state?.revoked_ref === ref ? { revoked_ref: null } : {}) });
         await record({ type: 'licence.confirmed', actor: 'licence-check', reason: `licence for ${licence.customer} confirmed by the licence server`, data: { ...who, checked_at: answer.checkedAt } });
       } else if (answer.result === 'revoked') {
-        await this.d.repo.finish(trx, ref, { last_result: 'revoked', last_problem: answer.problem, revoked_ref: ref });
+        await this.#d.repo.finish(trx, ref, { last_result: 'revoked', last_problem: answer.problem, revoked_ref: ref });
         await record({ type: 'licence.revoked', actor: 'licence-check', reason: `the licence server says the licence for ${licence.customer} is revoked${answer.problem === null ? '' : `: ${answer.problem}`}`, data: { ...who, checked_at: answer.checkedAt } });
       } else {
-        await this.d.repo.finish(trx, ref, { last_result: answer.result, last_problem: answer.problem });
-        const st = await this.d.repo.get(trx);
+        await this.#d.repo.finish(trx, ref, { last_result: answer.result, last_problem: answer.problem });
+        const st = await this.#d.repo.get(trx);
         const lapses = st === null ? null : this.#lapsesAt(licence, st, ref);
         await record({
           type: 'licence.confirmation_failed',
@@ -262,8 +219,8 @@ export class LicenceCheck {
       customer: licence.customer,
       tier: licence.tier,
       signature: licence.signature,
-      install: this.d.fingerprint,
-      version: this.d.version,
+      install: this.#d.fingerprint,
+      version: this.#d.version,
     };
     let res: Response;
     try {
@@ -271,7 +228,7 @@ export class LicenceCheck {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify(body),
-        signal: AbortSignal.timeout(this.d.timeoutMs ?? CONFIRM_TIMEOUT_MS),
+        signal: AbortSignal.timeout(this.#d.timeoutMs ?? CONFIRM_TIMEOUT_MS),
       });
     } catch (e) {
       return { result: 'unreachable', problem: `cannot reach ${this.server}: ${reason(e)}`, checkedAt: null };

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { Db } from '../storage/db.ts';
+import type { HeldAlerts } from '../intake/held-alerts.ts';
+import type { LicenceLimitsRepo } from './licence-limits.repo.ts';
 import { isUsable, type Licence } from './licence.ts';
 import type { LicenceService } from './licence.service.ts';
 
@@ -51,34 +52,6 @@ export interface ServiceUsage {
   services_allowed: number | null;
 }
 
-/**
- * Reads the services alerts have named (distinct `held_alerts.service`, read only) in the order
- * they were first seen, and owns `licence_limit_reports` (services reported over the limit).
- */
-export class LicenceLimitsRepo {
-  readonly db: Db;
-
-  constructor(db: Db) {
-    this.db = db;
-  }
-
-  /** Every service an alert has named, the first seen first (ties by name). */
-  async servicesByFirstSeen(): Promise<string[]> {
-    const rows = (await this.db('held_alerts')
-      .select('service')
-      .min({ first: 'first_seen' })
-      .whereNotNull('service')
-      .groupBy('service')
-      .orderBy([{ column: 'first' }, { column: 'service' }])) as { service: string }[];
-    return rows.map((r) => r.service);
-  }
-
-  async reported(): Promise<Map<string, string>> {
-    const rows = (await this.db('licence_limit_reports').select('service', 'reported_at')) as { service: string; reported_at: string }[];
-    return new Map(rows.map((r) => [r.service, r.reported_at]));
-  }
-}
-
 /** How many services one tick reports at most (the rest follow on the next ticks). */
 const REPORTS_PER_TICK = 100;
 
@@ -91,64 +64,65 @@ const REPORTS_PER_TICK = 100;
  */
 export class ServiceLimits {
   readonly #me = randomBytes(8).toString('hex');
-  private readonly repo: LicenceLimitsRepo;
-  private readonly licences: LicenceService;
-  private readonly ledger: Ledger;
-  private readonly clock: Clock;
-  private readonly log: Logger;
+  readonly #repo: LicenceLimitsRepo;
+  /** The intake area's held alerts: the services they name are what the limit counts. */
+  readonly #held: Pick<HeldAlerts, 'servicesByFirstSeen'>;
+  readonly #licences: LicenceService;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
+  readonly #log: Logger;
 
-  constructor(deps: { repo: LicenceLimitsRepo; licences: LicenceService; ledger: Ledger; clock: Clock; log: Logger }) {
-    this.repo = deps.repo;
-    this.licences = deps.licences;
-    this.ledger = deps.ledger;
-    this.clock = deps.clock;
-    this.log = deps.log;
+  constructor(deps: { repo: LicenceLimitsRepo; held: Pick<HeldAlerts, 'servicesByFirstSeen'>; licences: LicenceService; ledger: Ledger; clock: Clock; log: Logger }) {
+    this.#repo = deps.repo;
+    this.#held = deps.held;
+    this.#licences = deps.licences;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
+    this.#log = deps.log;
   }
 
   async limits(): Promise<LicenceLimits> {
-    return LicenceLimits.of(await this.licences.inForce());
+    return LicenceLimits.of(await this.#licences.inForce());
   }
 
   async usage(): Promise<ServiceUsage> {
-    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
+    const [services, limits] = await Promise.all([this.#held.servicesByFirstSeen(), this.limits()]);
     return { services_used: services.length, services_allowed: limits.services };
   }
 
   /** Services within the licence, sorted by name: a KnownServices for governance and the estate. */
   async knownServices(): Promise<string[]> {
-    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
+    const [services, limits] = await Promise.all([this.#held.servicesByFirstSeen(), this.limits()]);
     return (limits.services === null ? services : services.slice(0, limits.services)).sort();
   }
 
   /** Whether `service` is within the licence (a service no alert named yet would be the next). */
   async allowed(service: string): Promise<boolean> {
-    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
+    const [services, limits] = await Promise.all([this.#held.servicesByFirstSeen(), this.limits()]);
     const i = services.indexOf(service);
     return limits.allows(i === -1 ? services.length + 1 : i + 1);
   }
 
   /** Services beyond the limit, with when each was reported (null: not yet). */
   async overLimit(): Promise<{ service: string; reported_at: string | null }[]> {
-    const [services, limits, reported] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits(), this.repo.reported()]);
+    const [services, limits, reported] = await Promise.all([this.#held.servicesByFirstSeen(), this.limits(), this.#repo.reported()]);
     if (limits.services === null) return [];
     return services.slice(limits.services).map((service) => ({ service, reported_at: reported.get(service) ?? null }));
   }
 
   /** The tick's share: records `licence.limit_reached` once per service beyond the limit. */
   async tick(): Promise<number> {
-    if (!(await this.licences.status().then((s) => isUsable(s)))) return 0;
-    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
+    if (!(await this.#licences.status().then((s) => isUsable(s)))) return 0;
+    const [services, limits] = await Promise.all([this.#held.servicesByFirstSeen(), this.limits()]);
     if (limits.allows(services.length) || limits.services === null) return 0;
-    const reported = await this.repo.reported();
+    const reported = await this.#repo.reported();
     const fresh = services.slice(limits.services).filter((s) => !reported.has(s)).slice(0, REPORTS_PER_TICK);
     let n = 0;
     for (const service of fresh) {
-      const at = this.clock.now().toISOString();
+      const at = this.#clock.now().toISOString();
       try {
-        const mine = await this.ledger.transact(async (trx, record) => {
-          await trx('licence_limit_reports').insert({ service, reported_at: at, claim: this.#me }).onConflict('service').ignore();
-          const row = (await trx('licence_limit_reports').select('claim').where({ service }).first()) as { claim: string } | undefined;
-          if (row?.claim !== this.#me) return false;
+        const mine = await this.#ledger.transact(async (trx, record) => {
+          if (!(await this.#repo.claim(trx, service, at, this.#me))) return false;
           await record({
             type: 'licence.limit_reached',
             actor: 'licence-limits',
@@ -159,7 +133,7 @@ export class ServiceLimits {
         });
         if (mine) n++;
       } catch (err) {
-        this.log.error({ err, service }, 'could not record a service over the licence limit');
+        this.#log.error({ err, service }, 'could not record a service over the licence limit');
       }
     }
     return n;

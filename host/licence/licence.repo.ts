@@ -13,16 +13,16 @@ export interface LicenceRow {
 
 /** The only code that touches the `licences` table. */
 export class LicenceRepo {
-  readonly db: Db;
+  readonly #db: Db;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
   }
 
   /** Read on every request (the mode): on SQLite through a cached prepared statement. */
   async latest(trx?: Trx): Promise<LicenceRow | null> {
-    const q = trx ?? this.db;
-    if (dialect(this.db) === 'sqlite') return ((await withStatements(q, ({ sql }) => sql(LATEST).get())) as LicenceRow | undefined) ?? null;
+    const q = trx ?? this.#db;
+    if (dialect(this.#db) === 'sqlite') return ((await withStatements(q, ({ sql }) => sql(LATEST).get())) as LicenceRow | undefined) ?? null;
     return ((await q('licences').orderBy('id', 'desc').first()) as LicenceRow | undefined) ?? null;
   }
 

@@ -4,7 +4,7 @@ import type { KeyObject } from 'node:crypto';
 import { DAY, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { InstallIdentity } from '../install/identity.ts';
-import type { InstallRepo } from '../install/install.repo.ts';
+import type { Install } from '../install/install.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
 import { checkLicence, licenceStatus, parsePublicKey, signedMessage, VENDOR_PUBLIC_KEY, type Licence, type LicenceStatus } from './licence.ts';
@@ -33,32 +33,24 @@ export class LicenceService {
    * mode, and a signature check per request would cost more than the request itself. */
   #lastChecked: { body: string; licence: Licence | null } | null = null;
   readonly #vendorKeys: KeyObject[];
-  #confirmation: ConfirmationHook | null = null;
+  readonly #confirmation: ConfirmationHook | null;
 
-  private readonly repo: LicenceRepo;
-  private readonly install: InstallRepo;
-  private readonly identity: InstallIdentity;
-  private readonly ledger: Ledger;
-  private readonly clock: Clock;
-  private readonly afterChange: AfterLicenceChange;
+  readonly #repo: LicenceRepo;
+  readonly #install: Pick<Install, 'lock' | 'markTrialRedeemed'>;
+  readonly #identity: InstallIdentity;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
+  readonly #changed: AfterLicenceChange[] = [];
 
-  constructor(
-    repo: LicenceRepo,
-    install: InstallRepo,
-    identity: InstallIdentity,
-    ledger: Ledger,
-    clock: Clock,
-    opts: { configDir: string | null; extraPublicKey: string | null },
-    afterChange: AfterLicenceChange,
-  ) {
-    this.repo = repo;
-    this.install = install;
-    this.identity = identity;
-    this.ledger = ledger;
-    this.clock = clock;
-    this.afterChange = afterChange;
-    this.#vendorKeys = [parsePublicKey(VENDOR_PUBLIC_KEY), ...(opts.extraPublicKey === null ? [] : [parsePublicKey(opts.extraPublicKey)])];
-    const file = opts.configDir === null ? null : path.join(opts.configDir, 'licence.json');
+  constructor(deps: { repo: LicenceRepo; install: Pick<Install, 'lock' | 'markTrialRedeemed'>; identity: InstallIdentity; ledger: Ledger; clock: Clock; opts: { configDir: string | null; extraPublicKey: string | null }; confirmation: ConfirmationHook | null }) {
+    this.#repo = deps.repo;
+    this.#install = deps.install;
+    this.#identity = deps.identity;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
+    this.#confirmation = deps.confirmation;
+    this.#vendorKeys = [parsePublicKey(VENDOR_PUBLIC_KEY), ...(deps.opts.extraPublicKey === null ? [] : [parsePublicKey(deps.opts.extraPublicKey)])];
+    const file = deps.opts.configDir === null ? null : path.join(deps.opts.configDir, 'licence.json');
     let text: string | null = null;
     try {
       if (file !== null) text = readFileSync(file, 'utf8');
@@ -75,15 +67,19 @@ export class LicenceService {
     }
   }
 
-  /** Online confirmation (built after this service) may downgrade the status: see ConfirmationHook. */
-  useConfirmation(hook: ConfirmationHook): void {
-    this.#confirmation = hook;
+  /** Called inside every licence change's transaction (the status area records the mode change it causes). */
+  onChanged(listener: AfterLicenceChange): void {
+    this.#changed.push(listener);
+  }
+
+  async #afterChange(trx: Trx, record: RecordEvent): Promise<void> {
+    for (const l of this.#changed) await l(trx, record);
   }
 
   /** The licence in force and where it stands now. */
   async status(trx?: Trx): Promise<LicenceStatus> {
     const { licence, invalid } = await this.#inForce(trx);
-    const status = licenceStatus(licence, this.clock.now(), invalid);
+    const status = licenceStatus(licence, this.#clock.now(), invalid);
     return licence === null || this.#confirmation === null ? status : this.#confirmation(licence, status);
   }
 
@@ -94,7 +90,7 @@ export class LicenceService {
 
   async #inForce(trx?: Trx): Promise<{ licence: Licence | null; invalid: boolean }> {
     if (this.fileManaged) return { licence: this.#fileLicence, invalid: this.#fileLicence === null };
-    const row = await this.repo.latest(trx);
+    const row = await this.#repo.latest(trx);
     if (row === null) return { licence: null, invalid: false };
     if (this.#lastChecked?.body !== row.body) {
       let licence: Licence | null;
@@ -112,10 +108,10 @@ export class LicenceService {
   async installLicence(candidate: unknown, actor: string): Promise<LicenceStatus> {
     if (this.fileManaged) throw new AppError('licence_file_managed', 'the licence is mounted from licence.json in SERVICE_CONFIG_DIR');
     const licence = this.#check(candidate);
-    await this.ledger.transact(async (trx, record) => {
-      await this.repo.insert(trx, { body: JSON.stringify(licence), source: 'api', installed_by: actor, installed_at: this.clock.now().toISOString() });
+    await this.#ledger.transact(async (trx, record) => {
+      await this.#repo.insert(trx, { body: JSON.stringify(licence), source: 'api', installed_by: actor, installed_at: this.#clock.now().toISOString() });
       await record({ type: 'config.licence_installed', actor, reason: `licence for ${licence.customer} installed`, data: summary(licence) });
-      await this.afterChange(trx, record);
+      await this.#afterChange(trx, record);
     });
     return this.status();
   }
@@ -123,7 +119,7 @@ export class LicenceService {
   /** Starts the 30-day trial bound to this install, once per install. */
   async redeemTrial(customer: string | undefined, actor: string): Promise<LicenceStatus> {
     if (this.fileManaged) throw new AppError('licence_file_managed', 'the licence is mounted from licence.json in SERVICE_CONFIG_DIR');
-    const now = this.clock.now();
+    const now = this.#clock.now();
     const unsigned: Omit<Licence, 'signature'> = {
       customer: customer ?? 'Trial',
       tier: 'trial',
@@ -133,15 +129,15 @@ export class LicenceService {
       issued_at: now.toISOString(),
       expires_at: new Date(now.getTime() + TRIAL_DAYS * DAY).toISOString(),
       grace_days: 0,
-      install: this.identity.fingerprint,
+      install: this.#identity.fingerprint,
     };
-    const licence: Licence = { ...unsigned, signature: this.identity.sign(signedMessage(unsigned)) };
-    await this.ledger.transact(async (trx, record) => {
-      await this.install.lock(trx);
-      if (!(await this.install.markTrialRedeemed(trx, now.toISOString()))) throw new AppError('trial_already_used', 'this install has already had its trial');
-      await this.repo.insert(trx, { body: JSON.stringify(licence), source: 'trial', installed_by: actor, installed_at: now.toISOString() });
+    const licence: Licence = { ...unsigned, signature: this.#identity.sign(signedMessage(unsigned)) };
+    await this.#ledger.transact(async (trx, record) => {
+      await this.#install.lock(trx);
+      if (!(await this.#install.markTrialRedeemed(trx, now.toISOString()))) throw new AppError('trial_already_used', 'this install has already had its trial');
+      await this.#repo.insert(trx, { body: JSON.stringify(licence), source: 'trial', installed_by: actor, installed_at: now.toISOString() });
       await record({ type: 'config.trial_started', actor, reason: `${TRIAL_DAYS}-day trial started`, data: summary(licence) });
-      await this.afterChange(trx, record);
+      await this.#afterChange(trx, record);
     });
     return this.status();
   }
@@ -149,8 +145,8 @@ export class LicenceService {
   /** Vendor keys for every tier; this install's own key only for its own trial. */
   #check(candidate: unknown): Licence {
     const tier = (candidate as { tier?: unknown } | null)?.tier;
-    const keys = tier === 'trial' ? [...this.#vendorKeys, this.identity.publicKey] : this.#vendorKeys;
-    return checkLicence(candidate, keys, this.identity.fingerprint);
+    const keys = tier === 'trial' ? [...this.#vendorKeys, this.#identity.publicKey] : this.#vendorKeys;
+    return checkLicence(candidate, keys, this.#identity.fingerprint);
   }
 }
 

@@ -1,7 +1,7 @@
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { DAY } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import { bodyValidator } from '../http/validate.ts';
+import { schemaValidator } from '../json-schema.ts';
 import { canonicalJson } from '../ledger/entry.ts';
 
 /**
@@ -61,7 +61,7 @@ export const LICENCE_SCHEMA = {
   },
 } as const;
 
-const checkShape = bodyValidator<Licence>(LICENCE_SCHEMA);
+const checkShape = schemaValidator<Licence>(LICENCE_SCHEMA);
 
 export function signedMessage(licence: Omit<Licence, 'signature'> & { signature?: string }): string {
   const { signature: _ignored, ...rest } = licence;

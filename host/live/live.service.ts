@@ -66,25 +66,25 @@ export interface LiveDeps {
 
 /** Reads what is under way right now from each area; nothing is stored. */
 export class LiveService {
-  private readonly d: LiveDeps;
+  readonly #d: LiveDeps;
 
   constructor(deps: LiveDeps) {
-    this.d = deps;
+    this.#d = deps;
   }
 
   async live(): Promise<LiveReport> {
     const [groups, episodes, approvals, discovery, polls] = await Promise.all([
-      this.d.ungrouped(),
-      this.d.openEpisodes(LIVE_LIMIT),
-      this.d.pendingApprovals(LIVE_LIMIT),
-      this.d.discoveryJobs === undefined ? Promise.resolve(null) : this.d.discoveryJobs(),
-      this.d.polls === undefined ? Promise.resolve(null) : this.d.polls(),
+      this.#d.ungrouped(),
+      this.#d.openEpisodes(LIVE_LIMIT),
+      this.#d.pendingApprovals(LIVE_LIMIT),
+      this.#d.discoveryJobs === undefined ? Promise.resolve(null) : this.#d.discoveryJobs(),
+      this.#d.polls === undefined ? Promise.resolve(null) : this.#d.polls(),
     ]);
     const debounce = groups
       .filter((g) => g.first_fired !== '')
-      .map((g) => ({ service: g.service, alerts: g.count, opened_at: g.first_fired, closes_at: new Date(Date.parse(g.first_fired) + this.d.debounceS * SECOND).toISOString() }))
+      .map((g) => ({ service: g.service, alerts: g.count, opened_at: g.first_fired, closes_at: new Date(Date.parse(g.first_fired) + this.#d.debounceS * SECOND).toISOString() }))
       .sort((a, b) => (a.opened_at < b.opened_at ? -1 : a.opened_at > b.opened_at ? 1 : 0))
       .slice(0, LIVE_LIMIT);
-    return { now: this.d.clock.now().toISOString(), debounce, episodes, approvals, discovery, polls, tick: this.d.tick() };
+    return { now: this.#d.clock.now().toISOString(), debounce, episodes, approvals, discovery, polls, tick: this.#d.tick() };
   }
 }

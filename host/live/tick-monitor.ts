@@ -9,12 +9,12 @@ import type { TickSeen } from '../doctor/doctor.service.ts';
 export class TickMonitor {
   #lastRun: string | null = null;
   #lastError: string | null = null;
-  private readonly clock: Clock;
-  private readonly everyMs: number;
+  readonly #clock: Clock;
+  readonly #everyMs: number;
 
-  constructor(clock: Clock, everyMs: number) {
-    this.clock = clock;
-    this.everyMs = everyMs;
+  constructor(deps: { clock: Clock; everyMs: number }) {
+    this.#clock = deps.clock;
+    this.#everyMs = deps.everyMs;
   }
 
   /** Runs the last step of the tick and records the tick as done (or the step's failure). */
@@ -26,11 +26,11 @@ export class TickMonitor {
       this.#lastError = e instanceof Error ? e.message : String(e);
       throw e;
     } finally {
-      this.#lastRun = this.clock.now().toISOString();
+      this.#lastRun = this.#clock.now().toISOString();
     }
   }
 
   seen(): TickSeen {
-    return { last_run_at: this.#lastRun, last_error: this.#lastError, every_ms: this.everyMs };
+    return { last_run_at: this.#lastRun, last_error: this.#lastError, every_ms: this.#everyMs };
   }
 }

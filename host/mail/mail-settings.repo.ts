@@ -45,17 +45,17 @@ const STATE = 'mail_state';
  * state (`mail_state`: the outcome of the last send attempt). Saving settings resets the state.
  */
 export class MailSettingsRepo {
-  private readonly settings: SettingsRepo;
-  private readonly cipher: SecretCipher;
+  readonly #settings: SettingsRepo;
+  readonly #cipher: SecretCipher;
 
-  constructor(settings: SettingsRepo, cipher: SecretCipher) {
-    this.settings = settings;
-    this.cipher = cipher;
+  constructor(deps: { settings: SettingsRepo; cipher: SecretCipher }) {
+    this.#settings = deps.settings;
+    this.#cipher = deps.cipher;
   }
 
   /** The settings with secrets unsealed; null when mail was never configured. */
   async load(trx?: Trx): Promise<MailSettings | null> {
-    const s = await this.settings.get<StoredMail>(MAIL, trx);
+    const s = await this.#settings.get<StoredMail>(MAIL, trx);
     if (s === null) return null;
     return {
       provider: s.provider ?? (s.smtp_host ? 'smtp' : 'api'),
@@ -72,7 +72,7 @@ export class MailSettingsRepo {
 
   /** The revision of the stored settings (null: none stored), without unsealing any secret. */
   async rev(trx?: Trx): Promise<string | null> {
-    return (await this.settings.get<StoredMail>(MAIL, trx))?.rev ?? null;
+    return (await this.#settings.get<StoredMail>(MAIL, trx))?.rev ?? null;
   }
 
   /** Stores `s` under a new revision and resets the mail state; returns the revision. */
@@ -89,25 +89,25 @@ export class MailSettingsRepo {
       smtp_security: s.smtp_security,
       rev,
     };
-    await this.settings.put(trx, MAIL, stored, at);
-    await this.settings.put(trx, STATE, { ok: false, reason: null, at, rev } satisfies MailState, at);
+    await this.#settings.put(trx, MAIL, stored, at);
+    await this.#settings.put(trx, STATE, { ok: false, reason: null, at, rev } satisfies MailState, at);
     return rev;
   }
 
   async state(trx?: Trx): Promise<MailState | null> {
-    return this.settings.get<MailState>(STATE, trx);
+    return this.#settings.get<MailState>(STATE, trx);
   }
 
   async putState(state: MailState): Promise<void> {
-    await this.settings.db.transaction((trx) => this.settings.put(trx, STATE, state, state.at));
+    await this.#settings.put(null, STATE, state, state.at);
   }
 
   #seal(plain: string | null): string | null {
-    return plain === null || plain === '' ? null : this.cipher.encrypt(plain);
+    return plain === null || plain === '' ? null : this.#cipher.encrypt(plain);
   }
 
   #open(sealed: string | null | undefined): string | null {
     if (sealed === null || sealed === undefined || sealed === '') return null;
-    return this.cipher.decrypt(sealed);
+    return this.#cipher.decrypt(sealed);
   }
 }

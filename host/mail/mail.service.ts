@@ -1,13 +1,14 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
-import type { Principal } from '../http/guard.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
 import { checkVersion, Revisions, takeBack, type Revision } from '../settings/revisions.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
 import { MailSettingsRepo, SMTP_DEFAULT_PORT, type MailProvider, type MailSettings, type SmtpSecurity } from './mail-settings.repo.ts';
+import type { InitialMail } from './mail-settings.ts';
 import { ResendClient, senderVerified } from './resend.ts';
 import { sendSmtp, type Message } from './smtp.ts';
 import { clip } from '../text.ts';
@@ -67,8 +68,10 @@ export interface MailDeps {
   clock: Clock;
   log: Logger;
   config: Config;
-  /** Called after every successful send: break-glass is closed from then on (identity ends its sessions). */
-  delivered?: () => Promise<unknown>;
+  /** Where a test e-mail without an address goes first: the on-call recipients (the notify area's settings). */
+  onCallRecipients?: () => Promise<string[]>;
+  /** Where it goes when there are none: the first owner's address (the identity area). */
+  firstOwner?: () => Promise<string | null>;
 }
 
 /** Merges tried before a PUT gives up on settings that keep changing under it. */
@@ -97,23 +100,24 @@ const EMPTY: Omit<MailSettings, 'rev' | 'provider'> = {
  */
 export class MailService {
   readonly repo: MailSettingsRepo;
-  private readonly ledger: Ledger;
-  private readonly clock: Clock;
-  private readonly log: Logger;
-  private readonly config: Config;
-  private readonly api: ResendClient;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #config: Config;
+  readonly #api: ResendClient;
   readonly #revisions: Revisions;
-  private readonly delivered: (() => Promise<unknown>) | null;
+  readonly #delivered: Array<() => Promise<unknown>> = [];
 
   constructor(deps: MailDeps) {
-    this.repo = new MailSettingsRepo(deps.settings, deps.cipher);
+    this.repo = new MailSettingsRepo({ settings: deps.settings, cipher: deps.cipher });
     this.#revisions = new Revisions(deps.settings);
-    this.ledger = deps.ledger;
-    this.clock = deps.clock;
-    this.log = deps.log;
-    this.config = deps.config;
-    this.api = new ResendClient(deps.config.mailApiUrl);
-    this.delivered = deps.delivered ?? null;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
+    this.#log = deps.log;
+    this.#config = deps.config;
+    this.#api = new ResendClient(deps.config.mailApiUrl);
+    this.#onCallRecipients = deps.onCallRecipients ?? noOnCallRecipients;
+    this.#firstOwner = deps.firstOwner ?? (async () => null);
   }
 
   /** Never throws: sends, or says why not. Records the outcome as the mail state. */
@@ -122,27 +126,27 @@ export class MailService {
     try {
       settings = await this.repo.load();
     } catch (err) {
-      this.log.error({ err }, 'mail settings could not be read');
+      this.#log.error({ err }, 'mail settings could not be read');
       return { ok: false, reason: 'unreachable: the mail settings could not be read' };
     }
     let result: SendResult;
     try {
       result = await this.#deliver(settings, { to, subject, text });
     } catch (err) {
-      this.log.error({ err }, 'mail send failed unexpectedly');
+      this.#log.error({ err }, 'mail send failed unexpectedly');
       result = { ok: false, reason: 'unreachable: unexpected error while sending' };
     }
     if (!result.ok) {
       result = { ok: false, reason: scrubReason(result.reason, settings) };
-      this.log.warn({ mail: { provider: settings?.provider ?? null, reason: result.reason } }, 'mail not sent');
+      this.#log.warn({ mail: { provider: settings?.provider ?? null, reason: result.reason } }, 'mail not sent');
     }
     try {
-      await this.repo.putState({ ok: result.ok, reason: result.ok ? null : result.reason, at: this.clock.now().toISOString(), rev: settings?.rev ?? null });
+      await this.repo.putState({ ok: result.ok, reason: result.ok ? null : result.reason, at: this.#clock.now().toISOString(), rev: settings?.rev ?? null });
     } catch (err) {
-      this.log.error({ err }, 'could not record the mail state');
+      this.#log.error({ err }, 'could not record the mail state');
     }
-    if (result.ok && this.delivered !== null) {
-      await this.delivered().catch((err: unknown) => this.log.error({ err }, 'could not end the break-glass sessions after a successful send'));
+    if (result.ok) {
+      for (const l of this.#delivered) await l().catch((err: unknown) => this.#log.error({ err }, 'could not end the break-glass sessions after a successful send'));
     }
     return result;
   }
@@ -243,14 +247,14 @@ export class MailService {
     if (provider === 'smtp' && next.smtp_host === null) throw new AppError('invalid_body', 'smtp_host is required for the smtp provider');
     if (provider === 'api' && next.resend_key === null) throw new AppError('invalid_body', 'resend_key is required for the api provider');
     if (provider === 'api' && next.mail_from !== null) {
-      const listed = await this.api.domains(next.resend_key!);
+      const listed = await this.#api.domains(next.resend_key!);
       if (!listed.ok) throw new AppError('mail_failed', `could not check the sender's domain with the mail API: ${scrubReason(listed.reason, next)}`);
       if (!senderVerified(next.mail_from, listed.domains)) {
         throw new AppError('sender_not_verified', `${next.mail_from.slice(next.mail_from.lastIndexOf('@') + 1)} is not a domain (or a subdomain of a domain) the mail provider reports verified`);
       }
     }
-    const at = this.clock.now().toISOString();
-    return this.ledger.transact(async (trx, record) => {
+    const at = this.#clock.now().toISOString();
+    return this.#ledger.transact(async (trx, record) => {
       if ((await this.repo.rev(trx)) !== (stored?.rev ?? null)) return false;
       checkVersion(expected, (await this.#revisions.get(MAIL_SETTING, trx)).version, 'the mail settings');
       await this.repo.save(trx, next, at);
@@ -274,22 +278,18 @@ export class MailService {
     }, { headFirst: true });
   }
 
-  /**
-   * Where a test e-mail goes when the body names no address and the caller has none (the admin
-   * token, break-glass): the install's on-call recipients. The seam for the notifications
-   * settings (GET /v1/settings/notifications `recipients`); until they are wired, none.
-   */
-  useOnCallRecipients(read: () => Promise<string[]>): void {
-    this.#onCallRecipients = read;
+  /** Called after every successful send: break-glass is closed from then on (identity subscribes and ends its sessions). */
+  onDelivered(listener: () => Promise<unknown>): void {
+    this.#delivered.push(listener);
   }
 
-  /** The first owner's address, when there are no on-call recipients either (wired in app.ts). */
-  useFirstOwner(read: () => Promise<string | null>): void {
-    this.#firstOwner = read;
+  /** The mail settings the first owner's bootstrap saves, in its own transaction. */
+  get initial(): InitialMail {
+    return this.repo;
   }
 
-  #onCallRecipients: () => Promise<string[]> = noOnCallRecipients;
-  #firstOwner: () => Promise<string | null> = async () => null;
+  readonly #onCallRecipients: () => Promise<string[]>;
+  readonly #firstOwner: () => Promise<string | null>;
 
   /** Who a test e-mail without `to` goes to: the signed-in person, else the on-call recipients, else the first owner. */
   async testRecipients(principal: Principal): Promise<string[]> {
@@ -314,7 +314,7 @@ export class MailService {
         'Test e-mail from the on-call service',
         `This is a test e-mail from the on-call service, sent at the request of ${principal.actor}.\nIf you received it, sign-in codes can be delivered.\n`,
       );
-      await this.ledger.append({
+      await this.#ledger.append({
         type: 'config.mail_tested',
         actor: principal.actor,
         reason: result.ok ? 'test e-mail sent' : clip(`test e-mail failed: ${result.reason}`, 4000),
@@ -329,9 +329,9 @@ export class MailService {
     if (!usable(s)) return { ok: false, reason: NO_PROVIDER };
     if (s.provider === 'smtp') {
       const message: Message = { ...m, from: s.mail_from ?? smtpDefaultSender(s) };
-      return sendSmtp({ host: s.smtp_host!, port: s.smtp_port, security: s.smtp_security, user: s.smtp_user, password: s.smtp_password, caFile: this.config.mailCaFile }, message);
+      return sendSmtp({ host: s.smtp_host!, port: s.smtp_port, security: s.smtp_security, user: s.smtp_user, password: s.smtp_password, caFile: this.#config.mailCaFile }, message);
     }
-    return this.api.send(s.resend_key!, { ...m, from: s.mail_from ?? DEFAULT_API_SENDER });
+    return this.#api.send(s.resend_key!, { ...m, from: s.mail_from ?? DEFAULT_API_SENDER });
   }
 }
 

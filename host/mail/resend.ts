@@ -16,10 +16,10 @@ export type DomainsResult = { ok: true; domains: ApiDomain[] } | { ok: false; re
  * say `refused: ...` (the API answered no) or `unreachable: ...` (it could not be asked).
  */
 export class ResendClient {
-  private readonly baseUrl: string;
+  readonly #baseUrl: string;
 
   constructor(baseUrl: string) {
-    this.baseUrl = baseUrl.replace(/\/+$/, '');
+    this.#baseUrl = baseUrl.replace(/\/+$/, '');
   }
 
   async domains(key: string): Promise<DomainsResult> {
@@ -41,7 +41,7 @@ export class ResendClient {
   async #call(method: string, path: string, key: string, body?: unknown): Promise<{ ok: true; body: unknown } | { ok: false; reason: string }> {
     let res: Response;
     try {
-      res = await fetch(this.baseUrl + path, {
+      res = await fetch(this.#baseUrl + path, {
         method,
         headers: { authorization: `Bearer ${key}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),

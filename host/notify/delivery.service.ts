@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { HOUR, MINUTE, SECOND, type Clock } from '../clock.ts';
-import type { EpisodeRepo, OutcomeDetail } from '../episodes/episode.repo.ts';
+import type { EpisodeOutcomes, OutcomeDetail } from '../episodes/episode-outcomes.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { NotifyMessage } from '../plugins/contract.ts';
@@ -28,7 +28,8 @@ export function retryDelayMs(attempts: number): number {
 export interface DeliveryDeps {
   outbox: OutboxRepo;
   settings: NotifySettingsRepo;
-  episodes: EpisodeRepo;
+  /** The episodes area's outcomes (it alone touches `episodes`). */
+  episodes: EpisodeOutcomes;
   /** Sends one e-mail (the MailService): never throws, answers why not. */
   mail: { send(to: string, subject: string, text: string): Promise<{ ok: true } | { ok: false; reason: string }> };
   /** Delivers through a notification target (the ConnectorService): never throws. */

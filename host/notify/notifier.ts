@@ -46,14 +46,13 @@ export class Notifier implements EpisodeNotifier {
   readonly #audience: Audience;
   readonly #clock: Clock;
   readonly #publicUrl: string | null;
-  readonly #nudge: () => void;
+  readonly #queued: Array<() => void> = [];
 
-  constructor(deps: { outbox: OutboxRepo; audience: Audience; clock: Clock; publicUrl: string | null; nudge: () => void }) {
+  constructor(deps: { outbox: OutboxRepo; audience: Audience; clock: Clock; publicUrl: string | null }) {
     this.#outbox = deps.outbox;
     this.#audience = deps.audience;
     this.#clock = deps.clock;
     this.#publicUrl = deps.publicUrl;
-    this.#nudge = deps.nudge;
   }
 
   async tell(trx: Trx, change: IncidentChange): Promise<{ to: string[] }> {
@@ -75,7 +74,12 @@ export class Notifier implements EpisodeNotifier {
     return { to: channels.map((c) => c.channel) };
   }
 
+  /** Delivery subscribes at construction: messages were queued and committed, deliver them soon. */
+  onQueued(listener: () => void): void {
+    this.#queued.push(listener);
+  }
+
   nudge(): void {
-    this.#nudge();
+    for (const l of this.#queued) l();
   }
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { Principal } from '../http/guard.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
 import type { NotifySettingsRepo, StoredNotifySettings } from './notify-settings.repo.ts';

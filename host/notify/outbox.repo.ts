@@ -55,10 +55,10 @@ const COLUMNS = ['id', 'episode_id', 'event', 'channel_kind', 'channel', 'episod
  * caller passes (the injected clock), never the database's.
  */
 export class OutboxRepo {
-  readonly db: Db;
+  readonly #db: Db;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
   }
 
   async add(trx: Trx, d: Omit<Delivery, 'state' | 'attempts' | 'last_problem'>): Promise<void> {
@@ -88,7 +88,7 @@ export class OutboxRepo {
 
   /** Pending deliveries due at `nowMs` whose lease is free or expired, oldest first. */
   async due(nowMs: number, limit: number): Promise<Delivery[]> {
-    const rows = (await this.db('notify_outbox')
+    const rows = (await this.#db('notify_outbox')
       .select(COLUMNS)
       .where({ state: 'pending' })
       .andWhere('next_ms', '<=', nowMs)
@@ -100,7 +100,7 @@ export class OutboxRepo {
 
   /** Takes a delivery for `holder` until `untilMs`; false when another holder has it or it is no longer due. */
   async claim(id: string, holder: string, nowMs: number, untilMs: number): Promise<boolean> {
-    const n = await this.db('notify_outbox')
+    const n = await this.#db('notify_outbox')
       .where({ id, state: 'pending' })
       .andWhere('next_ms', '<=', nowMs)
       .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
@@ -111,7 +111,7 @@ export class OutboxRepo {
   /** The delivery, if `holder` still holds it (locked on MySQL for the rest of `trx`). */
   async held(trx: Trx, id: string, holder: string): Promise<Delivery | null> {
     const q = trx('notify_outbox').select(COLUMNS).where({ id, state: 'pending', lease_holder: holder });
-    const row = (await (dialect(this.db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
+    const row = (await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
   }
 
@@ -124,7 +124,7 @@ export class OutboxRepo {
   }
 
   async pending(): Promise<number> {
-    const row = (await this.db('notify_outbox').count({ n: '*' }).where({ state: 'pending' }).first()) as { n: number | string } | undefined;
+    const row = (await this.#db('notify_outbox').count({ n: '*' }).where({ state: 'pending' }).first()) as { n: number | string } | undefined;
     return Number(row?.n ?? 0);
   }
 
@@ -140,7 +140,7 @@ export class OutboxRepo {
   }
 
   async channels(): Promise<ChannelState[]> {
-    const rows = (await this.db('notify_channels').select('*').orderBy('channel')) as Array<Omit<ChannelState, 'ok'> & { ok: number | boolean }>;
+    const rows = (await this.#db('notify_channels').select('*').orderBy('channel')) as Array<Omit<ChannelState, 'ok'> & { ok: number | boolean }>;
     return rows.map((r) => ({ channel_kind: r.channel_kind, name: r.name, ok: r.ok === true || r.ok === 1, last_problem: r.last_problem, last_attempt_at: r.last_attempt_at, last_ok_at: r.last_ok_at }));
   }
 }

@@ -14,8 +14,8 @@ import path from 'node:path';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { Principal } from '../http/guard.ts';
-import { ajv, describe } from '../http/validate.ts';
+import type { Principal } from '../identity/principal.ts';
+import { ajv, describe } from '../json-schema.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import { checkVersion, takeBack } from '../settings/revisions.ts';
@@ -186,16 +186,16 @@ export class PolicyService implements PolicyReader {
   /** The file's policy, or the default with the reason the file could not be used. */
   readonly #fromFile: { policy: PolicyDocument; problem: string | null } | null = null;
 
-  private readonly settings: SettingsRepo;
-  private readonly ledger: Ledger;
-  private readonly clock: Clock;
-  private readonly log: Logger;
+  readonly #settings: SettingsRepo;
+  readonly #ledger: Ledger;
+  readonly #clock: Clock;
+  readonly #log: Logger;
 
   constructor(deps: PolicyDeps) {
-    this.settings = deps.settings;
-    this.ledger = deps.ledger;
-    this.clock = deps.clock;
-    this.log = deps.log;
+    this.#settings = deps.settings;
+    this.#ledger = deps.ledger;
+    this.#clock = deps.clock;
+    this.#log = deps.log;
     this.file = deps.configDir === null ? null : path.join(deps.configDir, POLICY_FILE);
     let text: string | null = null;
     let problem: string | null = null;
@@ -219,7 +219,7 @@ export class PolicyService implements PolicyReader {
       }
     }
     if (problem !== null) this.#fromFile = { policy: defaultPolicy(), problem };
-    if (problem !== null) this.log.warn({ component: 'policy', file: this.file }, `${problem}; the default policy is in force`);
+    if (problem !== null) this.#log.warn({ component: 'policy', file: this.file }, `${problem}; the default policy is in force`);
   }
 
   /** Why policy.json could not be used, or null. */
@@ -237,8 +237,8 @@ export class PolicyService implements PolicyReader {
     const f = this.#fromFile;
     if (f === null) return;
     try {
-      await this.ledger.transact(async (trx, record) => {
-        const row = await this.settings.get<StoredPolicy>(POLICY_SETTING, trx);
+      await this.#ledger.transact(async (trx, record) => {
+        const row = await this.#settings.get<StoredPolicy>(POLICY_SETTING, trx);
         const before = row?.policy ?? defaultPolicy();
         const diff = policyDiff(before, f.policy);
         if (f.problem !== null) {
@@ -248,13 +248,13 @@ export class PolicyService implements PolicyReader {
         await this.#write(trx, record, row, f.policy, 'file', 'system', diff, f.problem === null ? `${POLICY_FILE} loaded` : `${POLICY_FILE} unusable: default policy in force`);
       }, { headFirst: true });
     } catch (err) {
-      this.log.error({ err, component: 'policy' }, 'could not record the policy from policy.json');
+      this.#log.error({ err, component: 'policy' }, 'could not record the policy from policy.json');
     }
   }
 
   /** The policy in force with its version and source. */
   async get(trx?: Trx): Promise<PolicyInForce> {
-    const row = await this.settings.get<StoredPolicy>(POLICY_SETTING, trx);
+    const row = await this.#settings.get<StoredPolicy>(POLICY_SETTING, trx);
     const f = this.#fromFile;
     if (f !== null) {
       const synced = row !== null && row.set_by === 'file';
@@ -293,8 +293,8 @@ export class PolicyService implements PolicyReader {
     }
     const expected = bodyVersion ?? expectedVersion;
     // The chain head first: every policy change queues there, so two PUTs never read the same version.
-    return this.ledger.transact(async (trx, record) => {
-      const row = await this.settings.get<StoredPolicy>(POLICY_SETTING, trx);
+    return this.#ledger.transact(async (trx, record) => {
+      const row = await this.#settings.get<StoredPolicy>(POLICY_SETTING, trx);
       const version = row?.version ?? 0;
       // The policy's own name for version_conflict, kept because docs/api.md promised it first.
       checkVersion(expected, version, 'the policy', 'policy_version_conflict');
@@ -305,11 +305,11 @@ export class PolicyService implements PolicyReader {
   }
 
   /** Whether an action at `at` (now by default) falls in a change freeze. */
-  async inFreeze(at: Date = this.clock.now()): Promise<boolean> {
+  async inFreeze(at: Date = this.#clock.now()): Promise<boolean> {
     return inFreeze(await this.get(), at);
   }
 
-  async freezeAt(at: Date = this.clock.now()): Promise<FreezeWindow | null> {
+  async freezeAt(at: Date = this.#clock.now()): Promise<FreezeWindow | null> {
     return freezeAt(await this.get(), at);
   }
 
@@ -323,9 +323,9 @@ export class PolicyService implements PolicyReader {
 
   async #write(trx: Trx, record: RecordEvent, row: StoredPolicy | null, policy: PolicyDocument, setBy: StoredPolicy['set_by'], actor: string, diff: Record<string, unknown>, reason: string): Promise<void> {
     const version = (row?.version ?? 0) + 1;
-    const at = this.clock.now().toISOString();
+    const at = this.#clock.now().toISOString();
     const stored: StoredPolicy = { version, policy, set_by: setBy, updated_at: at, updated_by: actor };
-    await this.settings.put(trx, POLICY_SETTING, stored, at);
+    await this.#settings.put(trx, POLICY_SETTING, stored, at);
     await record({ type: 'config.policy_changed', actor, reason, data: { version, source: setBy, diff } });
   }
 }

@@ -48,20 +48,20 @@ export function checkVersion(expected: number | null, stored: number, what: stri
  * `<name>:revision`), for documents whose own row has no room for it.
  */
 export class Revisions {
-  private readonly settings: SettingsRepo;
+  readonly #settings: SettingsRepo;
 
   constructor(settings: SettingsRepo) {
-    this.settings = settings;
+    this.#settings = settings;
   }
 
   async get(name: string, trx?: Trx): Promise<Revision> {
-    return (await this.settings.get<Revision>(`${name}:revision`, trx)) ?? { ...NO_REVISION };
+    return (await this.#settings.get<Revision>(`${name}:revision`, trx)) ?? { ...NO_REVISION };
   }
 
   /** The next version, by `actor` at `at`; call it in the transaction that changes the document. */
   async bump(trx: Trx, name: string, actor: string, at: string): Promise<Revision> {
     const next: Revision = { version: (await this.get(name, trx)).version + 1, updated_at: at, updated_by: actor };
-    await this.settings.put(trx, `${name}:revision`, next, at);
+    await this.#settings.put(trx, `${name}:revision`, next, at);
     return next;
   }
 }

@@ -5,18 +5,19 @@ import type { Db, Trx } from '../storage/db.ts';
  * reads and writes its own name through this repo; secrets inside are sealed by that area.
  */
 export class SettingsRepo {
-  readonly db: Db;
+  readonly #db: Db;
 
   constructor(db: Db) {
-    this.db = db;
+    this.#db = db;
   }
 
   async get<T>(name: string, trx?: Trx): Promise<T | null> {
-    const row = (await (trx ?? this.db)('settings').select('value').where({ name }).first()) as { value: string } | undefined;
+    const row = (await (trx ?? this.#db)('settings').select('value').where({ name }).first()) as { value: string } | undefined;
     return row === undefined ? null : (JSON.parse(row.value) as T);
   }
 
-  async put(trx: Trx, name: string, value: unknown, at: string): Promise<void> {
-    await trx('settings').insert({ name, value: JSON.stringify(value), updated_at: at }).onConflict('name').merge();
+  /** Writes one document; `trx` null: alone, on the repo's own handle (one statement, atomic). */
+  async put(trx: Trx | null, name: string, value: unknown, at: string): Promise<void> {
+    await (trx ?? this.#db)('settings').insert({ name, value: JSON.stringify(value), updated_at: at }).onConflict('name').merge();
   }
 }

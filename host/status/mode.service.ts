@@ -1,6 +1,6 @@
-import type { Mode } from '../http/guard.ts';
-import type { PeopleRepo } from '../identity/people.repo.ts';
-import type { InstallRepo } from '../install/install.repo.ts';
+import type { Mode } from './mode.ts';
+import type { PeopleCount } from '../identity/people.ts';
+import type { Install } from '../install/install.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import { isUsable } from '../licence/licence.ts';
 import type { LicenceService } from '../licence/licence.service.ts';
@@ -13,48 +13,45 @@ import type { Trx } from '../storage/db.ts';
  * (`system.mode_changed`), even with several processes racing.
  */
 export class ModeService {
-  private readonly licences: LicenceService;
-  private readonly people: PeopleRepo;
-  private readonly install: InstallRepo;
-  private readonly ledger: Ledger;
+  readonly #licences: LicenceService;
+  readonly #people: PeopleCount;
+  readonly #install: Pick<Install, 'get' | 'moveMode'>;
+  readonly #ledger: Ledger;
 
-  constructor(
-    licences: LicenceService,
-    people: PeopleRepo,
-    install: InstallRepo,
-    ledger: Ledger,
-  ) {
-    this.licences = licences;
-    this.people = people;
-    this.install = install;
-    this.ledger = ledger;
+  constructor(deps: { licences: LicenceService; people: PeopleCount; install: Pick<Install, 'get' | 'moveMode'>; ledger: Ledger }) {
+    this.#licences = deps.licences;
+    this.#people = deps.people;
+    this.#install = deps.install;
+    this.#ledger = deps.ledger;
+    // A licence change may change the mode: recorded in the change's own transaction.
+    deps.licences.onChanged((trx, record) => this.recordChange(trx, record));
   }
 
   #hasPeople = false;
 
   async current(trx?: Trx): Promise<Mode> {
-    if (!isUsable(await this.licences.status(trx))) return 'setup';
+    if (!isUsable(await this.#licences.status(trx))) return 'setup';
     // The last owner can never be removed, so once someone exists (committed: read outside a
     // transaction that could still roll back) that stays true.
     if (this.#hasPeople) return 'operating';
-    const has = (await this.people.count(trx)) > 0;
+    const has = (await this.#people.count(trx)) > 0;
     if (has && trx === undefined) this.#hasPeople = true;
     return has ? 'operating' : 'configuring';
   }
 
   /** Inside a change's transaction: records a mode change that change caused. */
   async recordChange(trx: Trx, record: RecordEvent): Promise<void> {
-    const stored = (await this.install.get(trx))?.mode ?? 'setup';
+    const stored = (await this.#install.get(trx))?.mode ?? 'setup';
     const now = await this.current(trx);
-    if (now !== stored && (await this.install.moveMode(trx, stored, now))) {
+    if (now !== stored && (await this.#install.moveMode(trx, stored, now))) {
       await record({ type: 'system.mode_changed', actor: 'system', reason: `mode ${stored} → ${now}`, data: { from: stored, to: now } });
     }
   }
 
   /** Periodic: catches changes that time alone causes (a licence running out of grace). */
   async sync(): Promise<void> {
-    const stored = (await this.install.get())?.mode ?? 'setup';
+    const stored = (await this.#install.get())?.mode ?? 'setup';
     if ((await this.current()) === stored) return;
-    await this.ledger.transact((trx, record) => this.recordChange(trx, record));
+    await this.#ledger.transact((trx, record) => this.recordChange(trx, record));
   }
 }

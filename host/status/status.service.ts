@@ -1,5 +1,5 @@
-import type { Mode } from '../http/guard.ts';
-import type { PeopleRepo } from '../identity/people.repo.ts';
+import type { Mode } from './mode.ts';
+import type { PeopleCount } from '../identity/people.ts';
 import type { InstallIdentity } from '../install/identity.ts';
 import type { Checkpointer } from '../ledger/checkpoints.ts';
 import type { ChainHead } from '../ledger/entry.ts';
@@ -36,56 +36,47 @@ export interface Status {
 
 /** What GET /v1/status answers: no secrets, open to anyone who can reach the port. */
 export class StatusService {
-  private readonly identity: InstallIdentity;
-  private readonly licences: LicenceService;
-  private readonly modes: ModeService;
-  private readonly people: PeopleRepo;
-  private readonly ledger: Ledger;
-  private readonly checkpoints: Pick<Checkpointer, 'latest'>;
-  #breakGlass: (() => Promise<{ open: boolean; reason: string | null }>) | null = null;
+  readonly #identity: InstallIdentity;
+  readonly #licences: LicenceService;
+  readonly #modes: ModeService;
+  readonly #people: PeopleCount;
+  readonly #ledger: Ledger;
+  readonly #checkpoints: Pick<Checkpointer, 'latest'>;
+  readonly #breakGlass: () => Promise<{ open: boolean; reason: string | null }>;
+  readonly #emailCodes: () => Promise<EmailCodes>;
+  readonly #usage: () => Promise<{ services_used: number; services_allowed: number | null }>;
 
-  #emailCodes: (() => Promise<EmailCodes>) | null = null;
-
-  /** The mail area tells whether sign-in codes can be sent (built after status). */
-  useEmailCodes(read: () => Promise<EmailCodes>): void {
-    this.#emailCodes = read;
-  }
-
-  #usage: (() => Promise<{ services_used: number; services_allowed: number | null }>) | null = null;
-
-  /** The licence limits tell how many services count and how many the licence allows (built after status). */
-  useLicenceUsage(read: () => Promise<{ services_used: number; services_allowed: number | null }>): void {
-    this.#usage = read;
-  }
-
-  /** The mail area tells whether break-glass is open (built after status). */
-  useBreakGlass(read: () => Promise<{ open: boolean; reason: string | null }>): void {
-    this.#breakGlass = read;
-  }
-
-  constructor(
-    identity: InstallIdentity,
-    licences: LicenceService,
-    modes: ModeService,
-    people: PeopleRepo,
-    ledger: Ledger,
-    checkpoints: Pick<Checkpointer, 'latest'>,
-  ) {
-    this.identity = identity;
-    this.licences = licences;
-    this.modes = modes;
-    this.people = people;
-    this.ledger = ledger;
-    this.checkpoints = checkpoints;
+  constructor(deps: {
+    identity: InstallIdentity;
+    licences: LicenceService;
+    modes: ModeService;
+    people: PeopleCount;
+    ledger: Ledger;
+    checkpoints: Pick<Checkpointer, 'latest'>;
+    /** From the mail area: whether break-glass is open, and whether sign-in codes can be sent. */
+    mail: { publicBreakGlass(): Promise<{ open: boolean; reason: string | null }>; emailCodes(): Promise<EmailCodes> };
+    /** From the licence area: how many services count and how many the licence allows. */
+    usage: () => Promise<{ services_used: number; services_allowed: number | null }>;
+  }) {
+    const { mail } = deps;
+    this.#identity = deps.identity;
+    this.#licences = deps.licences;
+    this.#modes = deps.modes;
+    this.#people = deps.people;
+    this.#ledger = deps.ledger;
+    this.#checkpoints = deps.checkpoints;
+    this.#breakGlass = () => mail.publicBreakGlass();
+    this.#emailCodes = () => mail.emailCodes();
+    this.#usage = deps.usage;
   }
 
   async status(): Promise<Status> {
     const [licence, mode, owners, head, checkpoint] = await Promise.all([
-      this.licences.status(),
-      this.modes.current(),
-      this.people.count(),
-      this.ledger.head(),
-      this.checkpoints.latest(),
+      this.#licences.status(),
+      this.#modes.current(),
+      this.#people.count(),
+      this.#ledger.head(),
+      this.#checkpoints.latest(),
     ]);
     const steps: SetupStep[] = [
       { step: 'licence', done: isUsable(licence), label: 'Install a licence or start the 30-day trial' },
@@ -93,12 +84,12 @@ export class StatusService {
     ];
     const done = steps.filter((s) => s.done).length;
     // Break-glass exists only once the first owner does: before that the admin token bootstraps.
-    const glass = owners > 0 && this.#breakGlass !== null ? await this.#breakGlass() : { open: false, reason: null };
-    const usage = this.#usage === null ? {} : await this.#usage();
-    const emailCodes = this.#emailCodes === null ? 'off' : await this.#emailCodes();
+    const glass = owners > 0 ? await this.#breakGlass() : { open: false, reason: null };
+    const usage = await this.#usage();
+    const emailCodes = await this.#emailCodes();
     return {
       version: VERSION,
-      fingerprint: this.identity.fingerprint,
+      fingerprint: this.#identity.fingerprint,
       mode,
       licence: { state: licence.state, customer: licence.customer, expires_at: licence.expires_at, in_grace: licence.in_grace, ...usage },
       setup: { steps, done, total: steps.length, next: steps.find((s) => !s.done)?.step ?? null },

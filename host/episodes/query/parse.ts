@@ -132,22 +132,22 @@ const ends = (c: string | undefined): boolean => c === undefined || c === '(' ||
 const OP_CHARS = new Set([':', '~', '<', '>', '=']);
 
 class Parser {
-  private readonly s: string[];
-  private pos = 0;
-  private ahead: Token | null = null;
+  readonly #s: string[];
+  #pos = 0;
+  #ahead: Token | null = null;
 
   constructor(chars: string[]) {
-    this.s = chars;
+    this.#s = chars;
   }
 
   peek(): Token {
-    if (this.ahead === null) this.ahead = this.lex();
-    return this.ahead;
+    if (this.#ahead === null) this.#ahead = this.#lex();
+    return this.#ahead;
   }
 
   next(): Token {
     const tok = this.peek();
-    this.ahead = null;
+    this.#ahead = null;
     return tok;
   }
 
@@ -220,96 +220,96 @@ class Parser {
 
   // ---- tokens -------------------------------------------------------------------------------
 
-  private lex(): Token {
-    const s = this.s;
-    while (isSpace(s[this.pos])) this.pos++;
-    const col = this.pos + 1;
-    const c = s[this.pos];
+  #lex(): Token {
+    const s = this.#s;
+    while (isSpace(s[this.#pos])) this.#pos++;
+    const col = this.#pos + 1;
+    const c = s[this.#pos];
     if (c === undefined) return { t: 'end', col };
     if (c === '(') {
-      this.pos++;
+      this.#pos++;
       return { t: 'lparen', col };
     }
     if (c === ')') {
-      this.pos++;
+      this.#pos++;
       return { t: 'rparen', col };
     }
     if (c === '-') {
-      this.pos++;
-      const n = s[this.pos];
+      this.#pos++;
+      const n = s[this.#pos];
       if (n === undefined || n === ')' || isSpace(n)) fail('"-" must be followed by a term or a group, as in -service:db or -(kind:incident OR note:*)', col);
       return { t: 'not', col };
     }
     if (c === '"') {
-      const text = this.quoted();
-      if (!ends(s[this.pos])) fail(`unexpected "${s[this.pos]}" after the closing quote`, this.pos + 1);
+      const text = this.#quoted();
+      if (!ends(s[this.#pos])) fail(`unexpected "${s[this.#pos]}" after the closing quote`, this.#pos + 1);
       return { t: 'leaf', col, node: { type: 'text', field: null, key: null, text } };
     }
     // A word: a term when it holds an operator character before any quote, else free text.
-    let i = this.pos;
+    let i = this.#pos;
     while (!ends(s[i]) && s[i] !== '"' && !OP_CHARS.has(s[i]!)) i++;
-    if (s[i] !== undefined && OP_CHARS.has(s[i]!)) return this.term(col, i);
-    const start = this.pos;
-    const word = this.bare();
+    if (s[i] !== undefined && OP_CHARS.has(s[i]!)) return this.#term(col, i);
+    const start = this.#pos;
+    const word = this.#bare();
     if (word === 'AND') return { t: 'and', col };
     if (word === 'OR') return { t: 'or', col };
-    this.noStarInText(word, start);
+    this.#noStarInText(word, start);
     return { t: 'leaf', col, node: { type: 'text', field: null, key: null, text: word } };
   }
 
   /** A bare word from the current position: up to whitespace, a parenthesis or the end. */
-  private bare(): string {
-    const s = this.s;
-    const start = this.pos;
-    while (!ends(s[this.pos])) {
-      if (s[this.pos] === '"') fail('unexpected quote inside a word (quote the whole value, as in service:"my service")', this.pos + 1);
-      this.pos++;
+  #bare(): string {
+    const s = this.#s;
+    const start = this.#pos;
+    while (!ends(s[this.#pos])) {
+      if (s[this.#pos] === '"') fail('unexpected quote inside a word (quote the whole value, as in service:"my service")', this.#pos + 1);
+      this.#pos++;
     }
-    return s.slice(start, this.pos).join('');
+    return s.slice(start, this.#pos).join('');
   }
 
   /** A double-quoted string at the current position, with \" and \\ escapes. */
-  private quoted(): string {
-    const s = this.s;
-    const open = this.pos + 1;
-    this.pos++;
+  #quoted(): string {
+    const s = this.#s;
+    const open = this.#pos + 1;
+    this.#pos++;
     let out = '';
     for (;;) {
-      const c = s[this.pos];
+      const c = s[this.#pos];
       if (c === undefined) fail('unclosed quote', open);
       if (c === '"') {
-        this.pos++;
+        this.#pos++;
         return out;
       }
       if (c === '\\') {
-        const e = s[this.pos + 1];
+        const e = s[this.#pos + 1];
         if (e === undefined) fail('unclosed quote', open);
-        if (e !== '"' && e !== '\\') fail(`unknown escape "\\${e}" in a quoted string (only \\" and \\\\ are allowed)`, this.pos + 1);
+        if (e !== '"' && e !== '\\') fail(`unknown escape "\\${e}" in a quoted string (only \\" and \\\\ are allowed)`, this.#pos + 1);
         out += e;
-        this.pos += 2;
+        this.#pos += 2;
         continue;
       }
       out += c;
-      this.pos++;
+      this.#pos++;
     }
   }
 
-  private noStarInText(word: string, start: number): void {
+  #noStarInText(word: string, start: number): void {
     const at = Array.from(word).indexOf('*');
     if (at >= 0) fail('"*" is not a wildcard in a text match (it already matches anywhere; use ? for any one character, or quote the "*")', start + at + 1);
   }
 
   /** `field op value`; `opAt` is the index of the first operator character. */
-  private term(col: number, opAt: number): Token {
-    const s = this.s;
-    const written = s.slice(this.pos, opAt).join('');
+  #term(col: number, opAt: number): Token {
+    const s = this.#s;
+    const written = s.slice(this.#pos, opAt).join('');
     if (written === '') fail(`expected a field name before "${s[opAt]}"`, col);
     let op = s[opAt]!;
     if ((op === '<' || op === '>') && s[opAt + 1] === '=') op += '=';
-    this.pos = opAt + op.length;
-    const field = this.field(written, col);
+    this.#pos = opAt + op.length;
+    const field = this.#field(written, col);
     const opCol = opAt + 1;
-    const valueCol = this.pos + 1;
+    const valueCol = this.#pos + 1;
     const leaf = (node: LeafNode): Token => ({ t: 'leaf', col, node });
 
     if (op === '=') {
@@ -321,21 +321,21 @@ class Parser {
         const example = field.name === 'duration' ? 'duration>5m' : 'opened<7d';
         fail(`"${field.name}" needs a comparison such as ${example}`, col);
       }
-      const value = this.value(written + op);
+      const value = this.#value(written + op);
       return leaf({ type: 'compare', field: field.name, op: op as CompareOp, ms: parseSpan(value.text, valueCol) });
     }
     if (field.name === 'last') {
       if (op !== ':') fail('"last" takes ":" and a time span, as in last:90d', col);
-      const value = this.value(written + op);
+      const value = this.#value(written + op);
       return leaf({ type: 'last', ms: parseSpan(value.text, valueCol) });
     }
     if (op !== ':' && op !== '~') fail(`"${written}" can't be compared with "${op}" (use ${written}:value or ${written}~text)`, opCol);
     const name = field.name;
     const key = field.key;
-    const value = this.value(written + op);
+    const value = this.#value(written + op);
     if (op === '~') {
       if (value.star !== null) fail('"*" is not a wildcard in a text match (it already matches anywhere; use ? for any one character, or quote the "*")', value.star);
-      if (!value.quoted) this.noStarInText(value.text, valueCol - 1);
+      if (!value.quoted) this.#noStarInText(value.text, valueCol - 1);
       return leaf({ type: 'text', field: name, key, text: value.text });
     }
     let text = value.text;
@@ -354,7 +354,7 @@ class Parser {
     return leaf({ type: 'prefix', field: name, key, prefix: text });
   }
 
-  private field(written: string, col: number): { name: StringField | SpanField | 'last'; key: string | null } {
+  #field(written: string, col: number): { name: StringField | SpanField | 'last'; key: string | null } {
     const lower = written.toLowerCase();
     if (STRING_FIELDS.has(lower)) return { name: lower as StringField, key: null };
     if (lower === 'duration' || lower === 'opened' || lower === 'last') return { name: lower, key: null };
@@ -375,20 +375,20 @@ class Parser {
    * The value after an operator: a quoted string (optionally followed by `*`, whose column is
    * returned as `star`) or a bare word. `after` is what precedes it, for the error message.
    */
-  private value(after: string): { text: string; quoted: boolean; star: number | null } {
-    const s = this.s;
-    if (ends(s[this.pos])) fail(`expected a value after "${after}"`, this.pos + 1);
-    if (s[this.pos] === '"') {
-      const text = this.quoted();
+  #value(after: string): { text: string; quoted: boolean; star: number | null } {
+    const s = this.#s;
+    if (ends(s[this.#pos])) fail(`expected a value after "${after}"`, this.#pos + 1);
+    if (s[this.#pos] === '"') {
+      const text = this.#quoted();
       let star: number | null = null;
-      if (s[this.pos] === '*') {
-        star = this.pos + 1;
-        this.pos++;
+      if (s[this.#pos] === '*') {
+        star = this.#pos + 1;
+        this.#pos++;
       }
-      if (!ends(s[this.pos])) fail(`unexpected "${s[this.pos]}" after the closing quote`, this.pos + 1);
+      if (!ends(s[this.#pos])) fail(`unexpected "${s[this.#pos]}" after the closing quote`, this.#pos + 1);
       return { text, quoted: true, star };
     }
-    return { text: this.bare(), quoted: false, star: null };
+    return { text: this.#bare(), quoted: false, star: null };
   }
 }
 

@@ -1,0 +1,54 @@
+import type { Area, Http } from '../area.ts';
+import type { Clock } from '../clock.ts';
+import type { HeldAlerts } from '../intake/held-alerts.ts';
+import type { IntakeService } from '../intake/intake.service.ts';
+import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Logger } from '../log.ts';
+import type { Db } from '../storage/db.ts';
+import type { EpisodeOutcomes } from './episode-outcomes.ts';
+import { EpisodeReader } from './episode.reader.ts';
+import { EpisodeRepo, type EpisodeKind } from './episode.repo.ts';
+import { episodeRoutes } from './episode.routes.ts';
+import { EpisodeService, type EpisodeNotifier } from './episode.service.ts';
+import { parseQuery } from './query/parse.ts';
+
+/** An open episode as the live view shows it. */
+export interface OpenEpisode {
+  id: string;
+  kind: EpisodeKind;
+  service: string;
+  t_open: string;
+  alerts: string[];
+}
+
+export interface EpisodesArea extends Area {
+  readonly episodes: EpisodeService;
+  /** For the notify area: lock an episode and set its outcome. */
+  readonly outcomes: EpisodeOutcomes;
+  /** The most recent open episodes, for the live view. */
+  open(limit: number): Promise<OpenEpisode[]>;
+}
+
+/**
+ * Grouping of held alerts into episodes, and reading them; owns `episodes` and its members.
+ * It subscribes to intake at construction: a changed held set starts a grouping run, and an
+ * ended alert is noted in its episode inside intake's transaction.
+ */
+export function createEpisodesArea(d: {
+  db: Db; held: HeldAlerts; intake: IntakeService; notifier: EpisodeNotifier; ledger: Ledger; clock: Clock; log: Logger; debounceS: number;
+}): EpisodesArea {
+  const { ledger, clock } = d;
+  const repo = new EpisodeRepo(d.db);
+  const episodes = new EpisodeService({ episodes: repo, held: d.held, ledger, clock, log: d.log, debounceS: d.debounceS, notifier: d.notifier });
+  d.intake.onChanged(() => episodes.nudge());
+  d.intake.onAlertEnded((trx, episodeId, fingerprint, status, at) => repo.endAlert(trx, episodeId, fingerprint, status, at));
+  const reader = new EpisodeReader({ episodes: repo, ledger, clock });
+  const openQuery = parseQuery('state:open');
+  return {
+    episodes,
+    outcomes: repo,
+    open: async (limit) => (await repo.list({ limit, incidentsOnly: false, query: openQuery, after: null, nowMs: clock.now().getTime() })).episodes
+      .map((e) => ({ id: e.id, kind: e.kind, service: e.service, t_open: e.t_open, alerts: e.alerts })),
+    routes: ({ server, log, guard }: Http) => episodeRoutes(server, { log, guard, reader }),
+  };
+}

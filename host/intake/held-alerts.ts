@@ -1,0 +1,60 @@
+import type { Trx } from '../storage/db.ts';
+import { FLAP_MIN, type FiringsRepo } from './firings.repo.ts';
+import type { HeldAlert, HeldRepo, UngroupedService } from './held.repo.ts';
+
+export type { HeldAlert, HeldStatus, UngroupedService } from './held.repo.ts';
+
+/** One fingerprint's firings: in the last 7 and 30 days, and whether it is flapping now. */
+export interface FiringHistory {
+  d7: number;
+  d30: number;
+  flapping: boolean;
+}
+
+/**
+ * What other areas may read or mark in the alerts intake holds. Only the intake area's repos
+ * touch `held_alerts` and `alert_firings`; episodes, licence limits and the live view
+ * go through this.
+ */
+export interface HeldAlerts {
+  /** Services with firing alerts that belong to no episode yet, with the oldest firing. */
+  ungroupedByService(): Promise<UngroupedService[]>;
+  /** Up to `limit` firing alerts of `service` in no episode, oldest first; locked on MySQL. */
+  ungroupedOf(trx: Trx, service: string | null, limit: number): Promise<HeldAlert[]>;
+  /** Marks the alerts as members of an episode. */
+  setEpisode(trx: Trx, fingerprints: string[], episodeId: string): Promise<void>;
+  /** Each fingerprint's firing history at `nowMs` (a fingerprint never fired is absent). */
+  histories(trx: Trx, fingerprints: string[], nowMs: number): Promise<Map<string, FiringHistory>>;
+  /** Every service an alert has named, the first seen first (ties by name). */
+  servicesByFirstSeen(): Promise<string[]>;
+}
+
+/** The intake area's answer to HeldAlerts, over its own two repos. */
+export class IntakeHeldAlerts implements HeldAlerts {
+  readonly #d: { held: HeldRepo; firings: FiringsRepo };
+
+  constructor(deps: { held: HeldRepo; firings: FiringsRepo }) {
+    this.#d = deps;
+  }
+
+  ungroupedByService(): Promise<UngroupedService[]> {
+    return this.#d.held.ungroupedByService();
+  }
+
+  ungroupedOf(trx: Trx, service: string | null, limit: number): Promise<HeldAlert[]> {
+    return this.#d.held.ungroupedOf(trx, service, limit);
+  }
+
+  setEpisode(trx: Trx, fingerprints: string[], episodeId: string): Promise<void> {
+    return this.#d.held.setEpisode(trx, fingerprints, episodeId);
+  }
+
+  async histories(trx: Trx, fingerprints: string[], nowMs: number): Promise<Map<string, FiringHistory>> {
+    const counts = await this.#d.firings.counts(trx, fingerprints, nowMs);
+    return new Map([...counts].map(([f, c]) => [f, { d7: c.d7, d30: c.d30, flapping: c.flap >= FLAP_MIN }]));
+  }
+
+  servicesByFirstSeen(): Promise<string[]> {
+    return this.#d.held.servicesByFirstSeen();
+  }
+}

@@ -1,0 +1,18 @@
+import type { Area, Http } from '../area.ts';
+import type { Clock } from '../clock.ts';
+import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Logger } from '../log.ts';
+import type { SettingsRepo } from '../settings/settings.repo.ts';
+import { policyRoutes } from './policy.routes.ts';
+import { PolicyService } from './policy.service.ts';
+
+export interface PolicyArea extends Area {
+  readonly policy: PolicyService;
+}
+
+/** The policy document (the `policy` settings document, or policy.json). */
+export async function createPolicyArea(d: { settings: SettingsRepo; ledger: Ledger; clock: Clock; log: Logger; configDir: string | null }): Promise<PolicyArea> {
+  const policy = new PolicyService({ settings: d.settings, ledger: d.ledger, clock: d.clock, log: d.log, configDir: d.configDir });
+  await policy.start();
+  return { policy, routes: ({ server, log, guard }: Http) => policyRoutes(server, { log, guard, policy }) };
+}
