@@ -10,6 +10,7 @@ import { ConnectorKinds } from './connectors/kinds.ts';
 import { discoveryRoutes } from './discovery/discovery.routes.ts';
 import { DiscoveryService } from './discovery/discovery.service.ts';
 import { JobsRepo } from './discovery/jobs.repo.ts';
+import { createEstateArea, type EstateArea } from './estate/estate.area.ts';
 import { doctorRoutes } from './doctor/doctor.routes.ts';
 import { doctorDeps, runDoctor, type DoctorExtras } from './doctor/doctor.service.ts';
 import { createGovernance, type Governance } from './governance/governance.ts';
@@ -31,7 +32,7 @@ import { Ledger } from './ledger/ledger.service.ts';
 import { verifyChain, type VerifyOptions, type VerifyReport } from './ledger/verify.ts';
 import { LicenceRepo } from './licence/licence.repo.ts';
 import { LicenceCheck, LicenceCheckRepo } from './licence/licence-check.ts';
-import { LicenceLimitsRepo, ServiceLimits } from './licence/licence-limits.ts';
+import { LicenceLimitsRepo, ServiceLimits, serviceLimit } from './licence/licence-limits.ts';
 import { liveRoutes } from './live/live.routes.ts';
 import { LiveService } from './live/live.service.ts';
 import { TickMonitor } from './live/tick-monitor.ts';
@@ -114,6 +115,8 @@ export interface App {
   readonly governance: Governance;
   /** Discovery jobs; tests await `discovery.idle()` for a started job to end. */
   readonly discovery: DiscoveryService;
+  /** The estate: services, overrides, suggestions, the build, and the resolver intake places alerts with. */
+  readonly estate: EstateArea;
   /** Online licence confirmation every 6 hours (SERVICE_LICENCE_CHECK). */
   readonly licenceCheck: LicenceCheck;
   /** Tier limits on services (services named by alerts against the licence's number). */
@@ -220,12 +223,26 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const governance = createGovernance({
     db, server, log, guard, ledger, clock, known: { knownServices: () => serviceLimits.knownServices() },
     policy,
-    coverage: { covers: (service) => connectors.covers(service) },
+    coverage: { covers: (service) => estateCovers(service) },
+    facts: { ownerOf: (service) => estate.facts.ownerOf(service) },
   });
   const connectors = new ConnectorService({ repo: new ConnectorsRepo(db), cipher, ledger, clock, log, kinds: new ConnectorKinds(plugins.loaded, plugins.broken), file: readConnectorsFile(config.configDir) });
   connectorRoutes(server, { log, guard, connectors });
   const discovery = new DiscoveryService({ repo: new JobsRepo(db), connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS });
   discoveryRoutes(server, { log, guard, discovery });
+  const episodeRepo = new EpisodeRepo(db);
+  const estate = await createEstateArea({
+    db, server, log, guard, ledger, clock, configDir: config.configDir, debounceS: config.debounceS, discovery, episodes: episodeRepo, unplaced: new HeldRepo(db),
+    people: { isPerson: async (email, trx) => (await people.get(email, trx)) !== null },
+    licence: { limit: async () => { const l = await licences.inForce(); return { tier: l?.tier ?? null, services: serviceLimit(l) }; } },
+  });
+  /** A service the estate links to connectors is covered when one of those is healthy; otherwise any healthy connector covers it. */
+  const estateCovers = async (service: string): Promise<boolean> => {
+    const linked = await estate.facts.linkConnectors(service);
+    if (linked === null) return connectors.covers(service);
+    const ok = new Set((await connectors.list()).connectors.filter((c) => c.state === 'ok').map((c) => c.name));
+    return linked.some((c) => ok.has(c));
+  };
   // Licence confirmation every 6 hours, tier limits on services, doctor's components, GET /v1/live.
   const licenceCheck = new LicenceCheck({
     repo: new LicenceCheckRepo(db), licences, ledger, clock, log: log.child({ component: 'licence-check' }),
@@ -233,11 +250,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   });
   await licenceCheck.load();
   licences.useConfirmation(licenceCheck.hook);
-  const serviceLimits = new ServiceLimits({ repo: new LicenceLimitsRepo(db), licences, ledger, clock, log });
+  const serviceLimits = new ServiceLimits({ repo: new LicenceLimitsRepo(db), licences, ledger, clock, log, counted: { servicesInOrder: () => estate.estate.addedInOrder() } });
   status.useLicenceUsage(() => serviceLimits.usage());
   // Notifications: the on-call recipients and targets, the outbox the episodes write, delivery.
   const notifySettings = new NotifySettingsRepo(settings);
-  const episodeRepo = new EpisodeRepo(db);
   const outbox = new OutboxRepo(db);
   const notifications = new NotifyDelivery({ outbox, settings: notifySettings, episodes: episodeRepo, mail, targets: connectors, ledger, clock, log: log.child({ component: 'notify' }) });
   notifyRoutes(server, {
@@ -292,7 +308,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const firings = new FiringsRepo(db);
   const notifier = new Notifier({ outbox, audience: new OnCallAudience(notifySettings), clock, publicUrl: config.publicUrl, nudge: () => notifications.nudge() });
   const episodes = new EpisodeService({ episodes: episodeRepo, held, firings, ledger, clock, log, debounceS: config.debounceS, notifier });
-  const intake = new IntakeService({ normalisers: new Normalisers(plugins.loaded), held, firings, membership: episodeRepo, ledger, clock, changed: () => episodes.nudge() });
+  const intake = new IntakeService({ normalisers: new Normalisers(plugins.loaded), held, firings, membership: episodeRepo, ledger, clock, changed: () => episodes.nudge(), resolver: estate.estate });
   intakeRoutes(server, { log, guard, intake });
   const poller = new Poller({ connectors, intake, leases: new LeaseRepo(db), clock, log, operating: async () => (await modes.current()) === 'operating' });
   server.server.once('listening', () => poller.start());
@@ -318,7 +334,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   let timer: NodeJS.Timeout | null = null;
   return {
-    config, clock, log, db, server, identity, tokens, ledger, checkpoints, licences, modes, guard, plugins, episodes, signIn, governance, discovery,
+    config, clock, log, db, server, identity, tokens, ledger, checkpoints, licences, modes, guard, plugins, episodes, signIn, governance, discovery, estate,
     licenceCheck, serviceLimits, poller, notifications, connectorChecks,
     adminTokenToPrint: printOnce,
     verifyLedger,

@@ -65,7 +65,7 @@ export interface LicenceSeen {
   status: LicenceStatus;
   confirmation: ConfirmationView | null;
   usage: ServiceUsage | null;
-  /** Services beyond the licence's limit (alerts taken in, not added to the estate or autonomy). */
+  /** Services beyond the licence's limit (alerts taken in, left out of autonomy). */
   overLimit: ReadonlyArray<{ service: string }>;
 }
 
@@ -381,7 +381,7 @@ function describeLicence(seen: LicenceSeen): Part {
   }
   if (seen.overLimit.length > 0) {
     const names = seen.overLimit.slice(0, 10).map((o) => o.service).join(', ');
-    return part('warn', `${detail}; ${plural(seen.overLimit.length, 'service')} beyond the licence (alerts taken in, not added to the estate or autonomy): ${names}${seen.overLimit.length > 10 ? ', …' : ''}`, 'a licence with more services lifts the limit (contact the vendor)');
+    return part('warn', `${detail}; ${plural(seen.overLimit.length, 'service')} beyond the licence (alerts taken in, left out of autonomy): ${names}${seen.overLimit.length > 10 ? ', …' : ''}`, 'a licence with more services lifts the limit (contact the vendor)');
   }
   if (c !== null && c.applies && (c.last_result === 'unreachable' || c.last_result === 'error')) {
     return part('warn', detail, `let the service reach ${c.server} (outbound HTTPS); it retries every 6 hours`);

@@ -79,6 +79,11 @@ export class LicenceLimitsRepo {
   }
 }
 
+/** The services that count toward the licence, the earliest first (the estate's added services). */
+export interface CountedServices {
+  servicesInOrder(): Promise<string[]>;
+}
+
 /** How many services one tick reports at most (the rest follow on the next ticks). */
 const REPORTS_PER_TICK = 100;
 
@@ -96,13 +101,24 @@ export class ServiceLimits {
   private readonly ledger: Ledger;
   private readonly clock: Clock;
   private readonly log: Logger;
+  readonly #counted: CountedServices | null;
 
-  constructor(deps: { repo: LicenceLimitsRepo; licences: LicenceService; ledger: Ledger; clock: Clock; log: Logger }) {
+  /**
+   * `counted`: the services that count (the estate's added services); without it, the services
+   * alerts named count, as before the estate.
+   */
+  constructor(deps: { repo: LicenceLimitsRepo; licences: LicenceService; ledger: Ledger; clock: Clock; log: Logger; counted?: CountedServices }) {
     this.repo = deps.repo;
     this.licences = deps.licences;
     this.ledger = deps.ledger;
     this.clock = deps.clock;
     this.log = deps.log;
+    this.#counted = deps.counted ?? null;
+  }
+
+  /** The counted services, earliest first. */
+  #services(): Promise<string[]> {
+    return this.#counted === null ? this.repo.servicesByFirstSeen() : this.#counted.servicesInOrder();
   }
 
   async limits(): Promise<LicenceLimits> {
@@ -110,26 +126,31 @@ export class ServiceLimits {
   }
 
   async usage(): Promise<ServiceUsage> {
-    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
+    const [services, limits] = await Promise.all([this.#services(), this.limits()]);
     return { services_used: services.length, services_allowed: limits.services };
   }
 
   /** Services within the licence, sorted by name: a KnownServices for governance and the estate. */
   async knownServices(): Promise<string[]> {
-    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
-    return (limits.services === null ? services : services.slice(0, limits.services)).sort();
+    const [services, limits] = await Promise.all([this.#services(), this.limits()]);
+    const within = limits.services === null ? services : services.slice(0, limits.services);
+    if (this.#counted === null) return within.sort();
+    // Services alerts name are known too (placed under their own name, as a match, until a
+    // person adds them); only the estate's services count, and only those beyond the limit are left out.
+    const beyond = new Set(services.slice(within.length));
+    return [...new Set([...within, ...(await this.repo.servicesByFirstSeen()).filter((s) => !beyond.has(s))])].sort();
   }
 
   /** Whether `service` is within the licence (a service no alert named yet would be the next). */
   async allowed(service: string): Promise<boolean> {
-    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
+    const [services, limits] = await Promise.all([this.#services(), this.limits()]);
     const i = services.indexOf(service);
     return limits.allows(i === -1 ? services.length + 1 : i + 1);
   }
 
   /** Services beyond the limit, with when each was reported (null: not yet). */
   async overLimit(): Promise<{ service: string; reported_at: string | null }[]> {
-    const [services, limits, reported] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits(), this.repo.reported()]);
+    const [services, limits, reported] = await Promise.all([this.#services(), this.limits(), this.repo.reported()]);
     if (limits.services === null) return [];
     return services.slice(limits.services).map((service) => ({ service, reported_at: reported.get(service) ?? null }));
   }
@@ -137,7 +158,7 @@ export class ServiceLimits {
   /** The tick's share: records `licence.limit_reached` once per service beyond the limit. */
   async tick(): Promise<number> {
     if (!(await this.licences.status().then((s) => isUsable(s)))) return 0;
-    const [services, limits] = await Promise.all([this.repo.servicesByFirstSeen(), this.limits()]);
+    const [services, limits] = await Promise.all([this.#services(), this.limits()]);
     if (limits.allows(services.length) || limits.services === null) return 0;
     const reported = await this.repo.reported();
     const fresh = services.slice(limits.services).filter((s) => !reported.has(s)).slice(0, REPORTS_PER_TICK);
@@ -152,7 +173,7 @@ export class ServiceLimits {
           await record({
             type: 'licence.limit_reached',
             actor: 'licence-limits',
-            reason: `service ${service} is beyond the licence's ${limits.services} services: its alerts are taken in, but it is not added to the estate or to autonomy`,
+            reason: `service ${service} is beyond the licence's ${limits.services} services: its alerts are taken in and it stays in the estate, but it is left out of autonomy`,
             data: { service, services_allowed: limits.services, services_used: services.length },
           });
           return true;
