@@ -6,6 +6,7 @@ import test, { type ExecutionContext } from 'ava';
 import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
 import { waitFor } from './helpers/alertmanager.ts';
 import { prometheusTest, startPrometheus } from './helpers/prometheus.ts';
+import { json, oncall } from './helpers/cli.ts';
 
 /** A throwaway repository with a service manifest, a Backstage entity, a bare folder and CODEOWNERS. */
 function makeRepo(t: ExecutionContext): string {
@@ -90,4 +91,23 @@ prometheusTest("a build reads Prometheus's labelled targets: workload links of o
   t.is((await ta.call('POST', '/v1/connectors/metrics/check')).body.state, 'ok');
   const autonomy = (await ta.call('GET', '/v1/autonomy')).body.services as any[];
   t.false(autonomy.find((s) => s.service === 'metrics-api').readiness.some((r: string) => /No connector can read/.test(r)), 'the linked connector covers it');
+});
+
+test('oncall estate build and estate resolve: the same build and the same resolver, in the CLI process', async (t) => {
+  const dir = makeRepo(t);
+  const ta = await startApp(t);
+  await makeOperating(ta);
+  t.is((await ta.call('PUT', '/v1/connectors/repo', { body: { kind: 'git', settings: { path: dir } } })).status, 201);
+  t.is((await ta.call('PUT', '/v1/estate/overrides', { body: { services: { payments: { links: [{ kind: 'alert', match: 'job="payments-api"' }] } } } })).status, 200);
+  const built = await oncall(['estate', 'build', '--json'], ta.env);
+  t.is(built.code, 0, built.stderr);
+  t.like(json(built), { ok: true, state: 'finished', services: 1 });
+  t.true(json(built).candidates >= 2);
+  const placed = await oncall(['estate', 'resolve', '--json', JSON.stringify({ name: 'HighLatency', labels: { job: 'payments-api' } })], ta.env);
+  t.is(placed.code, 0, placed.stderr);
+  t.like(json(placed).placements[0], { name: 'HighLatency', service: 'payments', rule: 'alert_link', certain: true });
+  const human = await oncall(['estate', 'resolve', JSON.stringify({ name: 'Odd', labels: { job: 'other' } })], ta.env);
+  t.regex(human.stdout, /Odd → unknown \(none, a match\)/);
+  const bad = await oncall(['estate', 'resolve', 'not json'], ta.env);
+  t.is(bad.code, 2);
 });
