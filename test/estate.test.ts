@@ -252,3 +252,22 @@ test('suggestions from co-firing and shared databases; confirm makes a dependenc
   t.true((await events(ta, 'estate.built')).length >= 2);
   t.true((await ta.app.verifyLedger()).ok);
 });
+
+test('an alert link service="old-name" is an alias; a build turns the services alerts name into candidates with a certain alert link', async (t) => {
+  const ta = await operating(t);
+  t.is((await put(ta, { services: { payments: { links: [{ kind: 'alert', match: 'service="pay-legacy"' }] } } })).status, 200);
+  await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts: [
+    { name: 'Slow', service: 'pay-legacy', severity: 'warning', id: 'a1' },
+    { name: 'Down', service: 'checkout', severity: 'critical', id: 'a2' },
+  ] } });
+  const held = (await ta.app.db('held_alerts').select('fingerprint', 'name', 'service')) as any[];
+  t.is(held.find((h) => h.name === 'Slow').service, 'payments', 'placed through the alias');
+  t.is(held.find((h) => h.name === 'Down').service, 'checkout', 'a name the estate does not have is kept, as a match');
+  t.like(ta.app.estate.estate.place({ name: 'Down', service: 'checkout', labels: {} }), { service: 'checkout', rule: 'alert_service', certain: false });
+  await ta.app.estate.builder.assemble(null, 'test');
+  const estate = (await ta.call('GET', '/v1/estate')).body;
+  const checkout = estate.candidates.find((c: any) => c.name === 'checkout');
+  t.deepEqual(checkout.links, [{ kind: 'alert', match: 'service="checkout"', origin: 'label', certain: true }]);
+  t.deepEqual(checkout.sources, [{ connector: null, how: 'alert' }]);
+  t.false(estate.candidates.some((c: any) => c.name === 'payments'), 'an added service is no candidate');
+});

@@ -63,7 +63,7 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
     people: deps.people, licence: deps.licence, file: readEstateFile(deps.configDir), unplaced: deps.unplaced,
   });
   await estate.start();
-  const builder = new EstateBuilder({ repo, estate, discovery: deps.discovery, episodes: deps.episodes, deploys: deploysFrom(deps.ledger), ledger: deps.ledger, clock: deps.clock, log, debounceS: deps.debounceS });
+  const builder = new EstateBuilder({ repo, estate, alerts: deps.unplaced, discovery: deps.discovery, episodes: deps.episodes, deploys: deploysFrom(deps.ledger), ledger: deps.ledger, clock: deps.clock, log, debounceS: deps.debounceS });
   if (deps.server !== null && deps.guard !== null) estateRoutes(deps.server, { log: deps.log, guard: deps.guard, estate, builder });
   return {
     estate,

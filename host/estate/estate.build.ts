@@ -24,8 +24,14 @@ export interface Deploys {
   recent(): Promise<Array<{ service: string; repository: string | null; at: string }>>;
 }
 
+/** The services alerts named (the intake area's held set). */
+export interface SeenAlerts {
+  servicesNamed(): Promise<Array<{ service: string; count: number }>>;
+}
+
 export interface BuildDeps {
   repo: EstateRepo;
+  alerts: SeenAlerts;
   estate: EstateService;
   discovery: Discovery;
   episodes: EpisodeOpenings;
@@ -46,8 +52,8 @@ const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 
 /**
  * `oncall estate build` and `POST /v1/estate/build`: a discovery job (its progress at
- * `GET /v1/jobs/{id}`), then the estate assembled from every candidate kept, the `human.deploy`
- * events and the episodes of the last 30 days. What it finds never adds a service: names stay
+ * `GET /v1/jobs/{id}`), then the estate assembled from every candidate kept, the services alerts
+ * named, the `human.deploy` events and the episodes of the last 30 days. What it finds never adds a service: names stay
  * candidates until a person adds them, and overrides win over it.
  */
 export class EstateBuilder {
@@ -113,6 +119,15 @@ export class EstateBuilder {
           else d.team ??= o.replace(/^@/, '');
         }
       }
+    }
+    // A name alerts gave as their service: a candidate with a certain alert link (its label),
+    // unless it is a service already (a service's own name needs no link).
+    const added = new Set((await this.#d.estate.addedInOrder()));
+    for (const { service } of await this.#d.alerts.servicesNamed()) {
+      if (added.has(service) || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/.test(service)) continue;
+      const d = doc(service);
+      if (!d.sources.some((s) => s.how === 'alert')) d.sources.push({ connector: null, how: 'alert' });
+      link(d, { kind: 'alert', match: `service="${service}"`, origin: 'label' });
     }
     for (const dep of await this.#d.deploys.recent()) {
       const d = doc(dep.service);

@@ -37,6 +37,8 @@ export interface UnplacedAlert {
 }
 export interface UnplacedAlerts {
   unplaced(limit: number): Promise<UnplacedAlert[]>;
+  /** The services alerts were placed under (their own `service` included), with their counts. */
+  servicesNamed(): Promise<Array<{ service: string; count: number }>>;
 }
 
 export interface EstateDeps {

@@ -49,8 +49,12 @@ class MatcherIndex {
     }
   }
 
-  /** The best entry for the alert: certain before match, then the first service by name. */
-  find(name: string, labels: Record<string, string>): Entry | null {
+  /**
+   * The best entry for the alert: certain before match, then the first service by name. The
+   * alert's own `service` reads as a label `service` when the alert has none, so a link
+   * `service="old-name"` makes `old-name` an alias (looked up only when such a link exists).
+   */
+  find(name: string, labels: Record<string, string>, own: string | null): Entry | null {
     let best: Entry | null = null;
     const consider = (e: Entry) => {
       if (best === null || (e.link.certain && !best.link.certain) || (e.link.certain === best.link.certain && e.service < best.service)) best = e;
@@ -61,6 +65,13 @@ class MatcherIndex {
       const list = this.byPair.get(`${k}\u0000${labels[k]}`);
       if (list === undefined) continue;
       for (const e of list) if (matches(e.matchers, labels)) consider(e);
+    }
+    if (own !== null && labels.service === undefined) {
+      const aliased = this.byPair.get(`service\u0000${own}`);
+      if (aliased !== undefined) {
+        const withService = { ...labels, service: own };
+        for (const e of aliased) if (matches(e.matchers, withService)) consider(e);
+      }
     }
     for (const e of this.scanned) if (matches(e.matchers, labels)) consider(e);
     return best;
@@ -101,9 +112,9 @@ export class EstateIndex {
   resolve(signal: Pick<Signal, 'name' | 'service' | 'labels'>): Placement {
     const own = signal.service;
     if (own !== null && this.#names.has(own)) return { service: own, rule: 'service', certain: true };
-    const a = this.#alerts.find(signal.name, signal.labels);
+    const a = this.#alerts.find(signal.name, signal.labels, own);
     if (a !== null) return { service: a.service, rule: 'alert_link', certain: a.link.certain, link: a.link };
-    const w = this.#workloads.find(signal.name, signal.labels);
+    const w = this.#workloads.find(signal.name, signal.labels, own);
     if (w !== null) return { service: w.service, rule: 'workload_link', certain: w.link.certain, link: w.link };
     if (own !== null) return { service: own, rule: 'alert_service', certain: false };
     return { service: null, rule: 'none', certain: false };

@@ -159,6 +159,12 @@ export class HeldRepo {
     return rows.map((r) => ({ source: r.source, name: r.name, count: Number(r.count), last_seen: r.last_seen }));
   }
 
+  /** The services alerts were placed under, with how many alerts each (the estate's build reads them). */
+  async servicesNamed(): Promise<Array<{ service: string; count: number }>> {
+    const rows = (await this.db('held_alerts').select('service').count({ count: '*' }).whereNotNull('service').groupBy('service')) as { service: string; count: number | string }[];
+    return rows.map((r) => ({ service: r.service, count: Number(r.count) }));
+  }
+
   /** Up to `limit` firing alerts of `service` in no episode, oldest first; locked on MySQL. */
   async ungroupedOf(trx: Trx, service: string | null, limit: number): Promise<HeldAlert[]> {
     const q = trx('held_alerts').whereNull('episode_id').andWhere({ status: 'firing' });

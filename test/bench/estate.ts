@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     const estate = new EstateService({
       repo, revisions: new Revisions(new SettingsRepo(db)), ledger: new Ledger(new LedgerRepo(db), systemClock), clock: systemClock, log: silentLogger(),
       people: { isPerson: async () => true }, licence: { limit: async () => ({ tier: 'strategic', services: null }) },
-      file: { path: null, doc: null, problem: null }, unplaced: { unplaced: async () => [] },
+      file: { path: null, doc: null, problem: null }, unplaced: { unplaced: async () => [], servicesNamed: async () => [] },
     });
     const t0 = performance.now();
     await estate.start();
