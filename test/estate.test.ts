@@ -271,3 +271,18 @@ test('an alert link service="old-name" is an alias; a build turns the services a
   t.deepEqual(checkout.sources, [{ connector: null, how: 'alert' }]);
   t.false(estate.candidates.some((c: any) => c.name === 'payments'), 'an added service is no candidate');
 });
+
+test('a change too large for one ledger event is recorded whole, in parts, in the same transaction', async (t) => {
+  const ta = await startApp(t);
+  t.is((await ta.call('POST', '/v1/licence', { body: { licence: signLicence({ tier: 'strategic', services: null, installs: null }) } })).status, 200);
+  t.is((await ta.call('POST', '/v1/auth/bootstrap', { body: { email: 'owner@bank.example', name: 'Owner' } })).status, 201);
+  const services: Record<string, unknown> = {};
+  for (let i = 0; i < 400; i++) services[`svc-${i}`] = { team: `team-${i}`, tier: 2, links: Array.from({ length: 4 }, (_, j) => ({ kind: 'workload', match: `job="svc-${i}-worker-${j}", env="production"` })) };
+  const res = await put(ta, { services });
+  t.is(res.status, 200, JSON.stringify(res.body).slice(0, 300));
+  const parts = await events(ta, 'estate.overrides_changed');
+  t.true(parts.length > 1);
+  t.true(parts.every((e) => e.data.parts === parts.length && e.data.version === 1));
+  t.is(parts.reduce((n, e) => n + Object.keys(e.data.diff.added).length, 0), 400, 'every service is in one part');
+  t.true((await ta.app.verifyLedger()).ok);
+});

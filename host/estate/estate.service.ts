@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from '../http/guard.ts';
@@ -106,6 +107,8 @@ export class EstateService implements ServiceResolver {
     if (f.doc !== null) {
       const doc = f.doc;
       await this.#d.ledger.transact(async (trx, record) => {
+        // Two hosts starting with the same file: the second finds the first's work and records nothing.
+        await this.#d.repo.lock(trx);
         const before = await this.#d.repo.overrides(trx);
         const wanted: Record<string, OverrideEntry | null> = { ...doc.services };
         for (const o of before) if (!(o.name in wanted)) wanted[o.name] = null;
@@ -249,7 +252,12 @@ export class EstateService implements ServiceResolver {
     if (Object.keys(diff.added).length + diff.removed.length + Object.keys(diff.changed).length === 0) return;
     const rev = await this.#d.revisions.bump(trx, REVISION, actor, at);
     await this.#d.repo.bump(trx);
-    await record({ type: 'estate.overrides_changed', actor, reason, data: { via, version: rev.version, diff } });
+    const parts = splitDiff(diff);
+    await record(parts.map((part, i) => ({
+      type: 'estate.overrides_changed', actor,
+      reason: parts.length === 1 ? reason : `${reason} (part ${i + 1} of ${parts.length})`,
+      data: { via, version: rev.version, ...(parts.length === 1 ? {} : { part: i + 1, parts: parts.length }), diff: part },
+    })));
   }
 
   /** Confirms (a dependency with origin `confirmed`) or dismisses (for good) a suggestion; 404 for an unknown id. */
@@ -276,4 +284,43 @@ export class EstateService implements ServiceResolver {
   async changed(): Promise<void> {
     await this.#refresh(true);
   }
+}
+
+type Diff = { added: Record<string, unknown>; removed: string[]; changed: Record<string, unknown> };
+/** What one ledger event's diff may hold (the ledger takes at most 64 KiB of data). */
+const PART_BYTES = 48 * 1024;
+
+/**
+ * The diff in parts that each fit one ledger event, every service's change whole in one part, all
+ * recorded in the change's transaction. A single entry too large for an event (hundreds of long
+ * links) is recorded by its sha256 and size instead, so the chain still says exactly what it was.
+ */
+function splitDiff(diff: Diff): Diff[] {
+  const items: Array<[keyof Diff, string, unknown]> = [
+    ...Object.entries(diff.added).map(([k, v]) => ['added', k, v] as [keyof Diff, string, unknown]),
+    ...Object.entries(diff.changed).map(([k, v]) => ['changed', k, v] as [keyof Diff, string, unknown]),
+    ...diff.removed.map((k) => ['removed', k, null] as [keyof Diff, string, unknown]),
+  ];
+  const parts: Diff[] = [];
+  let part: Diff = { added: {}, removed: [], changed: {} };
+  let size = 0;
+  for (const [kind, name, value] of items) {
+    let v = value;
+    let bytes = Buffer.byteLength(JSON.stringify(v ?? name)) + name.length + 8;
+    if (bytes > PART_BYTES) {
+      const text = JSON.stringify(v);
+      v = { too_large_to_list: true, bytes: Buffer.byteLength(text), sha256: createHash('sha256').update(text).digest('hex') };
+      bytes = 200;
+    }
+    if (size + bytes > PART_BYTES && size > 0) {
+      parts.push(part);
+      part = { added: {}, removed: [], changed: {} };
+      size = 0;
+    }
+    if (kind === 'removed') part.removed.push(name);
+    else part[kind][name] = v;
+    size += bytes;
+  }
+  parts.push(part);
+  return parts;
 }
