@@ -30,13 +30,11 @@ export async function openEstate(ctx: CliContext): Promise<{ area: EstateArea; n
   const ledger = new Ledger(new LedgerRepo(ctx.db), systemClock);
   const { connectors } = await openOps(ctx);
   const plugins = await loadPlugins({ dirs: pluginDirs(ctx.config), log, hostApi: PLUGIN_API_VERSION });
-  const people = new PeopleRepo(ctx.db);
   const area = await createEstateArea({
-    db: ctx.db, server: null, guard: null, log, ledger, clock: systemClock, configDir: ctx.config.configDir, debounceS: ctx.config.debounceS,
+    db: ctx.db, server: null, guard: null, log, ledger, clock: systemClock, config: ctx.config, connectors,
     discovery: new DiscoveryService({ repo: new JobsRepo(ctx.db), connectors, ledger, clock: systemClock, log, timeoutS: ctx.config.discoverTimeoutS }),
-    episodes: new EpisodeRepo(ctx.db), unplaced: new HeldRepo(ctx.db),
-    people: { isPerson: async (email, trx) => (await people.get(email, trx)) !== null },
-    licence: { limit: () => Promise.reject(new Error('the CLI adds no services')) },
+    episodes: new EpisodeRepo(ctx.db), held: new HeldRepo(ctx.db), people: new PeopleRepo(ctx.db),
+    licences: { inForce: () => Promise.reject(new Error('the CLI adds no services')) },
   });
   return { area, normalisers: new Normalisers(plugins.loaded) };
 }

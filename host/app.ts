@@ -32,7 +32,7 @@ import { Ledger } from './ledger/ledger.service.ts';
 import { verifyChain, type VerifyOptions, type VerifyReport } from './ledger/verify.ts';
 import { LicenceRepo } from './licence/licence.repo.ts';
 import { LicenceCheck, LicenceCheckRepo } from './licence/licence-check.ts';
-import { LicenceLimitsRepo, ServiceLimits, serviceLimit } from './licence/licence-limits.ts';
+import { LicenceLimitsRepo, ServiceLimits } from './licence/licence-limits.ts';
 import { liveRoutes } from './live/live.routes.ts';
 import { LiveService } from './live/live.service.ts';
 import { TickMonitor } from './live/tick-monitor.ts';
@@ -223,7 +223,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const governance = createGovernance({
     db, server, log, guard, ledger, clock, known: { knownServices: () => serviceLimits.knownServices() },
     policy,
-    coverage: { covers: (service) => estateCovers(service) },
+    coverage: { covers: (service) => estate.covers(service) },
     facts: { ownerOf: (service) => estate.facts.ownerOf(service) },
   });
   const connectors = new ConnectorService({ repo: new ConnectorsRepo(db), cipher, ledger, clock, log, kinds: new ConnectorKinds(plugins.loaded, plugins.broken), file: readConnectorsFile(config.configDir) });
@@ -231,18 +231,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const discovery = new DiscoveryService({ repo: new JobsRepo(db), connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS });
   discoveryRoutes(server, { log, guard, discovery });
   const episodeRepo = new EpisodeRepo(db);
-  const estate = await createEstateArea({
-    db, server, log, guard, ledger, clock, configDir: config.configDir, debounceS: config.debounceS, discovery, episodes: episodeRepo, unplaced: new HeldRepo(db),
-    people: { isPerson: async (email, trx) => (await people.get(email, trx)) !== null },
-    licence: { limit: async () => { const l = await licences.inForce(); return { tier: l?.tier ?? null, services: serviceLimit(l) }; } },
-  });
-  /** A service the estate links to connectors is covered when one of those is healthy; otherwise any healthy connector covers it. */
-  const estateCovers = async (service: string): Promise<boolean> => {
-    const linked = await estate.facts.linkConnectors(service);
-    if (linked === null) return connectors.covers(service);
-    const ok = new Set((await connectors.list()).connectors.filter((c) => c.state === 'ok').map((c) => c.name));
-    return linked.some((c) => ok.has(c));
-  };
+  const estate = await createEstateArea({ db, server, log, guard, ledger, clock, config, people, licences, connectors, discovery, episodes: episodeRepo, held: new HeldRepo(db) });
   // Licence confirmation every 6 hours, tier limits on services, doctor's components, GET /v1/live.
   const licenceCheck = new LicenceCheck({
     repo: new LicenceCheckRepo(db), licences, ledger, clock, log: log.child({ component: 'licence-check' }),
