@@ -286,3 +286,17 @@ test('a change too large for one ledger event is recorded whole, in parts, in th
   t.is(parts.reduce((n, e) => n + Object.keys(e.data.diff.added).length, 0), 400, 'every service is in one part');
   t.true((await ta.app.verifyLedger()).ok);
 });
+
+test('examples/estate/estate.json is a valid overrides document the service loads as file-managed', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'oncall-estate-example-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(path.join(dir, 'estate.json'), readFileSync(new URL('../examples/estate/estate.json', import.meta.url)));
+  const ta = await operating(t, { env: { SERVICE_CONFIG_DIR: dir } });
+  const estate = (await ta.call('GET', '/v1/estate')).body;
+  t.deepEqual(estate.services.map((s: any) => s.name), ['ledger', 'payments-api']);
+  await ta.app.estate.estate.ready();
+  t.like(ta.app.estate.estate.place({ name: 'X', service: null, labels: { 'kubernetes.namespace': 'payments', env: 'prod' } }), { service: 'payments-api', rule: 'alert_link' });
+  t.is(ta.app.estate.estate.place({ name: 'X', service: null, labels: { 'kubernetes.namespace': 'payments', env: 'dev' } }).service, null);
+  t.like(ta.app.estate.estate.place({ name: 'X', service: 'ledger-legacy', labels: {} }), { service: 'ledger', rule: 'alert_link' });
+  t.like(ta.app.estate.estate.place({ name: 'X', service: null, labels: { unit: 'ledger.service' } }), { service: 'ledger', rule: 'workload_link' });
+});
