@@ -8,6 +8,7 @@ import { createDiscoveryArea } from './discovery/discovery.area.ts';
 import type { DiscoveryService } from './discovery/discovery.service.ts';
 import { createDoctorArea } from './doctor/doctor.area.ts';
 import { createEpisodesArea } from './episodes/episodes.area.ts';
+import { createEstateArea, type EstateArea } from './estate/estate.area.ts';
 import type { EpisodeService } from './episodes/episode.service.ts';
 import { createGovernance, type Governance } from './governance/governance.ts';
 import { consoleRoutes } from './http/console.ts';
@@ -18,6 +19,7 @@ import { createPeople } from './identity/people.ts';
 import type { SignInService } from './identity/sign-in.service.ts';
 import { settleMachineTokens, type MachineTokens } from './identity/tokens.ts';
 import { createIntakeArea } from './intake/intake.area.ts';
+import { OWN_SERVICE, type ServiceResolver } from './intake/placement.ts';
 import { ensureIdentity, type InstallIdentity } from './install/identity.ts';
 import { InstallRepo } from './install/install.repo.ts';
 import type { Checkpointer } from './ledger/checkpoints.ts';
@@ -26,6 +28,7 @@ import type { Ledger } from './ledger/ledger.service.ts';
 import type { VerifyOptions, VerifyReport } from './ledger/verify.ts';
 import type { ServiceLimits } from './licence/licence-limits.ts';
 import { createLicenceArea, type LicenceConfirmation } from './licence/licence.area.ts';
+import type { CountedServices } from './licence/licence-limits.ts';
 import type { LicenceService } from './licence/licence.service.ts';
 import { createLiveArea } from './live/live.area.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -76,6 +79,8 @@ export interface App {
   readonly governance: Governance;
   /** Discovery jobs; tests await `discovery.idle()` for a started job to end. */
   readonly discovery: DiscoveryService;
+  /** The estate: services, overrides, suggestions, the build, and the resolver intake places alerts with. */
+  readonly estate: EstateArea;
   /** Online licence confirmation every 6 hours (SERVICE_LICENCE_CHECK). */
   readonly licenceCheck: LicenceConfirmation;
   /** Tier limits on services (services named by alerts against the licence's number). */
@@ -133,8 +138,19 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       .catch((err: unknown) => log.error({ err, plugin: { dir: b.dir } }, 'could not record a broken plugin in the ledger'));
   }
 
-  const intake = mount(createIntakeArea({ db, plugins, ledger, clock }));
-  const licence = mount(await createLicenceArea({ db, install, identity, held: intake.held, ledger, clock, log, config }));
+  // The estate places alerts at intake and its added services are what the licence counts, while
+  // it reads the held alerts and the licence in force: the one cycle between areas not inverted
+  // yet. Intake and the licence limits reach the estate through these two bindings, which call
+  // it only once it is built (no push is taken and no tick runs before the app listens).
+  let estateBuilt: EstateArea | null = null;
+  const placing: ServiceResolver = {
+    ready: async () => estateBuilt?.estate.ready(),
+    resolve: (s) => (estateBuilt === null ? OWN_SERVICE.resolve(s) : estateBuilt.estate.resolve(s)),
+  };
+  const counted: CountedServices = { servicesInOrder: async () => (estateBuilt === null ? [] : estateBuilt.estate.addedInOrder()) };
+
+  const intake = mount(createIntakeArea({ db, plugins, ledger, clock, resolver: placing }));
+  const licence = mount(await createLicenceArea({ db, install, identity, held: intake.held, counted, ledger, clock, log, config }));
   const people = createPeople(db);
   const onCall = createOnCall({ db, settings, clock, publicUrl: config.publicUrl });
   const { mail } = mount(createMailArea({ settings, cipher, ledger, clock, log, config, people: people.directory, onCall }));
@@ -143,9 +159,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const guard = new Guard({ tokens, mode: () => modes.current(), clock, sessions });
   const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
-  const governance = mount(createGovernance({ db, log, ledger, clock, policy, known: licence.limits, coverage: connectors }));
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
   const episodes = mount(createEpisodesArea({ db, held: intake.held, intake: intake.intake, notifier: onCall.notifier, ledger, clock, log, debounceS: config.debounceS }));
+  const estate = (estateBuilt = mount(await createEstateArea({
+    db, log, ledger, clock, config, people: people.directory, licences: licence.licences, connectors, held: intake.held, discovery: discovery.discovery, episodes: episodes.openings,
+  })));
+  const governance = mount(createGovernance({ db, log, ledger, clock, policy, known: licence.limits, coverage: estate, facts: estate.facts }));
   const { delivery: notifications } = mount(createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock, log }));
   const { poller, connectorChecks } = createScheduleArea({ db, connectors, intake: intake.intake, operating: async () => (await modes.current()) === 'operating', clock, log });
   const { ticks } = mount(createLiveArea({ clock, debounceS: config.debounceS, tickMs: TICK_MS, held: intake.held, episodes, governance, discovery, poller }));
@@ -181,7 +200,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   let timer: NodeJS.Timeout | null = null;
   return {
     config, clock, log, db, server, identity, tokens, ledger, checkpoints, licences: licence.licences, modes, guard, plugins,
-    episodes: episodes.episodes, signIn, governance, discovery: discovery.discovery,
+    episodes: episodes.episodes, signIn, governance, discovery: discovery.discovery, estate,
     licenceCheck: licence.confirmation, serviceLimits: licence.limits, poller, notifications, connectorChecks,
     adminTokenToPrint: printOnce,
     verifyLedger,

@@ -73,6 +73,10 @@ export const ERROR_STATUS = {
   action_cap_reached: 409,
   // discovery
   discovery_running: 409,
+  // estate
+  licence_limit: 409,
+  estate_file_managed: 409,
+  suggestion_decided: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -309,3 +309,60 @@ browserTest('a server that is down: the console says so plainly and offers to tr
   t.is(await bp.page.getByRole('button', { name: 'Try again' }).count() > 0, true);
   await visited(t, bp, 'e2e-operate-5-server-down');
 });
+
+browserTest('the Estate page: an admin adds a candidate, links an unplaced alert, confirms a suggestion and edits a service; a viewer reads and cannot change', async (t) => {
+  const ta = await operating(t);
+  const put = (services: Record<string, unknown>) => ta.call('PUT', '/v1/estate/overrides', { body: { services } });
+  t.is((await put({
+    payments: { owner: 'owner@bank.example', team: 'payments', tier: 1, links: [{ kind: 'alert', match: 'job="payments-api"' }, { kind: 'database', name: 'pay-db' }] },
+    ledger: { team: 'ledger', tier: 2, links: [{ kind: 'database', name: 'pay-db' }] },
+  })).status, 200);
+  await ta.call('POST', '/v1/events', { token: INGEST_TOKEN, body: { type: 'human.deploy', actor: 'ops@bank.example', reason: 'release', data: { service: 'billing', repository: 'git@example:billing.git' } } });
+  await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts: [1, 2].map((i) => ({ name: 'Mystery', severity: 'warning', id: `m${i}` })) } });
+  await ta.app.estate.builder.assemble(null, 'test');
+  // The discovered link of ledger (a repository the deploy named) is a match beside its certain ones.
+  await ta.app.db('estate_found').insert({ name: 'ledger', doc: JSON.stringify({ owner: null, team: null, technologies: [], links: [{ kind: 'repository', connector: 'repo', path: 'services/ledger', origin: 'codeowners' }], sources: [] }) });
+  await ta.app.db('estate_state').increment('version', 1);
+
+  const bp = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
+  const { page } = bp;
+  await page.goto(ta.base + '/estate');
+  await heading(bp, 'Estate').waitFor();
+  await page.getByRole('table', { name: 'Services' }).getByRole('link', { name: 'payments' }).waitFor();
+  await page.getByRole('table', { name: 'Candidates' }).getByText('billing').waitFor();
+  await page.getByText('both use the database pay-db').waitFor();
+  await page.getByRole('table', { name: 'Unplaced alerts' }).getByText('Mystery').waitFor();
+  await visited(t, bp, 'estate-1-page');
+
+  await page.getByRole('button', { name: 'Add billing' }).click();
+  await page.getByRole('table', { name: 'Services' }).getByRole('link', { name: 'billing' }).waitFor();
+  await page.getByRole('combobox', { name: 'Service for Mystery' }).selectOption('ledger');
+  await page.getByRole('button', { name: 'Link', exact: true }).click();
+  await page.getByText('Alerts named Mystery now go to ledger.').waitFor();
+  await page.getByRole('button', { name: 'Confirm' }).click();
+  await page.getByText('ledger now depends on payments.').waitFor();
+  t.deepEqual((await ta.call('GET', '/v1/estate/services/ledger')).body.service.depends_on, [{ service: 'payments', origin: 'confirmed' }]);
+  t.true((await ta.call('GET', '/v1/estate/services/ledger')).body.service.links.some((l: any) => l.kind === 'alert' && l.name === 'Mystery' && l.origin === 'override'));
+  await visited(t, bp, 'estate-2-changed');
+
+  await page.getByRole('link', { name: 'ledger' }).click();
+  await heading(bp, 'ledger').waitFor();
+  await page.getByText('a match', { exact: false }).first().waitFor();
+  await page.getByLabel('Tier').selectOption('1');
+  await page.getByLabel('Owner (e-mail)').fill('alice@bank.example');
+  await page.getByRole('button', { name: 'Save overrides' }).click();
+  await page.getByText(/Saved\./).waitFor();
+  t.like((await ta.call('GET', '/v1/estate/services/ledger')).body.service, { tier: 1, owner: 'alice@bank.example' });
+  await visited(t, bp, 'estate-3-service');
+
+  const viewer = await browserAs(t, ta.base, await signedIn(ta, 'vera@bank.example', 'viewer'));
+  await viewer.page.goto(ta.base + '/estate/payments');
+  await heading(viewer, 'payments').waitFor();
+  await viewer.page.getByText('certain', { exact: false }).first().waitFor();
+  t.is(await viewer.page.getByRole('button', { name: 'Save overrides' }).count(), 0);
+  t.true(await viewer.page.getByLabel('Owner (e-mail)').isEditable() === false);
+  await viewer.page.goto(ta.base + '/estate');
+  await heading(viewer, 'Estate').waitFor();
+  t.is(await viewer.page.getByRole('button', { name: /Add|Build/ }).count(), 0);
+  await visited(t, viewer, 'estate-4-viewer');
+});

@@ -168,6 +168,11 @@ export class DiscoveryService {
   }
 
   /** Resolves when no job of this process is running (tests await it; close may too). */
+  /** Every candidate kept from every job (read by the estate's build). */
+  async candidates(): Promise<CandidateRow[]> {
+    return this.#repo.allCandidates();
+  }
+
   async idle(): Promise<void> {
     while (this.#current !== null) await this.#current;
   }

@@ -202,4 +202,10 @@ export class JobsRepo {
     }
     return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
+
+  /** Every candidate any job found, by name then connector (the estate's build reads them). */
+  async allCandidates(): Promise<CandidateRow[]> {
+    const rows = (await this.#db('service_candidates').select('*').orderBy(['name', 'source'])) as Array<Record<string, unknown>>;
+    return rows.map(candidateFromRaw);
+  }
 }

@@ -222,6 +222,12 @@ export class EpisodeRepo {
   }
 
   /** Newest first, after the cursor, filtered in SQL; one row more than `limit` tells of more. */
+  /** Episodes opened since `sinceMs`, by service and opening time (the estate counts co-firing services). */
+  async openedSince(sinceMs: number): Promise<Array<{ service: string; t_open_ms: number }>> {
+    const rows = (await this.#db('episodes').select('service', 't_open_ms').where('t_open_ms', '>=', sinceMs).orderBy('t_open_ms').limit(100_000)) as Array<{ service: string; t_open_ms: number | string }>;
+    return rows.map((r) => ({ service: r.service, t_open_ms: Number(r.t_open_ms) }));
+  }
+
   async list(f: ListFilter): Promise<{ episodes: Episode[]; more: boolean }> {
     const q = this.#db('episodes').select(COLUMNS.map((c) => `episodes.${c}`));
     if (f.incidentsOnly) q.where('episodes.kind', 'incident');

@@ -27,6 +27,8 @@ export interface EpisodesArea extends Area {
   readonly outcomes: EpisodeOutcomes;
   /** The most recent open episodes, for the live view. */
   open(limit: number): Promise<OpenEpisode[]>;
+  /** Episodes opened since a time, per service: the estate's co-firing suggestions read them. */
+  readonly openings: { openedSince(sinceMs: number): Promise<Array<{ service: string; t_open_ms: number }>> };
 }
 
 /**
@@ -47,6 +49,7 @@ export function createEpisodesArea(d: {
   return {
     episodes,
     outcomes: repo,
+    openings: { openedSince: (sinceMs) => repo.openedSince(sinceMs) },
     open: async (limit) => (await repo.list({ limit, incidentsOnly: false, query: openQuery, after: null, nowMs: clock.now().getTime() })).episodes
       .map((e) => ({ id: e.id, kind: e.kind, service: e.service, t_open: e.t_open, alerts: e.alerts })),
     routes: ({ server, log, guard }: Http) => episodeRoutes(server, { log, guard, reader }),

@@ -8,7 +8,7 @@ import type { Asker } from './asker.ts';
 import type { AutonomyRepo } from './autonomy.repo.ts';
 import type { HaltService } from './halt.service.ts';
 import { haltView } from './halt.service.ts';
-import { API_LEVELS, isLevel, rank, type ConnectorCoverage, type KnownServices, type Level, type PolicyReader } from './levels.ts';
+import { API_LEVELS, isLevel, rank, type ConnectorCoverage, type KnownServices, type Level, type PolicyReader, type ServiceFacts } from './levels.ts';
 
 export interface PendingRaise {
   id: string;
@@ -57,16 +57,18 @@ export class AutonomyService {
   readonly #policy: PolicyReader;
   readonly #coverage: ConnectorCoverage;
   readonly #known: KnownServices;
+  readonly #facts: ServiceFacts | null;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
 
-  constructor(deps: { repo: AutonomyRepo; approvals: ApprovalsService; halt: HaltService; policy: PolicyReader; coverage: ConnectorCoverage; known: KnownServices; ledger: Ledger; clock: Clock }) {
+  constructor(deps: { repo: AutonomyRepo; approvals: ApprovalsService; halt: HaltService; policy: PolicyReader; coverage: ConnectorCoverage; known: KnownServices; facts?: ServiceFacts; ledger: Ledger; clock: Clock }) {
     this.#repo = deps.repo;
     this.#approvals = deps.approvals;
     this.#halt = deps.halt;
     this.#policy = deps.policy;
     this.#coverage = deps.coverage;
     this.#known = deps.known;
+    this.#facts = deps.facts ?? null;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
     this.#approvals.onApproved('autonomy_raise', (trx, record, request, decider) => this.#applyRaise(trx, record, request, decider));
@@ -91,14 +93,15 @@ export class AutonomyService {
   }
 
   /**
-   * Sentences a person can act on. Until the study and the estate exist, every service lacks a
-   * study and an owner; connectors say whether one covers the service.
+   * Sentences a person can act on. Until the study exists, every service lacks a study; the
+   * estate says whether it has an owner (without the estate, none has); connectors, through the
+   * estate's links, say whether one covers the service.
    */
   async readiness(service: string): Promise<string[]> {
     const lacks: string[] = [];
     if (!(await this.#coverage.covers(service))) lacks.push(`No connector can read ${service}'s signals yet: add a connector that covers it, so the service can check causes before it acts.`);
     lacks.push(`${service} has never been studied: run a study to learn which of its causes can be proven today.`);
-    lacks.push(`${service} has no owner: name one in the estate, so someone answers for what the service does there.`);
+    if (this.#facts === null || (await this.#facts.ownerOf(service)) === null) lacks.push(`${service} has no owner: name one in the estate, so someone answers for what the service does there.`);
     return lacks;
   }
 

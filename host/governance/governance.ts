@@ -12,7 +12,7 @@ import { AutonomyService } from './autonomy.service.ts';
 import { governanceRoutes } from './governance.routes.ts';
 import { HaltRepo } from './halt.repo.ts';
 import { HaltService } from './halt.service.ts';
-import type { ConnectorCoverage, KnownServices, PolicyReader } from './levels.ts';
+import type { ConnectorCoverage, KnownServices, PolicyReader, ServiceFacts } from './levels.ts';
 
 /** The governance area as the rest of the host sees it. */
 export interface Governance extends Area {
@@ -29,12 +29,14 @@ export interface Governance extends Area {
 export function createGovernance(deps: {
   db: Db; log: Logger; ledger: Ledger; clock: Clock;
   policy: PolicyReader; coverage: ConnectorCoverage; known: KnownServices;
+  /** The estate's facts (owner); without them every service lacks an owner. */
+  facts?: ServiceFacts;
 }): Governance {
   const { db, log, ledger, clock } = deps;
   const haltRepo = new HaltRepo(db);
   const halt = new HaltService({ repo: haltRepo, ledger, clock });
   const approvals = new ApprovalsService({ repo: new ApprovalsRepo(db), ledger, clock });
-  const autonomy = new AutonomyService({ repo: new AutonomyRepo(db), approvals, halt, policy: deps.policy, coverage: deps.coverage, known: deps.known, ledger, clock });
+  const autonomy = new AutonomyService({ repo: new AutonomyRepo(db), approvals, halt, policy: deps.policy, coverage: deps.coverage, known: deps.known, facts: deps.facts, ledger, clock });
   const gate = new ActionGate({ halt: haltRepo, approvals, autonomy, policy: deps.policy, runs: new ActionRunsRepo(db), ledger, clock, log });
   return {
     autonomy, approvals, halt, gate,

@@ -28,6 +28,12 @@ export interface KnownServices {
   knownServices(): Promise<string[]>;
 }
 
+/** What the estate says of a service, for readiness (built by the estate area). */
+export interface ServiceFacts {
+  /** The owner's e-mail; null when the estate names none. */
+  ownerOf(service: string): Promise<string | null>;
+}
+
 /** How long an approval request stays open. */
 export const APPROVAL_TTL_MS = 24 * 60 * 60 * 1000;
 /** Distinct approvers a request needs. */

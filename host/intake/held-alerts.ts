@@ -27,6 +27,10 @@ export interface HeldAlerts {
   histories(trx: Trx, fingerprints: string[], nowMs: number): Promise<Map<string, FiringHistory>>;
   /** Every service an alert has named, the first seen first (ties by name). */
   servicesByFirstSeen(): Promise<string[]>;
+  /** Firing alerts placed under no service, by source and name, most frequent first (the estate lists them). */
+  unplaced(limit: number): Promise<Array<{ source: string; name: string; count: number; last_seen: string }>>;
+  /** The services alerts were placed under, with their counts (the estate's build reads them). */
+  servicesNamed(): Promise<Array<{ service: string; count: number }>>;
 }
 
 /** The intake area's answer to HeldAlerts, over its own two repos. */
@@ -56,5 +60,13 @@ export class IntakeHeldAlerts implements HeldAlerts {
 
   servicesByFirstSeen(): Promise<string[]> {
     return this.#d.held.servicesByFirstSeen();
+  }
+
+  unplaced(limit: number): Promise<Array<{ source: string; name: string; count: number; last_seen: string }>> {
+    return this.#d.held.unplaced(limit);
+  }
+
+  servicesNamed(): Promise<Array<{ service: string; count: number }>> {
+    return this.#d.held.servicesNamed();
   }
 }

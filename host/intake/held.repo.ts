@@ -143,6 +143,28 @@ export class HeldRepo {
     return rows.map((r) => ({ service: r.service, count: Number(r.count), first_fired: r.first_fired ?? '' }));
   }
 
+  /**
+   * Alerts no service was found for (the estate lists them so a person can link them): by
+   * source and name, the most frequent first, with when one was last seen.
+   */
+  async unplaced(limit: number): Promise<Array<{ source: string; name: string; count: number; last_seen: string }>> {
+    const rows = (await this.#db('held_alerts')
+      .select('source', 'name')
+      .count({ count: '*' })
+      .max({ last_seen: 'last_seen' })
+      .whereNull('service')
+      .groupBy('source', 'name')
+      .orderBy([{ column: 'count', order: 'desc' }, { column: 'last_seen', order: 'desc' }, { column: 'name' }])
+      .limit(limit)) as { source: string; name: string; count: number | string; last_seen: string }[];
+    return rows.map((r) => ({ source: r.source, name: r.name, count: Number(r.count), last_seen: r.last_seen }));
+  }
+
+  /** The services alerts were placed under, with how many alerts each (the estate's build reads them). */
+  async servicesNamed(): Promise<Array<{ service: string; count: number }>> {
+    const rows = (await this.#db('held_alerts').select('service').count({ count: '*' }).whereNotNull('service').groupBy('service')) as { service: string; count: number | string }[];
+    return rows.map((r) => ({ service: r.service, count: Number(r.count) }));
+  }
+
   /** Up to `limit` firing alerts of `service` in no episode, oldest first; locked on MySQL. */
   async ungroupedOf(trx: Trx, service: string | null, limit: number): Promise<HeldAlert[]> {
     const q = trx('held_alerts').whereNull('episode_id').andWhere({ status: 'firing' });

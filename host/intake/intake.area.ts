@@ -9,6 +9,7 @@ import { HeldRepo } from './held.repo.ts';
 import { intakeRoutes } from './intake.routes.ts';
 import { IntakeService } from './intake.service.ts';
 import { Normalisers } from './normalise.ts';
+import type { ServiceResolver } from './placement.ts';
 
 export interface IntakeArea extends Area {
   readonly intake: IntakeService;
@@ -19,10 +20,10 @@ export interface IntakeArea extends Area {
 }
 
 /** Alert intake; owns `held_alerts` and `alert_firings`. */
-export function createIntakeArea(d: { db: Db; plugins: PluginRegistry; ledger: Ledger; clock: Clock }): IntakeArea {
+export function createIntakeArea(d: { db: Db; plugins: PluginRegistry; ledger: Ledger; clock: Clock; resolver?: ServiceResolver }): IntakeArea {
   const held = new HeldRepo(d.db);
   const firings = new FiringsRepo(d.db);
-  const intake = new IntakeService({ normalisers: new Normalisers(d.plugins.loaded), held, firings, ledger: d.ledger, clock: d.clock });
+  const intake = new IntakeService({ normalisers: new Normalisers(d.plugins.loaded), held, firings, ledger: d.ledger, clock: d.clock, resolver: d.resolver });
   return {
     intake,
     held: new IntakeHeldAlerts({ held, firings }),

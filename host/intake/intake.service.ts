@@ -6,6 +6,7 @@ import type { Trx } from '../storage/db.ts';
 import type { FiringsRepo } from './firings.repo.ts';
 import { onlyLastSeenMoved, type HeldAlert, type HeldRepo } from './held.repo.ts';
 import { POLLER_LABEL, type Normalisers, type Signal } from './normalise.ts';
+import { OWN_SERVICE, place, type ServiceResolver } from './placement.ts';
 
 /** A firing alert not sent again for this long is released from the held set. */
 export const HOLD_MS = 4 * HOUR;
@@ -70,6 +71,8 @@ export interface IntakeDeps {
   firings: FiringsRepo;
   ledger: Ledger;
   clock: Clock;
+  /** Names each alert's service (the estate's resolver); by default the alert's own `service`. */
+  resolver?: ServiceResolver;
 }
 
 export class IntakeService {
@@ -80,6 +83,7 @@ export class IntakeService {
   readonly #clock: Clock;
   readonly #ended: AlertEndedListener[] = [];
   readonly #changedListeners: Array<() => void> = [];
+  readonly #resolver: ServiceResolver;
   #queue: Pending[] = [];
   #flushing = false;
 
@@ -89,6 +93,7 @@ export class IntakeService {
     this.#firings = deps.firings;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
+    this.#resolver = deps.resolver ?? OWN_SERVICE;
   }
 
   /** The episodes area subscribes at construction: an alert of an episode ended (same transaction). */
@@ -120,6 +125,7 @@ export class IntakeService {
       }
       throw e;
     }
+    signals = await place(this.#resolver, signals);
     const counts = await new Promise<Counts>((resolve, reject) => {
       this.#queue.push({ source, actor, signals, resolve, reject });
       if (!this.#flushing) {
@@ -237,7 +243,7 @@ export class IntakeService {
    * Throws 400 `unreadable_alert` (nothing taken) when an alert is not in the common shape.
    */
   async takePolled(connector: string, kind: string, alerts: unknown[]): Promise<PolledResult> {
-    const signals = this.#normalisers.polled(kind, connector, alerts);
+    const signals = await place(this.#resolver, this.#normalisers.polled(kind, connector, alerts));
     const seen = new Set(signals.map((s) => s.fingerprint));
     const absent: Signal[] = (await this.#held.list('firing'))
       .filter((a) => a.labels[POLLER_LABEL] === connector && !seen.has(a.fingerprint))

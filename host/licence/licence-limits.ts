@@ -52,6 +52,11 @@ export interface ServiceUsage {
   services_allowed: number | null;
 }
 
+/** The services that count toward the licence, the earliest first (the estate's added services). */
+export interface CountedServices {
+  servicesInOrder(): Promise<string[]>;
+}
+
 /** How many services one tick reports at most (the rest follow on the next ticks). */
 const REPORTS_PER_TICK = 100;
 
@@ -65,20 +70,31 @@ const REPORTS_PER_TICK = 100;
 export class ServiceLimits {
   readonly #me = randomBytes(8).toString('hex');
   readonly #repo: LicenceLimitsRepo;
-  /** The intake area's held alerts: the services they name are what the limit counts. */
+  /** The intake area's held alerts: the services they name are known (and counted without an estate). */
   readonly #held: Pick<HeldAlerts, 'servicesByFirstSeen'>;
   readonly #licences: LicenceService;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
   readonly #log: Logger;
+  readonly #counted: CountedServices | null;
 
-  constructor(deps: { repo: LicenceLimitsRepo; held: Pick<HeldAlerts, 'servicesByFirstSeen'>; licences: LicenceService; ledger: Ledger; clock: Clock; log: Logger }) {
+  /**
+   * `counted`: the services that count (the estate's added services); without it, the services
+   * alerts named count, as before the estate.
+   */
+  constructor(deps: { repo: LicenceLimitsRepo; held: Pick<HeldAlerts, 'servicesByFirstSeen'>; licences: LicenceService; ledger: Ledger; clock: Clock; log: Logger; counted?: CountedServices }) {
     this.#repo = deps.repo;
     this.#held = deps.held;
     this.#licences = deps.licences;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
     this.#log = deps.log;
+    this.#counted = deps.counted ?? null;
+  }
+
+  /** The counted services, earliest first. */
+  #services(): Promise<string[]> {
+    return this.#counted === null ? this.#held.servicesByFirstSeen() : this.#counted.servicesInOrder();
   }
 
   async limits(): Promise<LicenceLimits> {
@@ -86,26 +102,31 @@ export class ServiceLimits {
   }
 
   async usage(): Promise<ServiceUsage> {
-    const [services, limits] = await Promise.all([this.#held.servicesByFirstSeen(), this.limits()]);
+    const [services, limits] = await Promise.all([this.#services(), this.limits()]);
     return { services_used: services.length, services_allowed: limits.services };
   }
 
   /** Services within the licence, sorted by name: a KnownServices for governance and the estate. */
   async knownServices(): Promise<string[]> {
-    const [services, limits] = await Promise.all([this.#held.servicesByFirstSeen(), this.limits()]);
-    return (limits.services === null ? services : services.slice(0, limits.services)).sort();
+    const [services, limits] = await Promise.all([this.#services(), this.limits()]);
+    const within = limits.services === null ? services : services.slice(0, limits.services);
+    if (this.#counted === null) return within.sort();
+    // Services alerts name are known too (placed under their own name, as a match, until a
+    // person adds them); only the estate's services count, and only those beyond the limit are left out.
+    const beyond = new Set(services.slice(within.length));
+    return [...new Set([...within, ...(await this.#held.servicesByFirstSeen()).filter((s) => !beyond.has(s))])].sort();
   }
 
   /** Whether `service` is within the licence (a service no alert named yet would be the next). */
   async allowed(service: string): Promise<boolean> {
-    const [services, limits] = await Promise.all([this.#held.servicesByFirstSeen(), this.limits()]);
+    const [services, limits] = await Promise.all([this.#services(), this.limits()]);
     const i = services.indexOf(service);
     return limits.allows(i === -1 ? services.length + 1 : i + 1);
   }
 
   /** Services beyond the limit, with when each was reported (null: not yet). */
   async overLimit(): Promise<{ service: string; reported_at: string | null }[]> {
-    const [services, limits, reported] = await Promise.all([this.#held.servicesByFirstSeen(), this.limits(), this.#repo.reported()]);
+    const [services, limits, reported] = await Promise.all([this.#services(), this.limits(), this.#repo.reported()]);
     if (limits.services === null) return [];
     return services.slice(limits.services).map((service) => ({ service, reported_at: reported.get(service) ?? null }));
   }
@@ -113,7 +134,7 @@ export class ServiceLimits {
   /** The tick's share: records `licence.limit_reached` once per service beyond the limit. */
   async tick(): Promise<number> {
     if (!(await this.#licences.status().then((s) => isUsable(s)))) return 0;
-    const [services, limits] = await Promise.all([this.#held.servicesByFirstSeen(), this.limits()]);
+    const [services, limits] = await Promise.all([this.#services(), this.limits()]);
     if (limits.allows(services.length) || limits.services === null) return 0;
     const reported = await this.#repo.reported();
     const fresh = services.slice(limits.services).filter((s) => !reported.has(s)).slice(0, REPORTS_PER_TICK);
@@ -126,7 +147,7 @@ export class ServiceLimits {
           await record({
             type: 'licence.limit_reached',
             actor: 'licence-limits',
-            reason: `service ${service} is beyond the licence's ${limits.services} services: its alerts are taken in, but it is not added to the estate or to autonomy`,
+            reason: `service ${service} is beyond the licence's ${limits.services} services: its alerts are taken in and it stays in the estate, but it is left out of autonomy`,
             data: { service, services_allowed: limits.services, services_used: services.length },
           });
           return true;

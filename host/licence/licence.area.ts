@@ -10,7 +10,7 @@ import type { Db } from '../storage/db.ts';
 import { VERSION } from '../version.ts';
 import { LicenceCheck, type ConfirmationView, type ConfirmResult } from './licence-check.ts';
 import { LicenceCheckRepo } from './licence-check.repo.ts';
-import { ServiceLimits } from './licence-limits.ts';
+import { ServiceLimits, type CountedServices } from './licence-limits.ts';
 import { LicenceLimitsRepo } from './licence-limits.repo.ts';
 import { LicenceRepo } from './licence.repo.ts';
 import { licenceRoutes } from './licence.routes.ts';
@@ -36,7 +36,7 @@ export interface LicenceArea extends Area {
  * may downgrade a status), and is told the licence in force when it is asked: no cycle.
  */
 export async function createLicenceArea(d: {
-  db: Db; install: Pick<Install, 'lock' | 'markTrialRedeemed'>; identity: InstallIdentity; held: Pick<HeldAlerts, 'servicesByFirstSeen'>; ledger: Ledger; clock: Clock; log: Logger; config: Config;
+  db: Db; install: Pick<Install, 'lock' | 'markTrialRedeemed'>; identity: InstallIdentity; held: Pick<HeldAlerts, 'servicesByFirstSeen'>; counted?: CountedServices; ledger: Ledger; clock: Clock; log: Logger; config: Config;
 }): Promise<LicenceArea> {
   const { db, ledger, clock, log, config } = d;
   const check = new LicenceCheck({
@@ -45,7 +45,7 @@ export async function createLicenceArea(d: {
   });
   await check.load();
   const licences = new LicenceService({ repo: new LicenceRepo(db), install: d.install, identity: d.identity, ledger, clock, opts: { configDir: config.configDir, extraPublicKey: config.licencePublicKey }, confirmation: check.hook });
-  const limits = new ServiceLimits({ repo: new LicenceLimitsRepo(db), held: d.held, licences, ledger, clock, log });
+  const limits = new ServiceLimits({ repo: new LicenceLimitsRepo(db), held: d.held, licences, ledger, clock, log, counted: d.counted });
   return {
     licences, limits,
     confirmation: {

@@ -42,15 +42,16 @@ export interface RunningPrometheus {
  * that scrapes itself every second, and waits (20 s at most) for `/-/ready`. With `basicAuth`
  * every request needs PROMETHEUS_USER. It is killed and its files removed after the test, always.
  */
-export async function startPrometheus(t: ExecutionContext, opts: { basicAuth?: boolean } = {}): Promise<RunningPrometheus> {
+export async function startPrometheus(t: ExecutionContext, opts: { basicAuth?: boolean; targetLabels?: Record<string, string> } = {}): Promise<RunningPrometheus> {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-prom-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const configFile = path.join(dir, 'prometheus.yml');
+  const labels = opts.targetLabels === undefined ? '' : `\n        labels:\n${Object.entries(opts.targetLabels).map(([k, v]) => `          ${k}: '${v}'`).join('\n')}`;
   const scrapeAuth = opts.basicAuth ? `\n    basic_auth:\n      username: ${PROMETHEUS_USER.username}\n      password: ${PROMETHEUS_USER.password}` : '';
   writeFileSync(
     configFile,
-    `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: prometheus\n    static_configs:\n      - targets: ['127.0.0.1:${port}']${scrapeAuth}\n`,
+    `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: prometheus\n    static_configs:\n      - targets: ['127.0.0.1:${port}']${labels}${scrapeAuth}\n`,
   );
   const args = [`--config.file=${configFile}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=info'];
   if (opts.basicAuth) {

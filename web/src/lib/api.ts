@@ -476,3 +476,30 @@ export const settingsApi = {
 export const isOwner = (me: Me | null): boolean => me !== null && me.role === 'owner';
 /** An error in words for a page: the server's message (which names the field), else its code described. */
 export const failure = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+// ---- the estate (docs/estate.md)
+
+export type LinkKind = 'repository' | 'alert' | 'workload' | 'database' | 'runbook';
+export interface EstateLinkInput { kind: LinkKind; match?: string; connector?: string; path?: string; name?: string }
+export interface EstateLink extends EstateLinkInput { origin: string; certain: boolean }
+export interface EstateService {
+  name: string; owner: string | null; team: string | null; tier: number | null; approvers: string[]; technologies: string[];
+  health_url: string | null; links: EstateLink[]; depends_on: { service: string; origin: string }[]; overridden: string[]; added_by: string; added_at: string;
+}
+export interface EstateCandidate { name: string; owner: string | null; team: string | null; technologies: string[]; links: EstateLink[]; sources: { connector: string | null; how: string }[] }
+export interface UnplacedAlert { source: string; name: string; count: number; last_seen: string }
+export interface Estate { services: EstateService[]; candidates: EstateCandidate[]; unplaced: UnplacedAlert[]; built_at: string | null; version: number }
+export interface OverrideEntry { owner?: string; team?: string; tier?: number; approvers?: string[]; technologies?: string[]; links?: EstateLinkInput[]; depends_on?: string[]; health_url?: string }
+export interface EstateOverrides { services: Record<string, OverrideEntry>; version: number; updated_at: string | null; updated_by: string | null; source: 'file' | 'api' }
+export interface Suggestion { id: string; service: string; depends_on: string; evidence: Record<string, unknown>[]; score: number; state: string }
+
+export const estateApi = {
+  estate: () => call<Estate>('GET', '/v1/estate'),
+  service: (name: string) => call<{ service: EstateService }>('GET', `/v1/estate/services/${encodeURIComponent(name)}`),
+  overrides: () => call<EstateOverrides>('GET', '/v1/estate/overrides'),
+  /** Services named are set whole (`null` removes one); `version` makes a change since reading a 409. */
+  putOverrides: (services: Record<string, OverrideEntry | null>, version: number) => call<EstateOverrides>('PUT', '/v1/estate/overrides', { services, version }),
+  suggestions: () => call<{ suggestions: Suggestion[] }>('GET', '/v1/estate/suggestions'),
+  decide: (id: string, how: 'confirm' | 'dismiss') => call<{ suggestion: Suggestion }>('POST', `/v1/estate/suggestions/${how}`, { id }),
+  build: () => call<{ job: { id: string } }>('POST', '/v1/estate/build', {}),
+};

@@ -1,0 +1,64 @@
+/**
+ * Prometheus-style label matcher lists, as alert and workload links carry them:
+ * `job="payments-api", namespace=~"pay.*", env!="dev"`. Values may be left unquoted when they
+ * hold no comma or space (`job=payments-api`). Label names may hold dots
+ * (`kubernetes.namespace`), as the normalisers flatten nested labels that way. A regular
+ * expression matches the whole value, as in Prometheus.
+ */
+export type MatchOp = '=' | '!=' | '=~' | '!~';
+export interface Matcher {
+  label: string;
+  op: MatchOp;
+  value: string;
+  re?: RegExp;
+}
+
+const ONE = /^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*(=~|!~|!=|=)\s*(?:"((?:[^"\\]|\\.)*)"|([^,\s"]+))\s*(?:,|$)/;
+
+/** The matchers of a list, or the reason it is not one. */
+export function parseMatchers(text: string): { ok: true; matchers: Matcher[] } | { ok: false; problem: string } {
+  let rest = text.trim();
+  if (rest.startsWith('{') && rest.endsWith('}')) rest = rest.slice(1, -1);
+  const matchers: Matcher[] = [];
+  while (rest.trim() !== '') {
+    const m = ONE.exec(rest);
+    if (m === null) return { ok: false, problem: `cannot read a label matcher at "${rest.trim().slice(0, 40)}"` };
+    const value = m[3] !== undefined ? m[3].replace(/\\(.)/g, '$1') : m[4]!;
+    const op = m[2] as MatchOp;
+    const matcher: Matcher = { label: m[1]!, op, value };
+    if (op === '=~' || op === '!~') {
+      try {
+        matcher.re = new RegExp(`^(?:${value})$`);
+      } catch {
+        return { ok: false, problem: `${m[1]}${op}"${value}" is not a regular expression` };
+      }
+    }
+    matchers.push(matcher);
+    rest = rest.slice(m[0].length);
+  }
+  if (matchers.length === 0) return { ok: false, problem: 'a matcher list needs at least one matcher' };
+  if (!matchers.some((x) => x.op === '=' || (x.op === '=~' && !x.re!.test('')))) return { ok: false, problem: 'a matcher list needs one matcher that selects (=, or =~ not matching the empty value)' };
+  return { ok: true, matchers };
+}
+
+/** Whether labels satisfy every matcher (a missing label reads as the empty value). */
+export function matches(matchers: readonly Matcher[], labels: Readonly<Record<string, string>>): boolean {
+  for (const m of matchers) {
+    const v = labels[m.label] ?? '';
+    switch (m.op) {
+      case '=':
+        if (v !== m.value) return false;
+        break;
+      case '!=':
+        if (v === m.value) return false;
+        break;
+      case '=~':
+        if (!m.re!.test(v)) return false;
+        break;
+      case '!~':
+        if (m.re!.test(v)) return false;
+        break;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,122 @@
+import type { Signal } from '../intake/normalise.ts';
+import type { Link } from './estate.schema.ts';
+import type { ServiceView } from './estate.model.ts';
+import { matches, parseMatchers, type Matcher } from './matchers.ts';
+
+/**
+ * Which rule placed an alert: its own `service` the estate knows, an alert link, a workload
+ * link, its own `service` the estate does not know yet (kept, as a match, so it is not lost in
+ * `unknown`), or nothing.
+ */
+export type PlaceRule = 'service' | 'alert_link' | 'workload_link' | 'alert_service' | 'none';
+export interface Placement {
+  /** null: unplaced (grouped under `unknown`). */
+  service: string | null;
+  rule: PlaceRule;
+  certain: boolean;
+  /** The link that placed it, for the link rules. */
+  link?: Link;
+}
+
+interface Entry {
+  service: string;
+  matchers: Matcher[];
+  link: Link;
+}
+
+/** Matcher links of one kind, indexed by their first equality matcher, the rest scanned. */
+class MatcherIndex {
+  readonly byPair = new Map<string, Entry[]>();
+  readonly byName = new Map<string, Entry[]>();
+  readonly scanned: Entry[] = [];
+  /** A workload's name (a unit, a deployment) is looked for among the label values; an alert link's name is the alert's name. */
+  readonly #nameIsValue: boolean;
+
+  constructor(nameIsValue: boolean) {
+    this.#nameIsValue = nameIsValue;
+  }
+
+  add(service: string, link: Link): void {
+    if (link.match !== undefined) {
+      const p = parseMatchers(link.match);
+      if (!p.ok) return;
+      const entry = { service, matchers: p.matchers, link };
+      const eq = p.matchers.find((m) => m.op === '=');
+      if (eq === undefined) this.scanned.push(entry);
+      else push(this.byPair, `${eq.label}\u0000${eq.value}`, entry);
+    } else if (link.name !== undefined) {
+      push(this.byName, link.name, { service, matchers: [], link });
+    }
+  }
+
+  /**
+   * The best entry for the alert: certain before match, then the first service by name. The
+   * alert's own `service` reads as a label `service` when the alert has none, so a link
+   * `service="old-name"` makes `old-name` an alias (looked up only when such a link exists).
+   */
+  find(name: string, labels: Record<string, string>, own: string | null): Entry | null {
+    let best: Entry | null = null;
+    const consider = (e: Entry) => {
+      if (best === null || (e.link.certain && !best.link.certain) || (e.link.certain === best.link.certain && e.service < best.service)) best = e;
+    };
+    if (!this.#nameIsValue) for (const e of this.byName.get(name) ?? []) consider(e);
+    for (const k in labels) {
+      if (this.#nameIsValue) for (const e of this.byName.get(labels[k]!) ?? []) consider(e);
+      const list = this.byPair.get(`${k}\u0000${labels[k]}`);
+      if (list === undefined) continue;
+      for (const e of list) if (matches(e.matchers, labels)) consider(e);
+    }
+    if (own !== null && labels.service === undefined) {
+      const aliased = this.byPair.get(`service\u0000${own}`);
+      if (aliased !== undefined) {
+        const withService = { ...labels, service: own };
+        for (const e of aliased) if (matches(e.matchers, withService)) consider(e);
+      }
+    }
+    for (const e of this.scanned) if (matches(e.matchers, labels)) consider(e);
+    return best;
+  }
+}
+
+function push<T>(m: Map<string, T[]>, k: string, v: T): void {
+  const list = m.get(k);
+  if (list === undefined) m.set(k, [v]);
+  else list.push(v);
+}
+
+/**
+ * The estate as an in-memory index, built whole from the services when the estate changes, so
+ * placing an alert is a few map look-ups and never a database query.
+ */
+export class EstateIndex {
+  readonly version: number;
+  readonly #names = new Set<string>();
+  readonly #alerts = new MatcherIndex(false);
+  readonly #workloads = new MatcherIndex(true);
+
+  constructor(version: number, services: readonly ServiceView[]) {
+    this.version = version;
+    for (const s of services) {
+      this.#names.add(s.name);
+      for (const l of s.links) {
+        if (l.kind === 'alert') this.#alerts.add(s.name, l);
+        else if (l.kind === 'workload') this.#workloads.add(s.name, l);
+      }
+    }
+  }
+
+  get size(): number {
+    return this.#names.size;
+  }
+
+  resolve(signal: Pick<Signal, 'name' | 'service' | 'labels'>): Placement {
+    const own = signal.service;
+    if (own !== null && this.#names.has(own)) return { service: own, rule: 'service', certain: true };
+    const a = this.#alerts.find(signal.name, signal.labels, own);
+    if (a !== null) return { service: a.service, rule: 'alert_link', certain: a.link.certain, link: a.link };
+    const w = this.#workloads.find(signal.name, signal.labels, own);
+    if (w !== null) return { service: w.service, rule: 'workload_link', certain: w.link.certain, link: w.link };
+    if (own !== null) return { service: own, rule: 'alert_service', certain: false };
+    return { service: null, rule: 'none', certain: false };
+  }
+}
