@@ -10,6 +10,7 @@ import { Normalisers } from '../host/intake/normalise.ts';
 import { LedgerRepo } from '../host/ledger/ledger.repo.ts';
 import { Ledger } from '../host/ledger/ledger.service.ts';
 import { silentLogger } from '../host/log.ts';
+import { SettingsRepo } from '../host/settings/settings.repo.ts';
 import { UnitOfWork } from '../host/storage/unit-of-work.ts';
 import { loadPlugins, pluginDirs } from '../host/plugins/loader.ts';
 import { PLUGIN_API_VERSION } from '../host/version.ts';
@@ -33,7 +34,7 @@ export async function openEstate(ctx: CliContext): Promise<{ area: EstateArea; n
   const { connectors } = await openOps(ctx);
   const plugins = await loadPlugins({ dirs: pluginDirs(ctx.config), log, hostApi: PLUGIN_API_VERSION });
   const area = await createEstateArea({
-    db: ctx.db, log, ledger, clock: systemClock, config: ctx.config, connectors,
+    db: ctx.db, settings: new SettingsRepo(ctx.db), log, ledger, clock: systemClock, config: ctx.config, connectors,
     discovery: new DiscoveryService({ repo: new JobsRepo(ctx.db), work, connectors, ledger, clock: systemClock, log, timeoutS: ctx.config.discoverTimeoutS }),
     episodes: new EpisodeRepo(ctx.db), held: new HeldRepo(ctx.db), people: new PeopleRepo(ctx.db),
     licences: { inForce: () => Promise.reject(new Error('the CLI adds no services')) },

@@ -2,7 +2,7 @@ import type { Server } from 'restify';
 import type { Area } from './area.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
-import type { ConnectorChecker } from './connectors/checker.ts';
+import type { ConnectorChecker } from './schedule/connector-checker.ts';
 import { createConnectorsArea } from './connectors/connectors.area.ts';
 import { createDiscoveryArea } from './discovery/discovery.area.ts';
 import type { DiscoveryService } from './discovery/discovery.service.ts';
@@ -162,7 +162,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
   const episodes = mount(createEpisodesArea({ db, held: intake.held, intake: intake.intake, notifier: onCall.notifier, ledger, clock, log, debounceS: config.debounceS }));
   const estate = (estateBuilt = mount(await createEstateArea({
-    db, log, ledger, clock, config, people: people.directory, licences: licence.licences, connectors, held: intake.held, discovery: discovery.discovery, episodes: episodes.openings,
+    db, settings, log, ledger, clock, config, people: people.directory, licences: licence.licences, connectors, held: intake.held, discovery: discovery.discovery, episodes: episodes.openings,
   })));
   const governance = mount(createGovernance({ db, log, ledger, clock, policy, known: licence.limits, coverage: estate, facts: estate.facts }));
   const { delivery: notifications } = mount(createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock, log }));

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { MINUTE } from '../host/clock.ts';
-import { CHECK_EVERY_MS, CHECK_LEASE, ConnectorChecker } from '../host/connectors/checker.ts';
+import { CHECK_EVERY_MS, CHECK_LEASE, ConnectorChecker } from '../host/schedule/connector-checker.ts';
 import type { ConnectorService } from '../host/connectors/connectors.service.ts';
 import { LeaseRepo } from '../host/schedule/lease.repo.ts';
 import { makeOperating, startApp, type TestApp } from './helpers/app.ts';

@@ -1,6 +1,6 @@
 import canonicalize from 'canonicalize';
 import type { Clock } from '../clock.ts';
-import type { Principal } from '../http/guard.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import { callConnector, clipProblem, isObj, jsonOnly, secretValues } from './connector-calls.ts';
@@ -26,7 +26,7 @@ export interface ConnectorTestsDeps {
 
 /**
  * Tests and checks: a connector's `test` run on settings before they are saved, on demand on a
- * configured connector (Check), and on the schedule (host/connectors/checker.ts). A check's
+ * configured connector (Check), and on the schedule (host/schedule/connector-checker.ts). A check's
  * outcome becomes the connector's last check.
  */
 export class ConnectorTests {
@@ -90,7 +90,7 @@ export class ConnectorTests {
   }
 
   /**
-   * The scheduled re-check (host/connectors/checker.ts): tests the connector as saved and
+   * The scheduled re-check (host/schedule/connector-checker.ts): tests the connector as saved and
    * records the outcome as its last check. A ledger event (`connector.checked`, actor `system`)
    * is written only when the state changes (first check, ok → problem, problem → ok), so a
    * healthy estate does not fill the audit log.

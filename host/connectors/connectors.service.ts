@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.ts';
-import type { Principal } from '../http/guard.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { ConnectorQueryRequest, NotifyMessage } from '../plugins/contract.ts';

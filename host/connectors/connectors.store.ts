@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { Principal } from '../http/guard.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';

@@ -6,7 +6,7 @@ import type { Licence } from '../licence/licence.ts';
 import { serviceLimit } from '../licence/licence-limits.ts';
 import type { Logger } from '../log.ts';
 import { Revisions } from '../settings/revisions.ts';
-import { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsRepo } from '../settings/settings.repo.ts';
 import type { Db, Trx } from '../storage/db.ts';
 import { EstateBuilder, type Deploys, type Discovery, type EpisodeOpenings } from './estate.build.ts';
 import { readEstateFile } from './estate.file.ts';
@@ -17,6 +17,8 @@ import { EstateService, type UnplacedAlerts } from './estate.service.ts';
 /** What the estate asks of the other areas: each a narrow slice of their public services. */
 export interface EstateAreaDeps {
   db: Db;
+  /** The settings documents store (the overrides' revision is kept there). */
+  settings: SettingsRepo;
   log: Logger;
   ledger: Ledger;
   clock: Clock;
@@ -68,7 +70,7 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
   const repo = new EstateRepo(deps.db);
   const log = deps.log.child({ component: 'estate' });
   const estate = new EstateService({
-    repo, revisions: new Revisions(new SettingsRepo(deps.db)), ledger: deps.ledger, clock: deps.clock, log,
+    repo, revisions: new Revisions(deps.settings), ledger: deps.ledger, clock: deps.clock, log,
     people: { isPerson: async (email, trx) => (await deps.people.get(email, trx)) !== null },
     licence: { limit: async () => { const l = await deps.licences.inForce(); return { tier: l?.tier ?? null, services: serviceLimit(l) }; } },
     file: readEstateFile(deps.config.configDir), unplaced: deps.held,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Clock } from '../clock.ts';
 import type { CandidateRow } from '../discovery/jobs.repo.ts';
-import type { Principal } from '../http/guard.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { EstateRepo, FoundDoc, SuggestionRow } from './estate.repo.ts';

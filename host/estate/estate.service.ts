@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { Principal } from '../http/guard.ts';
+import type { Principal } from '../identity/principal.ts';
 import type { Signal } from '../intake/normalise.ts';
 import type { Placed, ServiceResolver } from '../intake/placement.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';

@@ -5,8 +5,6 @@ import type { AdminPrincipal, Principal, Role, SessionAuthenticator, SessionPrin
 import type { MachineTokens } from '../identity/tokens.ts';
 import type { Mode } from '../status/mode.ts';
 
-/** Kept for the connectors area until it imports them from identity/principal.ts (a service imports nothing from http/). */
-export type { Principal, Role } from '../identity/principal.ts';
 
 const RANK: Record<Role, number> = { viewer: 1, admin: 2, owner: 3 };
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.ts';
-import { ConnectorChecker } from '../connectors/checker.ts';
+import { ConnectorChecker } from './connector-checker.ts';
 import type { ConnectorService } from '../connectors/connectors.service.ts';
 import type { IntakeService } from '../intake/intake.service.ts';
 import type { Logger } from '../log.ts';

@@ -1,7 +1,7 @@
 import { MINUTE, type Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
-import type { LeaseRepo } from '../schedule/lease.repo.ts';
-import type { ConnectorService } from './connectors.service.ts';
+import type { LeaseRepo } from './lease.repo.ts';
+import type { ConnectorService } from '../connectors/connectors.service.ts';
 
 /** How often every configured connector is re-checked. */
 export const CHECK_EVERY_MS = 5 * MINUTE;
