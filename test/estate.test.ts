@@ -300,3 +300,18 @@ test('examples/estate/estate.json is a valid overrides document the service load
   t.like(ta.app.estate.estate.place({ name: 'X', service: 'ledger-legacy', labels: {} }), { service: 'ledger', rule: 'alert_link' });
   t.like(ta.app.estate.estate.place({ name: 'X', service: null, labels: { unit: 'ledger.service' } }), { service: 'ledger', rule: 'workload_link' });
 });
+
+test('the resolver: regular-expression-only links are looked up by their label and literal start, and match whole values only', async (t) => {
+  const { EstateIndex } = await import('../host/estate/resolver.ts');
+  const svc = (name: string, match: string) => ({ name, links: [{ kind: 'alert' as const, match, origin: 'override' as const, certain: true }] }) as any;
+  const index = new EstateIndex(1, [svc('db', 'host=~"db-[0-9]+"'), svc('opt', 'host=~"ab?c"'), svc('any', 'team=~"pay|bill"'), svc('legacy', 'service=~"old-.*"')]);
+  const at = (labels: Record<string, string>, service: string | null = null) => index.resolve({ name: 'A', service, labels }).service;
+  t.is(at({ host: 'db-12' }), 'db');
+  t.is(at({ host: 'xdb-12' }), null, 'the whole value must match');
+  t.is(at({ host: 'db-12x' }), null);
+  t.is(at({ host: 'ac' }), 'opt', 'a quantified last character is not part of the literal start');
+  t.is(at({ host: 'abc' }), 'opt');
+  t.is(at({ team: 'bill' }), 'any', 'alternatives have no literal start');
+  t.is(at({}, 'old-pay'), 'legacy', 'an alias by regular expression');
+  t.is(at({ other: 'db-1' }), null);
+});

@@ -22,13 +22,26 @@ interface Entry {
   service: string;
   matchers: Matcher[];
   link: Link;
+  /** For a list with no equality matcher: the literal start of its selecting `=~`, tested before any regular expression runs. */
+  prefix?: string;
+}
+
+/** The literal characters a regular expression starts with ('' when it starts with a special one or has alternatives). */
+function literalPrefix(source: string): string {
+  if (source.includes('|')) return '';
+  const m = /^[A-Za-z0-9_\-:/@ ]*/.exec(source);
+  let p = m === null ? '' : m[0];
+  // A quantifier after the last literal character applies to it: leave that character out.
+  if (/^[*?{]/.test(source.slice(p.length))) p = p.slice(0, -1);
+  return p;
 }
 
 /** Matcher links of one kind, indexed by their first equality matcher, the rest scanned. */
 class MatcherIndex {
   readonly byPair = new Map<string, Entry[]>();
   readonly byName = new Map<string, Entry[]>();
-  readonly scanned: Entry[] = [];
+  /** Lists without an equality matcher, by the label of their selecting `=~` (a missing label never matches it). */
+  readonly scanned = new Map<string, Entry[]>();
   /** A workload's name (a unit, a deployment) is looked for among the label values; an alert link's name is the alert's name. */
   readonly #nameIsValue: boolean;
 
@@ -42,8 +55,11 @@ class MatcherIndex {
       if (!p.ok) return;
       const entry = { service, matchers: p.matchers, link };
       const eq = p.matchers.find((m) => m.op === '=');
-      if (eq === undefined) this.scanned.push(entry);
-      else push(this.byPair, `${eq.label}\u0000${eq.value}`, entry);
+      if (eq !== undefined) push(this.byPair, `${eq.label}\u0000${eq.value}`, entry);
+      else {
+        const selecting = p.matchers.find((m) => m.op === '=~' && !m.re!.test(''))!;
+        push(this.scanned, selecting.label, { ...entry, prefix: literalPrefix(selecting.value) });
+      }
     } else if (link.name !== undefined) {
       push(this.byName, link.name, { service, matchers: [], link });
     }
@@ -72,8 +88,18 @@ class MatcherIndex {
         const withService = { ...labels, service: own };
         for (const e of aliased) if (matches(e.matchers, withService)) consider(e);
       }
+      const scannedAlias = this.scanned.get('service');
+      if (scannedAlias !== undefined) {
+        const withService = { ...labels, service: own };
+        for (const e of scannedAlias) if (own.startsWith(e.prefix!) && matches(e.matchers, withService)) consider(e);
+      }
     }
-    for (const e of this.scanned) if (matches(e.matchers, labels)) consider(e);
+    for (const k in labels) {
+      const list = this.scanned.get(k);
+      if (list === undefined) continue;
+      const v = labels[k]!;
+      for (const e of list) if (v.startsWith(e.prefix!) && matches(e.matchers, labels)) consider(e);
+    }
     return best;
   }
 }
