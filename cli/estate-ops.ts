@@ -27,16 +27,25 @@ export const CLI_PRINCIPAL: AdminPrincipal = { kind: 'admin_token', actor: 'admi
  */
 export async function openEstate(ctx: CliContext): Promise<{ area: EstateArea; normalisers: Normalisers }> {
   await ctx.identity();
-  if (!(await ctx.db.schema.hasTable('estate_state'))) throw new CliProblem('not_migrated', 'the estate tables do not exist yet: start the service once after upgrading', EXIT_FAILED);
+  if (!(await ctx.db.schema.hasTable('estate_state')))
+    throw new CliProblem('not_migrated', 'the estate tables do not exist yet: start the service once after upgrading', EXIT_FAILED);
   const log = silentLogger();
   const work = new UnitOfWork(ctx.db);
   const ledger = new Ledger({ repo: new LedgerRepo(ctx.db), clock: systemClock, work });
   const { connectors } = await openOps(ctx);
   const plugins = await loadPlugins({ dirs: pluginDirs(ctx.config), log, hostApi: PLUGIN_API_VERSION });
   const area = await createEstateArea({
-    db: ctx.db, settings: new SettingsRepo(ctx.db), log, ledger, clock: systemClock, config: ctx.config, connectors,
+    db: ctx.db,
+    settings: new SettingsRepo(ctx.db),
+    log,
+    ledger,
+    clock: systemClock,
+    config: ctx.config,
+    connectors,
     discovery: new DiscoveryService({ repo: new JobsRepo(ctx.db), work, connectors, ledger, clock: systemClock, log, timeoutS: ctx.config.discoverTimeoutS }),
-    episodes: new EpisodeRepo(ctx.db), held: new HeldRepo(ctx.db), people: new PeopleRepo(ctx.db),
+    episodes: new EpisodeRepo(ctx.db),
+    held: new HeldRepo(ctx.db),
+    people: new PeopleRepo(ctx.db),
     licences: { inForce: () => Promise.reject(new Error('the CLI adds no services')) },
   });
   return { area, normalisers: new Normalisers(plugins.loaded) };

@@ -34,8 +34,13 @@ export async function openOps(ctx: CliContext): Promise<{ connectors: ConnectorS
   // but both services take one.
   const ledger = new Ledger({ repo: new LedgerRepo(ctx.db), clock: systemClock, work: new UnitOfWork(ctx.db) });
   const connectors = new ConnectorService({
-    repo: new ConnectorsRepo(ctx.db), cipher, ledger, clock: systemClock, log,
-    kinds: new ConnectorKinds(plugins.loaded, plugins.broken), file: readConnectorsFile(config.configDir),
+    repo: new ConnectorsRepo(ctx.db),
+    cipher,
+    ledger,
+    clock: systemClock,
+    log,
+    kinds: new ConnectorKinds(plugins.loaded, plugins.broken),
+    file: readConnectorsFile(config.configDir),
   });
   const mail = new MailService({ settings: new SettingsRepo(ctx.db), cipher, ledger, clock: systemClock, log, config });
   return { connectors, mail };

@@ -57,7 +57,10 @@ export async function runPreflight(env: NodeJS.ProcessEnv, opts: { deep: boolean
         reachable = true;
         found.push(['database', ok(`reachable (${databaseLabel(config)})`)]);
       } catch (e) {
-        found.push(['database', fail(`cannot reach the database (${databaseLabel(config)}): ${message(e)}; check SERVICE_DATABASE_URL and that the server is running`)]);
+        found.push([
+          'database',
+          fail(`cannot reach the database (${databaseLabel(config)}): ${message(e)}; check SERVICE_DATABASE_URL and that the server is running`),
+        ]);
         found.push(['migrations', fail('not checked: the database is unreachable')]);
       }
       if (reachable) found.push(['migrations', await migrations(db)]);
@@ -72,7 +75,12 @@ export async function runPreflight(env: NodeJS.ProcessEnv, opts: { deep: boolean
   if (opts.deep) {
     const started = reachable && (await installStarted(config));
     if (!started) {
-      const why = config.databaseUrl === null && !existsSync(sqliteFile) ? 'the install has not started yet' : reachable ? 'the install has not started yet' : 'the database is unreachable';
+      const why =
+        config.databaseUrl === null && !existsSync(sqliteFile)
+          ? 'the install has not started yet'
+          : reachable
+            ? 'the install has not started yet'
+            : 'the database is unreachable';
       found.push(['connectors', warn(`not checked: ${why} (connectors are checked once the service runs; doctor shows them)`)]);
       found.push(['mail', warn(`not checked: ${why}`)]);
     } else {
@@ -162,7 +170,8 @@ async function connectors(service: Awaited<ReturnType<typeof openOps>>['connecto
   const problems: string[] = [];
   for (const c of listed.connectors) {
     const checked = await service.check(c.name, null);
-    if (checked.check === null || !checked.check.ok) problems.push(`${c.name} (${c.kind}): ${checked.check?.problem ?? checked.last_problem ?? 'cannot be checked'}`);
+    if (checked.check === null || !checked.check.ok)
+      problems.push(`${c.name} (${c.kind}): ${checked.check?.problem ?? checked.last_problem ?? 'cannot be checked'}`);
   }
   const n = listed.connectors.length;
   if (problems.length > 0) return fail(`${plural(n, 'connector')} checked, ${problems.length} with a problem: ${problems.join('; ')}`);
@@ -172,5 +181,7 @@ async function connectors(service: Awaited<ReturnType<typeof openOps>>['connecto
 async function mail(service: Awaited<ReturnType<typeof openOps>>['mail']): Promise<Finding> {
   const glass = await service.breakGlass();
   if (!glass.open) return ok('a mail provider is set and its last send succeeded');
-  return warn(`sign-in codes cannot be sent yet (${glass.reason ?? 'no successful send'}): set a provider and send a test (PUT /v1/settings/mail, POST /v1/settings/mail/test)`);
+  return warn(
+    `sign-in codes cannot be sent yet (${glass.reason ?? 'no successful send'}): set a provider and send a test (PUT /v1/settings/mail, POST /v1/settings/mail/test)`,
+  );
 }

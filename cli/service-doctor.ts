@@ -28,13 +28,21 @@ export async function askService(base: string, token: string | null, timeoutS: n
   }
   let res: Response;
   try {
-    res = await fetch(`${base}/v1/doctor?fresh=1`, { headers: { authorization: `Bearer ${token}`, accept: 'application/json' }, signal: AbortSignal.timeout(timeoutS * 1000) });
+    res = await fetch(`${base}/v1/doctor?fresh=1`, {
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+      signal: AbortSignal.timeout(timeoutS * 1000),
+    });
   } catch (e) {
     return { report: null, problem: `No service answers at ${base} (${reason(e)})` };
   }
-  if (res.status === 401 || res.status === 403) return { report: null, problem: `The service at ${base} refused the admin token this CLI has (${res.status}): it is another install's, or the service uses another` };
+  if (res.status === 401 || res.status === 403)
+    return {
+      report: null,
+      problem: `The service at ${base} refused the admin token this CLI has (${res.status}): it is another install's, or the service uses another`,
+    };
   if (res.status !== 200) return { report: null, problem: `The service at ${base} answered GET /v1/doctor with ${res.status}` };
   const body = (await res.json().catch(() => null)) as DoctorReport | null;
-  if (body === null || !Array.isArray(body.checks) || body.judged_by !== 'service') return { report: null, problem: `The service at ${base} answered GET /v1/doctor with something that is not this version's doctor report` };
+  if (body === null || !Array.isArray(body.checks) || body.judged_by !== 'service')
+    return { report: null, problem: `The service at ${base} answered GET /v1/doctor with something that is not this version's doctor report` };
   return { report: body, problem: null };
 }

@@ -129,7 +129,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const identity = await ensureIdentity(install, cipher, clock);
   const { tokens, printOnce } = await settleMachineTokens(config, install);
 
-  const { ledger, checkpoints, verify: verifyLedger, close: closeLedger } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log }));
+  const {
+    ledger,
+    checkpoints,
+    verify: verifyLedger,
+    close: closeLedger,
+  } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log }));
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
   for (const b of plugins.broken) {
     // A broken plugin is reported, never fatal: not even when the report cannot be written.
@@ -155,18 +160,44 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const onCall = createOnCall({ db, settings, clock, publicUrl: config.publicUrl });
   const { mail } = mount(createMailArea({ settings, cipher, ledger, clock, log, config, people: people.directory, onCall }));
   const { modes } = mount(createStatusArea({ identity, install, licence, people: people.directory, ledger, checkpoints, mail }));
-  const { signIn, refusals, sessions } = mount(createIdentityArea({ db, work, people, settings, install, tokens, cipher, modes, mail, ledger, clock, log, config }));
+  const { signIn, refusals, sessions } = mount(
+    createIdentityArea({ db, work, people, settings, install, tokens, cipher, modes, mail, ledger, clock, log, config }),
+  );
   const guard = new Guard({ tokens, mode: () => modes.current(), clock, sessions });
   const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
-  const episodes = mount(createEpisodesArea({ db, held: intake.held, intake: intake.intake, notifier: onCall.notifier, ledger, clock, log, debounceS: config.debounceS }));
-  const estate = (estateBuilt = mount(await createEstateArea({
-    db, settings, log, ledger, clock, config, people: people.directory, licences: licence.licences, connectors, held: intake.held, discovery: discovery.discovery, episodes: episodes.openings,
-  })));
+  const episodes = mount(
+    createEpisodesArea({ db, held: intake.held, intake: intake.intake, notifier: onCall.notifier, ledger, clock, log, debounceS: config.debounceS }),
+  );
+  const estate = (estateBuilt = mount(
+    await createEstateArea({
+      db,
+      settings,
+      log,
+      ledger,
+      clock,
+      config,
+      people: people.directory,
+      licences: licence.licences,
+      connectors,
+      held: intake.held,
+      discovery: discovery.discovery,
+      episodes: episodes.openings,
+    }),
+  ));
   const governance = mount(createGovernance({ db, log, ledger, clock, policy, known: licence.limits, coverage: estate, facts: estate.facts }));
-  const { delivery: notifications } = mount(createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock, log }));
-  const { poller, connectorChecks } = createScheduleArea({ db, connectors, intake: intake.intake, operating: async () => (await modes.current()) === 'operating', clock, log });
+  const { delivery: notifications } = mount(
+    createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock, log }),
+  );
+  const { poller, connectorChecks } = createScheduleArea({
+    db,
+    connectors,
+    intake: intake.intake,
+    operating: async () => (await modes.current()) === 'operating',
+    clock,
+    log,
+  });
   const { ticks } = mount(createLiveArea({ clock, debounceS: config.debounceS, tickMs: TICK_MS, held: intake.held, episodes, governance, discovery, poller }));
   mount(createDoctorArea({ db, config, install, clock, plugins, verify: verifyLedger, connectors, mail, licence, ticks, notifications }));
 
@@ -176,11 +207,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   server.server.once('listening', () => poller.start());
 
   /** The tick's last step: confirmation when due, limits, the mode change either may cause. */
-  const licenceTick = () => ticks.last(async () => {
-    await licence.confirmation.tick();
-    await licence.limits.tick();
-    await modes.sync();
-  });
+  const licenceTick = () =>
+    ticks.last(async () => {
+      await licence.confirmation.tick();
+      await licence.limits.tick();
+      await modes.sync();
+    });
   const tick = async (): Promise<void> => {
     await checkpoints.maybeWrite();
     await modes.sync();
@@ -199,9 +231,29 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   let timer: NodeJS.Timeout | null = null;
   return {
-    config, clock, log, db, server, identity, tokens, ledger, checkpoints, licences: licence.licences, modes, guard, plugins,
-    episodes: episodes.episodes, signIn, governance, discovery: discovery.discovery, estate,
-    licenceCheck: licence.confirmation, serviceLimits: licence.limits, poller, notifications, connectorChecks,
+    config,
+    clock,
+    log,
+    db,
+    server,
+    identity,
+    tokens,
+    ledger,
+    checkpoints,
+    licences: licence.licences,
+    modes,
+    guard,
+    plugins,
+    episodes: episodes.episodes,
+    signIn,
+    governance,
+    discovery: discovery.discovery,
+    estate,
+    licenceCheck: licence.confirmation,
+    serviceLimits: licence.limits,
+    poller,
+    notifications,
+    connectorChecks,
     adminTokenToPrint: printOnce,
     verifyLedger,
     tick,

@@ -85,17 +85,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const secretKey = text('SERVICE_SECRET_KEY');
   if (secretKey !== null && secretKey.length < 32) problems.push('SERVICE_SECRET_KEY must be at least 32 characters');
 
-  const trustedProxies = (text('SERVICE_TRUSTED_PROXIES') ?? '').split(',').map((p) => p.trim()).filter((p) => p !== '');
+  const trustedProxies = (text('SERVICE_TRUSTED_PROXIES') ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '');
   for (const p of trustedProxies) {
     const [addr, bits, extra] = p.split('/');
-    if (extra !== undefined || net.isIP(addr ?? '') === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits))) problems.push(`SERVICE_TRUSTED_PROXIES: "${p}" is not an address or CIDR block`);
+    if (extra !== undefined || net.isIP(addr ?? '') === 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits)))
+      problems.push(`SERVICE_TRUSTED_PROXIES: "${p}" is not an address or CIDR block`);
   }
   const mailApiUrl = text('SERVICE_MAIL_API_URL') ?? 'https://api.resend.com';
   if (!/^https?:\/\/[^\s]+$/.test(mailApiUrl)) problems.push('SERVICE_MAIL_API_URL must be an http(s) address');
 
   const licenceServer = text('SERVICE_LICENCE_SERVER');
   if (licenceServer !== null && !/^https?:\/\/[^\s]+$/.test(licenceServer)) problems.push('SERVICE_LICENCE_SERVER must be an http(s) address');
-  if (licenceServer === null && text('SERVICE_LICENCE_CHECK') === 'strict') problems.push('SERVICE_LICENCE_CHECK=strict needs SERVICE_LICENCE_SERVER (the licence server to confirm with)');
+  if (licenceServer === null && text('SERVICE_LICENCE_CHECK') === 'strict')
+    problems.push('SERVICE_LICENCE_CHECK=strict needs SERVICE_LICENCE_SERVER (the licence server to confirm with)');
 
   const publicUrl = text('SERVICE_PUBLIC_URL');
   if (publicUrl !== null && !/^https?:\/\/[^\s?#]+$/.test(publicUrl)) problems.push('SERVICE_PUBLIC_URL must be an http(s) address without query or fragment');

@@ -34,7 +34,17 @@ test('the built-in disposable list has exactly 85 distinct valid domains, mailin
   t.is(DISPOSABLE_DOMAINS.length, 85);
   t.is(new Set(DISPOSABLE_DOMAINS).size, 85);
   t.true(DISPOSABLE_DOMAINS.includes('mailinator.com'));
-  for (const d of ['guerrillamail.com', '10minutemail.com', 'temp-mail.org', 'yopmail.com', 'trashmail.com', 'sharklasers.com', 'getnada.com', 'dispostable.com', 'maildrop.cc']) {
+  for (const d of [
+    'guerrillamail.com',
+    '10minutemail.com',
+    'temp-mail.org',
+    'yopmail.com',
+    'trashmail.com',
+    'sharklasers.com',
+    'getnada.com',
+    'dispostable.com',
+    'maildrop.cc',
+  ]) {
     t.true(DISPOSABLE_DOMAINS.includes(d), d);
   }
   for (const d of DISPOSABLE_DOMAINS) {
@@ -78,7 +88,23 @@ test('disposable domains are always refused, even when allowed, and their subdom
 });
 
 test('webmail is refused only with block_webmail, including per-country domains and subdomains', (t) => {
-  for (const e of ['a@gmail.com', 'a@googlemail.com', 'a@outlook.com', 'a@hotmail.co.uk', 'a@yahoo.fr', 'a@gmx.de', 'a@gmx.at', 'a@web.de', 'a@proton.me', 'a@yandex.ru', 'a@mail.ru', 'a@qq.com', 'a@163.com', 'a@icloud.com', 'a@x.gmail.com']) {
+  for (const e of [
+    'a@gmail.com',
+    'a@googlemail.com',
+    'a@outlook.com',
+    'a@hotmail.co.uk',
+    'a@yahoo.fr',
+    'a@gmx.de',
+    'a@gmx.at',
+    'a@web.de',
+    'a@proton.me',
+    'a@yandex.ru',
+    'a@mail.ru',
+    'a@qq.com',
+    'a@163.com',
+    'a@icloud.com',
+    'a@x.gmail.com',
+  ]) {
     t.is(reason({ block_webmail: true }, e), 'webmail', e);
     t.true(admits({ block_webmail: false }, e), e);
   }
@@ -92,17 +118,35 @@ test('webmail is refused only with block_webmail, including per-country domains 
 test('addresses are trimmed and lower-cased; malformed ones are refused', (t) => {
   const p = { allowed_domains: ['bank.example'] };
   t.true(admits(p, '  Alice@Bank.EXAMPLE\n'));
-  for (const bad of ['', 'alice', '@bank.example', 'alice@', 'alice@bank', 'a b@bank.example', 'alice@bank.example.', 'alice@-bank.example', 'alice@bänk.example', 'a@b@bank.example']) {
+  for (const bad of [
+    '',
+    'alice',
+    '@bank.example',
+    'alice@',
+    'alice@bank',
+    'a b@bank.example',
+    'alice@bank.example.',
+    'alice@-bank.example',
+    'alice@bänk.example',
+    'a@b@bank.example',
+  ]) {
     t.is(reason({}, bad), 'invalid_address', JSON.stringify(bad));
   }
 });
 
 test('parsePolicy normalises entries, drops duplicates and refuses bad ones', (t) => {
-  t.deepEqual(parsePolicy({ allowed_domains: [' Bank.Example ', 'bank.example', 'EU.bank.example'], blocked: ['Mallory@Bank.Example', 'evil.test'], block_webmail: true }), {
-    allowed_domains: ['bank.example', 'eu.bank.example'],
-    blocked: ['mallory@bank.example', 'evil.test'],
-    block_webmail: true,
-  });
+  t.deepEqual(
+    parsePolicy({
+      allowed_domains: [' Bank.Example ', 'bank.example', 'EU.bank.example'],
+      blocked: ['Mallory@Bank.Example', 'evil.test'],
+      block_webmail: true,
+    }),
+    {
+      allowed_domains: ['bank.example', 'eu.bank.example'],
+      blocked: ['mallory@bank.example', 'evil.test'],
+      block_webmail: true,
+    },
+  );
   const bad: unknown[] = [
     null,
     [],
@@ -118,7 +162,7 @@ test('parsePolicy normalises entries, drops duplicates and refuses bad ones', (t
   for (const b of bad) t.throws(() => parsePolicy(b), { instanceOf: PolicyError }, JSON.stringify(b)?.slice(0, 80));
 });
 
-test('a new install allows the first owner\'s domain unless it is webmail', (t) => {
+test("a new install allows the first owner's domain unless it is webmail", (t) => {
   t.deepEqual(initialPolicy('Owner@Bank.Example'), policy({ allowed_domains: ['bank.example'] }));
   t.deepEqual(initialPolicy('owner@eu.bank.example'), policy({ allowed_domains: ['eu.bank.example'] }));
   t.deepEqual(initialPolicy('owner@gmail.com'), policy());
@@ -141,7 +185,14 @@ class FakeSessions implements SessionEnder {
 }
 
 function serviceOn(ta: TestApp, sessions: SessionEnder = new FakeSessions()): AccessPolicyService {
-  return new AccessPolicyService({ settings: new SettingsRepo(ta.app.db), work: new UnitOfWork(ta.app.db), people: new PeopleRepo(ta.app.db), ledger: ta.app.ledger, clock: ta.clock, sessions });
+  return new AccessPolicyService({
+    settings: new SettingsRepo(ta.app.db),
+    work: new UnitOfWork(ta.app.db),
+    people: new PeopleRepo(ta.app.db),
+    ledger: ta.app.ledger,
+    clock: ta.clock,
+    sessions,
+  });
 }
 
 async function accessEvents(ta: TestApp): Promise<Array<{ actor: string; data: any }>> {
@@ -158,7 +209,11 @@ test('GET answers the open policy until bootstrap starts one; PUT saves it norma
   const started = { allowed_domains: ['bank.example'], blocked: [], block_webmail: false };
   t.deepEqual((await ta.call('GET', '/v1/settings/access')).body, { ...started, disposable_count: 85, ...never }, 'bootstrap starts the policy at version 0');
 
-  const body = { allowed_domains: ['Bank.Example', 'bank.example', 'subsidiary.example'], blocked: ['Mallory@bank.example', 'contractors.bank.example'], block_webmail: true };
+  const body = {
+    allowed_domains: ['Bank.Example', 'bank.example', 'subsidiary.example'],
+    blocked: ['Mallory@bank.example', 'contractors.bank.example'],
+    block_webmail: true,
+  };
   const put = await ta.call('PUT', '/v1/settings/access', { body });
   t.is(put.status, 200);
   const saved = { allowed_domains: ['bank.example', 'subsidiary.example'], blocked: ['mallory@bank.example', 'contractors.bank.example'], block_webmail: true };
@@ -220,7 +275,13 @@ test('a policy that would shut out every enabled owner is refused with 409 would
     t.is(res.status, 409, JSON.stringify(body));
     t.is(res.body.error, 'would_lock_out_owners');
   }
-  t.like((await ta.call('GET', '/v1/settings/access')).body, { allowed_domains: ['bank.example'], blocked: [], block_webmail: false, disposable_count: 85, version: 0 });
+  t.like((await ta.call('GET', '/v1/settings/access')).body, {
+    allowed_domains: ['bank.example'],
+    blocked: [],
+    block_webmail: false,
+    disposable_count: 85,
+    version: 0,
+  });
   t.is((await accessEvents(ta)).length, 0);
   // one owner admitted is enough
   t.is((await ta.call('PUT', '/v1/settings/access', { body: policy({ allowed_domains: ['other.example', 'bank.example'] }) })).status, 200);
@@ -273,7 +334,11 @@ test('put ends sessions outside the new policy in its transaction and records ho
 test('a failing session ender rolls the change back', async (t) => {
   const ta = await startApp(t);
   await makeOperating(ta);
-  const access = serviceOn(ta, { endOutside: async () => { throw new Error('sessions unavailable'); } });
+  const access = serviceOn(ta, {
+    endOutside: async () => {
+      throw new Error('sessions unavailable');
+    },
+  });
   await t.throwsAsync(access.put(policy({ blocked: ['contractors.bank.example'] }), ADMIN), { message: 'sessions unavailable' });
   t.deepEqual(await access.get(), policy({ allowed_domains: ['bank.example'] }));
   t.is((await accessEvents(ta)).length, 0);
@@ -306,7 +371,7 @@ test('allows and check follow the policy in force, a change at once, a change be
   await ta.app.db.transaction(async (trx) => t.false(await access.allows('alice@bank.example', trx)));
 });
 
-test('initialise writes the starting policy inside the caller\'s transaction', async (t) => {
+test("initialise writes the starting policy inside the caller's transaction", async (t) => {
   const ta = await startApp(t);
   const access = serviceOn(ta);
   const written = await ta.app.db.transaction((trx) => access.initialise(trx, 'Owner@Bank.Example', ta.clock.now().toISOString()));
@@ -350,11 +415,17 @@ test('policy changes and owner role changes at once never deadlock: each answers
   const ta = await startApp(t);
   await makeOperating(ta, 'owner@bank.example');
   t.is((await ta.call('POST', '/v1/people', { body: { email: 'second@bank.example', name: 'Second', role: 'owner' } })).status, 201);
-  const answers = await Promise.all(Array.from({ length: 30 }, (_, i) =>
-    i % 2 === 0
-      ? ta.call('PUT', '/v1/settings/access', { body: { allowed_domains: ['bank.example'], blocked: [], block_webmail: i % 4 === 0 } })
-      : ta.call('PATCH', '/v1/people/second@bank.example', { body: { role: i % 4 === 1 ? 'admin' : 'owner' } })));
+  const answers = await Promise.all(
+    Array.from({ length: 30 }, (_, i) =>
+      i % 2 === 0
+        ? ta.call('PUT', '/v1/settings/access', { body: { allowed_domains: ['bank.example'], blocked: [], block_webmail: i % 4 === 0 } })
+        : ta.call('PATCH', '/v1/people/second@bank.example', { body: { role: i % 4 === 1 ? 'admin' : 'owner' } }),
+    ),
+  );
   const bad = answers.filter((a) => a.status !== 200 && a.status !== 409);
-  t.deepEqual(bad.map((a) => `${a.status} ${JSON.stringify(a.body)}`), []);
+  t.deepEqual(
+    bad.map((a) => `${a.status} ${JSON.stringify(a.body)}`),
+    [],
+  );
   t.true((await ta.app.verifyLedger()).ok);
 });

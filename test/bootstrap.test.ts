@@ -31,7 +31,10 @@ test('bootstrap creates the first owner once, moves the install to operating, an
   t.is(status.setup.done, 2);
   t.is(status.setup.next, null);
   const events = (await ta.call('GET', '/v1/ledger?order=asc&after_seq=2')).body.events;
-  t.deepEqual(events.map((e: { type: string }) => e.type), ['identity.owner_created', 'system.mode_changed']);
+  t.deepEqual(
+    events.map((e: { type: string }) => e.type),
+    ['identity.owner_created', 'system.mode_changed'],
+  );
   t.is(events[0].actor, 'admin-token');
   const again = await ta.call('POST', '/v1/auth/bootstrap', { body: { email: 'second@bank.example', name: 'Second' } });
   t.is(again.status, 409);
@@ -46,7 +49,9 @@ test('bootstrap creates the first owner once, moves the install to operating, an
 test('concurrent bootstraps create exactly one owner', async (t) => {
   const ta = await startApp(t);
   await ta.call('POST', '/v1/licence', { body: { licence: signLicence() } });
-  const results = await Promise.all(Array.from({ length: 6 }, (_, i) => ta.call('POST', '/v1/auth/bootstrap', { body: { email: `o${i}@bank.example`, name: `O${i}` } })));
+  const results = await Promise.all(
+    Array.from({ length: 6 }, (_, i) => ta.call('POST', '/v1/auth/bootstrap', { body: { email: `o${i}@bank.example`, name: `O${i}` } })),
+  );
   t.deepEqual(results.map((r) => r.status).sort(), [201, 409, 409, 409, 409, 409]);
   t.is(Number((await ta.app.db('people').count({ n: '*' }).first())?.n), 1);
   t.true((await ta.app.verifyLedger()).ok);
@@ -64,7 +69,12 @@ test('bootstrap refuses a bad e-mail, a blank name or unknown fields with 400 an
   const ta = await startApp(t);
   await ta.call('POST', '/v1/licence', { body: { licence: signLicence() } });
   const head = (await ta.app.ledger.head()).seq;
-  for (const body of [{ email: 'not-an-email', name: 'O' }, { email: 'o@bank.example', name: '   ' }, { email: 'o@bank.example' }, { email: 'o@bank.example', name: 'O', role: 'viewer' }]) {
+  for (const body of [
+    { email: 'not-an-email', name: 'O' },
+    { email: 'o@bank.example', name: '   ' },
+    { email: 'o@bank.example' },
+    { email: 'o@bank.example', name: 'O', role: 'viewer' },
+  ]) {
     const res = await ta.call('POST', '/v1/auth/bootstrap', { body });
     t.is(res.status, 400, JSON.stringify(body));
     t.is(res.body.error, 'invalid_body');

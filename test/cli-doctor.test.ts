@@ -14,10 +14,13 @@ test('GET /v1/doctor says it judges the running service, and its tokens check sa
   const res = await ta.call('GET', '/v1/doctor');
   t.is(res.body.judged_by, 'service');
   t.regex(res.body.judged, /^the running service \(process \d+\)/);
-  t.regex(tokensOf(res.body).detail, /^judged by the running service's environment: admin token set by SERVICE_ADMIN_TOKEN; ingest token set by SERVICE_INGEST_TOKEN$/);
+  t.regex(
+    tokensOf(res.body).detail,
+    /^judged by the running service's environment: admin token set by SERVICE_ADMIN_TOKEN; ingest token set by SERVICE_INGEST_TOKEN$/,
+  );
 });
 
-test("a service without an ingest token says so in its own words", async (t) => {
+test('a service without an ingest token says so in its own words', async (t) => {
   const ta = await startApp(t, { env: { SERVICE_INGEST_TOKEN: undefined } });
   const tokens = tokensOf((await ta.call('GET', '/v1/doctor')).body);
   t.is(tokens.level, 'warn');
@@ -33,7 +36,10 @@ test("oncall doctor reports the running service's view, so a CLI shell without t
   t.like(report, { ok: true, judged_by: 'service', service_url: ta.base, service_problem: null });
   t.like(tokensOf(report), { level: 'ok' });
   t.notRegex(tokensOf(report).detail, /disabled|unset/);
-  t.true(ta.logs.some((l) => l.includes('/v1/doctor')), 'the service was asked (its request log shows it)');
+  t.true(
+    ta.logs.some((l) => l.includes('/v1/doctor')),
+    'the service was asked (its request log shows it)',
+  );
   const human = await oncall(['doctor'], env);
   t.is(human.code, 0);
   t.regex(human.stdout, new RegExp(`^Report of the running service at ${ta.base} \\(GET /v1/doctor\\): it judges the running service`));
@@ -50,7 +56,10 @@ test("with no service answering, oncall doctor judges its own process's environm
   t.regex(report.service_problem, new RegExp(`No service answers at http://127\\.0\\.0\\.1:${port}`));
   t.regex(report.judged, /^this CLI process \(process \d+\)/);
   t.like(tokensOf(report), { level: 'warn' });
-  t.regex(tokensOf(report).detail, /^judged by this CLI process's environment \(not the running service's\): .*SERVICE_INGEST_TOKEN is unset here; ingest is disabled only if the service lacks it too/);
+  t.regex(
+    tokensOf(report).detail,
+    /^judged by this CLI process's environment \(not the running service's\): .*SERVICE_INGEST_TOKEN is unset here; ingest is disabled only if the service lacks it too/,
+  );
   const human = await oncall(['doctor'], env);
   t.regex(human.stdout, /^No service answers at .*\nJudged by this CLI process/);
 });
@@ -75,5 +84,8 @@ test('--local never asks the service', async (t) => {
   const ta = await startApp(t);
   const report = json(await oncall(['doctor', '--local', '--json'], { ...ta.env, SERVICE_PORT: portOf(ta) }));
   t.like(report, { judged_by: 'cli', service_url: null, service_problem: null });
-  t.false(ta.logs.some((l) => l.includes('/v1/doctor')), 'the service saw no doctor request');
+  t.false(
+    ta.logs.some((l) => l.includes('/v1/doctor')),
+    'the service saw no doctor request',
+  );
 });

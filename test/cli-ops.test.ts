@@ -7,7 +7,6 @@ import { createTestStore, type TestStore } from './helpers/db.ts';
 import { closedAddress } from './helpers/licence-server.ts';
 import { json, oncall } from './helpers/cli.ts';
 
-
 const byName = (report: { checks: Array<{ name: string }> }): Record<string, any> => Object.fromEntries(report.checks.map((c) => [c.name, c]));
 
 async function emptyStore(t: { teardown(fn: () => Promise<void>): void }): Promise<TestStore> {
@@ -33,7 +32,10 @@ test('preflight on a new install passes every check and creates nothing', async 
   t.is(res.code, 0, res.stdout + res.stderr);
   const report = json(res);
   t.like(report, { ok: true, deep: false });
-  t.deepEqual(report.checks.map((c: { name: string }) => c.name), ['config', 'data_dir', 'database', 'migrations', 'port', 'plugins']);
+  t.deepEqual(
+    report.checks.map((c: { name: string }) => c.name),
+    ['config', 'data_dir', 'database', 'migrations', 'port', 'plugins'],
+  );
   for (const c of report.checks) t.true(c.ok, `${c.name}: ${c.detail}`);
   t.false(existsSync(path.join(store.dataDir, 'service.db')), 'no database is created');
   t.false(existsSync(path.join(store.dataDir, 'secret.key')), 'no key is created');
@@ -63,7 +65,14 @@ test('preflight: an invalid configuration exits 2 naming the variable; an unreac
   t.regex(report.checks[0].detail, /SERVICE_PORT must be a whole number/);
   const store = await emptyStore(t);
   const dbPort = await freePort();
-  const res = await oncall(['preflight', '--json'], serviceEnv(store, { SERVICE_PORT: String(await freePort()), SERVICE_HOST: '127.0.0.1', SERVICE_DATABASE_URL: `mysql://oncall:hunter2-password@127.0.0.1:${dbPort}/oncall` }));
+  const res = await oncall(
+    ['preflight', '--json'],
+    serviceEnv(store, {
+      SERVICE_PORT: String(await freePort()),
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_DATABASE_URL: `mysql://oncall:hunter2-password@127.0.0.1:${dbPort}/oncall`,
+    }),
+  );
   t.is(res.code, 1);
   const checks = byName(json(res));
   t.like(checks.database, { ok: false });
@@ -115,7 +124,14 @@ test('connectors list shows each connector, its state and last problem; exits 1 
   const empty = await oncall(['connectors', 'list'], ta.env);
   t.is(empty.code, 0, empty.stderr);
   t.regex(empty.stdout, /no connectors configured/);
-  t.is((await ta.call('PUT', '/v1/connectors/web', { body: { kind: 'http', settings: { base_url: await closedAddress(), bearer_token: 'secret-token-never-printed' } } })).status, 201);
+  t.is(
+    (
+      await ta.call('PUT', '/v1/connectors/web', {
+        body: { kind: 'http', settings: { base_url: await closedAddress(), bearer_token: 'secret-token-never-printed' } },
+      })
+    ).status,
+    201,
+  );
   const unchecked = await oncall(['connectors', 'list', '--json'], ta.env);
   t.is(unchecked.code, 0, unchecked.stderr);
   t.like(json(unchecked), { ok: true, connectors: [{ name: 'web', kind: 'http', source: 'console', state: 'unchecked', last_problem: null }] });

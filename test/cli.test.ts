@@ -8,7 +8,6 @@ import { closedPort } from './helpers/ports.ts';
 
 const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-
 async function appendEvents(ta: TestApp, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
     const res = await ta.call('POST', '/v1/events', { token: INGEST_TOKEN, body: { type: 'human.deploy', actor: 'ops@bank.example', reason: `step ${i}` } });
@@ -109,7 +108,10 @@ test('doctor --json reports all five checks and ok on a healthy install', async 
   t.is(res.code, 0, res.stdout + res.stderr);
   const report = json(res);
   t.true(report.ok);
-  t.deepEqual(report.checks.map((c: { name: string }) => c.name), ['database', 'migrations', 'plugins', 'ledger', 'tokens']);
+  t.deepEqual(
+    report.checks.map((c: { name: string }) => c.name),
+    ['database', 'migrations', 'plugins', 'ledger', 'tokens'],
+  );
   for (const c of report.checks) t.like(c, { ok: true, level: 'ok' }, c.name);
   t.false(res.stdout.includes(INGEST_TOKEN), 'no token is printed');
   const human = await oncall(['doctor', '--local'], ta.env);
@@ -143,7 +145,8 @@ test('doctor counts an admin token generated at first start as configured, and f
   t.like(await tokens(), {
     ok: true,
     level: 'ok',
-    detail: "judged by this CLI process's environment (not the running service's): admin token generated at first start (only its hash is stored); ingest token set by SERVICE_INGEST_TOKEN",
+    detail:
+      "judged by this CLI process's environment (not the running service's): admin token generated at first start (only its hash is stored); ingest token set by SERVICE_INGEST_TOKEN",
   });
   await ta.app.db('install').update({ admin_token_hash: null });
   const none = await oncall(['doctor', '--local'], ta.env);
@@ -155,7 +158,10 @@ test('doctor counts an admin token generated at first start as configured, and f
 test('doctor reports an unreachable database and skips the checks that need it', async (t) => {
   const store = await emptyStore(t);
   const port = await closedPort();
-  const res = await oncall(['doctor', '--local', '--json'], serviceEnv(store, { SERVICE_DATABASE_URL: `mysql://oncall:hunter2-password@127.0.0.1:${port}/oncall` }));
+  const res = await oncall(
+    ['doctor', '--local', '--json'],
+    serviceEnv(store, { SERVICE_DATABASE_URL: `mysql://oncall:hunter2-password@127.0.0.1:${port}/oncall` }),
+  );
   t.is(res.code, 1);
   const report = json(res);
   t.false(report.ok);
@@ -234,7 +240,10 @@ test('GET /v1/doctor answers 200 with the five checks for the admin token', asyn
   t.is(res.status, 200);
   t.true(res.body.ok);
   t.is(res.body.checked_at, ta.clock.now().toISOString());
-  t.deepEqual(res.body.checks.map((c: { name: string }) => c.name), ['database', 'migrations', 'plugins', 'ledger', 'tokens']);
+  t.deepEqual(
+    res.body.checks.map((c: { name: string }) => c.name),
+    ['database', 'migrations', 'plugins', 'ledger', 'tokens'],
+  );
 });
 
 test('GET /v1/doctor reuses a report for 60 s unless fresh=1', async (t) => {

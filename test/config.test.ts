@@ -4,7 +4,17 @@ import { ConfigError, loadConfig } from '../host/config.ts';
 
 test('with no environment the defaults are port 8700, ./data, SQLite, no ingest token', (t) => {
   const c = loadConfig({}, '/srv/app');
-  t.like(c, { port: 8700, dataDir: path.resolve('/srv/app', 'data'), databaseUrl: null, adminToken: null, ingestToken: null, licenceCheck: 'auto', debounceS: 20, discoverTimeoutS: 45, logLevel: 'info' });
+  t.like(c, {
+    port: 8700,
+    dataDir: path.resolve('/srv/app', 'data'),
+    databaseUrl: null,
+    adminToken: null,
+    ingestToken: null,
+    licenceCheck: 'auto',
+    debounceS: 20,
+    discoverTimeoutS: 45,
+    logLevel: 'info',
+  });
   t.true(Object.isFrozen(c));
 });
 
@@ -27,16 +37,34 @@ test('every SERVICE_ variable is read', (t) => {
     },
     '/srv/app',
   );
-  t.like(c, { port: 9000, dataDir: '/srv/app/var', databaseUrl: 'mysql://u:p@db:3306/x', configDir: '/etc/oncall', pluginsDir: '/opt/plugins', licenceCheck: 'offline', discoverTimeoutS: 10, debounceS: 0, logLevel: 'warn' });
+  t.like(c, {
+    port: 9000,
+    dataDir: '/srv/app/var',
+    databaseUrl: 'mysql://u:p@db:3306/x',
+    configDir: '/etc/oncall',
+    pluginsDir: '/opt/plugins',
+    licenceCheck: 'offline',
+    discoverTimeoutS: 10,
+    debounceS: 0,
+    logLevel: 'warn',
+  });
 });
 
 test('bad values are refused together, each named', (t) => {
   const err = t.throws(
-    () => loadConfig({ SERVICE_PORT: 'eighty', SERVICE_DATABASE_URL: 'postgres://x', SERVICE_ADMIN_TOKEN: 'short', SERVICE_LICENCE_CHECK: 'sometimes', SERVICE_LOG_LEVEL: 'loud' }),
+    () =>
+      loadConfig({
+        SERVICE_PORT: 'eighty',
+        SERVICE_DATABASE_URL: 'postgres://x',
+        SERVICE_ADMIN_TOKEN: 'short',
+        SERVICE_LICENCE_CHECK: 'sometimes',
+        SERVICE_LOG_LEVEL: 'loud',
+      }),
     { instanceOf: ConfigError },
   );
   const text = err!.problems.join('\n');
-  for (const name of ['SERVICE_PORT', 'SERVICE_DATABASE_URL', 'SERVICE_ADMIN_TOKEN', 'SERVICE_LICENCE_CHECK', 'SERVICE_LOG_LEVEL']) t.true(text.includes(name), name);
+  for (const name of ['SERVICE_PORT', 'SERVICE_DATABASE_URL', 'SERVICE_ADMIN_TOKEN', 'SERVICE_LICENCE_CHECK', 'SERVICE_LOG_LEVEL'])
+    t.true(text.includes(name), name);
   t.false(text.includes('short'), 'a bad token value is never echoed');
 });
 

@@ -98,7 +98,14 @@ test('connectors are re-checked every 5 minutes under a lease; the list carries 
   t.deepEqual((await ta.app.connectorChecks.runNow())?.checked, [{ name: 'orders-api', ok: true, changed: true }]);
 
   const events = (await ta.call('GET', '/v1/ledger?type=connector.checked&order=asc')).body.events;
-  t.deepEqual(events.map((e: { actor: string; data: { ok: boolean; scheduled: boolean } }) => [e.actor, e.data.ok, e.data.scheduled]), [['system', true, true], ['system', false, true], ['system', true, true]]);
+  t.deepEqual(
+    events.map((e: { actor: string; data: { ok: boolean; scheduled: boolean } }) => [e.actor, e.data.ok, e.data.scheduled]),
+    [
+      ['system', true, true],
+      ['system', false, true],
+      ['system', true, true],
+    ],
+  );
   t.false(JSON.stringify(events).includes(TOKEN));
 });
 

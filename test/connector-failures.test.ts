@@ -11,7 +11,21 @@ function flakyPlugin(): string {
   const root = mkdtempSync(path.join(tmpdir(), 'oncall-flaky-'));
   const dir = path.join(root, 'connectors', 'flaky');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'plugin.json'), JSON.stringify({ name: 'flaky', version: '1.0.0', kind: 'connector', api: '^1.0.0', entry: 'index.mjs', settings: { type: 'object', additionalProperties: false, properties: { fail_when: { type: 'string', description: 'Polls fail while this file exists.' } } } }));
+  writeFileSync(
+    path.join(dir, 'plugin.json'),
+    JSON.stringify({
+      name: 'flaky',
+      version: '1.0.0',
+      kind: 'connector',
+      api: '^1.0.0',
+      entry: 'index.mjs',
+      settings: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { fail_when: { type: 'string', description: 'Polls fail while this file exists.' } },
+      },
+    }),
+  );
   writeFileSync(
     path.join(dir, 'index.mjs'),
     `import { existsSync } from 'node:fs';

@@ -30,7 +30,10 @@ async function probe(t: ExecutionContext, handle: (req: IncomingMessage, res: Se
   return { base: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, seen };
 }
 
-const json = (res: ServerResponse, status: number, body: unknown) => (res.writeHead(status, { 'content-type': 'application/json' }), res.end(JSON.stringify(body)));
+const json = (res: ServerResponse, status: number, body: unknown) => (
+  res.writeHead(status, { 'content-type': 'application/json' }),
+  res.end(JSON.stringify(body))
+);
 
 /** Healthy on /healthz for the right bearer token; 401 otherwise; /slow never answers. */
 const guarded = (token: string) => (req: IncomingMessage, res: ServerResponse) => {
@@ -47,19 +50,32 @@ function pluginsDir(t: ExecutionContext, plugins: Record<string, { manifest: Rec
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
   for (const [name, p] of Object.entries(plugins)) {
     mkdirSync(path.join(root, name));
-    writeFileSync(path.join(root, name, 'plugin.json'), JSON.stringify({ name, version: '1.0.0', kind: 'connector', api: '^1.0.0', entry: 'index.mjs', ...p.manifest }));
+    writeFileSync(
+      path.join(root, name, 'plugin.json'),
+      JSON.stringify({ name, version: '1.0.0', kind: 'connector', api: '^1.0.0', entry: 'index.mjs', ...p.manifest }),
+    );
     writeFileSync(path.join(root, name, 'index.mjs'), p.code);
   }
   return root;
 }
 
-const TIMEOUT_SCHEMA = { type: 'object', additionalProperties: false, properties: { timeout_s: { type: 'number' }, secret: { type: 'string', writeOnly: true } } };
+const TIMEOUT_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { timeout_s: { type: 'number' }, secret: { type: 'string', writeOnly: true } },
+};
 const MISBEHAVING = {
   hang: { manifest: { settings: TIMEOUT_SCHEMA }, code: 'export default { test: () => new Promise(() => {}) };\n' },
-  boom: { manifest: { settings: TIMEOUT_SCHEMA }, code: 'export default { test: (ctx) => { throw new Error(`exploded holding ${ctx.settings.secret}`); } };\n' },
+  boom: {
+    manifest: { settings: TIMEOUT_SCHEMA },
+    code: 'export default { test: (ctx) => { throw new Error(`exploded holding ${ctx.settings.secret}`); } };\n',
+  },
   reject: { manifest: { settings: TIMEOUT_SCHEMA }, code: 'export default { test: async () => { await null; throw new TypeError("bad state"); } };\n' },
   garbage: { manifest: { settings: TIMEOUT_SCHEMA }, code: 'export default { test: () => "fine, honestly" };\n' },
-  leaky: { manifest: { settings: TIMEOUT_SCHEMA }, code: 'export default { test: (ctx) => { ctx.log.warn(`my secret is ${ctx.settings.secret}`, { s: ctx.settings.secret }); return { ok: false, problem: `rejected ${ctx.settings.secret}`, found: { echo: ctx.settings.secret } }; } };\n' },
+  leaky: {
+    manifest: { settings: TIMEOUT_SCHEMA },
+    code: 'export default { test: (ctx) => { ctx.log.warn(`my secret is ${ctx.settings.secret}`, { s: ctx.settings.secret }); return { ok: false, problem: `rejected ${ctx.settings.secret}`, found: { echo: ctx.settings.secret } }; } };\n',
+  },
 };
 
 async function operating(t: ExecutionContext, env: Record<string, string | undefined> = {}): Promise<TestApp> {
@@ -72,7 +88,11 @@ async function operating(t: ExecutionContext, env: Record<string, string | undef
 async function leaks(ta: TestApp, answers: unknown[], secrets: string[]): Promise<string[]> {
   const ledger = await ta.call('GET', '/v1/ledger?limit=2000');
   const texts = { answers: JSON.stringify(answers), logs: ta.logs.join('\n'), ledger: JSON.stringify(ledger.body) };
-  return secrets.flatMap((s) => Object.entries(texts).filter(([, text]) => text.includes(s)).map(([where]) => `${s} in ${where}`));
+  return secrets.flatMap((s) =>
+    Object.entries(texts)
+      .filter(([, text]) => text.includes(s))
+      .map(([where]) => `${s} in ${where}`),
+  );
 }
 
 // ---- modes and roles
@@ -109,7 +129,13 @@ test('viewers read the catalogue and the list; only admins test, save and remove
   const removed = await ta.call('DELETE', '/v1/connectors/web', { token: admin });
   t.is(removed.status, 200);
   const events = (await ta.call('GET', '/v1/ledger?type=config.connector_')).body.events;
-  t.deepEqual(events.map((e: { type: string; actor: string }) => [e.type, e.actor]), [['config.connector_removed', 'admin@bank.example'], ['config.connector_saved', 'admin@bank.example']]);
+  t.deepEqual(
+    events.map((e: { type: string; actor: string }) => [e.type, e.actor]),
+    [
+      ['config.connector_removed', 'admin@bank.example'],
+      ['config.connector_saved', 'admin@bank.example'],
+    ],
+  );
 });
 
 // ---- catalogue
@@ -140,9 +166,19 @@ test('a console connector is saved with its secret encrypted, listed masked, and
     return r;
   };
 
-  const created = await call('PUT', '/v1/connectors/orders-api', { body: { kind: 'http', settings: { base_url: sys.base, health_path: '/healthz', bearer_token: TOKEN, timeout_s: 5 } } });
+  const created = await call('PUT', '/v1/connectors/orders-api', {
+    body: { kind: 'http', settings: { base_url: sys.base, health_path: '/healthz', bearer_token: TOKEN, timeout_s: 5 } },
+  });
   t.is(created.status, 201);
-  t.like(created.body, { name: 'orders-api', kind: 'http', source: 'console', version: '1.0.0', state: 'unchecked', last_problem: null, updated_by: 'admin-token' });
+  t.like(created.body, {
+    name: 'orders-api',
+    kind: 'http',
+    source: 'console',
+    version: '1.0.0',
+    state: 'unchecked',
+    last_problem: null,
+    updated_by: 'admin-token',
+  });
   t.deepEqual(created.body.settings, { base_url: sys.base, health_path: '/healthz', timeout_s: 5, bearer_token: { set: true } });
 
   // Stored sealed: the database row holds no clear secret.
@@ -152,7 +188,10 @@ test('a console connector is saved with its secret encrypted, listed masked, and
 
   const listed = await call('GET', '/v1/connectors');
   t.is(listed.status, 200);
-  t.deepEqual(listed.body.connectors.map((c: { name: string; source: string }) => [c.name, c.source]), [['orders-api', 'console']]);
+  t.deepEqual(
+    listed.body.connectors.map((c: { name: string; source: string }) => [c.name, c.source]),
+    [['orders-api', 'console']],
+  );
   t.deepEqual(listed.body.connectors[0].settings.bearer_token, { set: true });
   t.is(listed.body.file, null);
 
@@ -169,8 +208,13 @@ test('a console connector is saved with its secret encrypted, listed masked, and
   t.true(sys.seen.every((h) => h === `Bearer ${TOKEN}`));
 
   // A new secret replaces it; null clears it (and the system then refuses).
-  await call('PUT', '/v1/connectors/orders-api', { body: { kind: 'http', settings: { base_url: sys.base, health_path: '/healthz', bearer_token: OTHER_TOKEN } } });
-  t.like((await call('POST', '/v1/connectors/orders-api/check')).body, { state: 'problem', last_problem: `authentication failed (HTTP 401 from ${sys.base}/healthz)` });
+  await call('PUT', '/v1/connectors/orders-api', {
+    body: { kind: 'http', settings: { base_url: sys.base, health_path: '/healthz', bearer_token: OTHER_TOKEN } },
+  });
+  t.like((await call('POST', '/v1/connectors/orders-api/check')).body, {
+    state: 'problem',
+    last_problem: `authentication failed (HTTP 401 from ${sys.base}/healthz)`,
+  });
   t.is(sys.seen.at(-1), `Bearer ${OTHER_TOKEN}`);
   const cleared = await call('PUT', '/v1/connectors/orders-api', { body: { kind: 'http', settings: { base_url: sys.base, bearer_token: null } } });
   t.deepEqual(cleared.body.settings, { base_url: sys.base, bearer_token: { set: false } });
@@ -178,7 +222,16 @@ test('a console connector is saved with its secret encrypted, listed masked, and
 
   const saved = (await ta.call('GET', '/v1/ledger?type=config.connector_saved&order=asc')).body.events;
   t.is(saved.length, 4, 'the second and third keeping PUTs changed nothing, so saved nothing');
-  t.like(saved[0], { actor: 'admin-token', data: { name: 'orders-api', kind: 'http', created: true, secrets_set: ['bearer_token'], settings: { base_url: sys.base, health_path: '/healthz', timeout_s: 5 } } });
+  t.like(saved[0], {
+    actor: 'admin-token',
+    data: {
+      name: 'orders-api',
+      kind: 'http',
+      created: true,
+      secrets_set: ['bearer_token'],
+      settings: { base_url: sys.base, health_path: '/healthz', timeout_s: 5 },
+    },
+  });
   t.like(saved[3], { data: { created: false, secrets_set: [] } });
 
   t.deepEqual(await leaks(ta, answers, [TOKEN, OTHER_TOKEN]), []);
@@ -223,14 +276,27 @@ test('settings are validated against the kind schema, naming the field; names an
 test('POST /v1/connectors/test checks health, reports what it found and saves nothing', async (t) => {
   const ta = await operating(t);
   const sys = await probe(t, guarded(TOKEN));
-  const good = await ta.call('POST', '/v1/connectors/test', { body: { kind: 'http', settings: { base_url: sys.base, health_path: '/healthz', bearer_token: TOKEN } } });
+  const good = await ta.call('POST', '/v1/connectors/test', {
+    body: { kind: 'http', settings: { base_url: sys.base, health_path: '/healthz', bearer_token: TOKEN } },
+  });
   t.is(good.status, 200);
-  t.like(good.body, { ok: true, problem: null, kind: 'http', version: '1.0.0', timeout_s: 15, found: { url: `${sys.base}/healthz`, status: 200, content_type: 'application/json' } });
+  t.like(good.body, {
+    ok: true,
+    problem: null,
+    kind: 'http',
+    version: '1.0.0',
+    timeout_s: 15,
+    found: { url: `${sys.base}/healthz`, status: 200, content_type: 'application/json' },
+  });
   t.is(typeof good.body.took_ms, 'number');
 
-  const refused = await ta.call('POST', '/v1/connectors/test', { body: { kind: 'http', settings: { base_url: sys.base, health_path: '/healthz', bearer_token: OTHER_TOKEN } } });
+  const refused = await ta.call('POST', '/v1/connectors/test', {
+    body: { kind: 'http', settings: { base_url: sys.base, health_path: '/healthz', bearer_token: OTHER_TOKEN } },
+  });
   t.like(refused.body, { ok: false, problem: `authentication failed (HTTP 401 from ${sys.base}/healthz)` });
-  const missing = await ta.call('POST', '/v1/connectors/test', { body: { kind: 'http', settings: { base_url: sys.base, health_path: '/nothing', bearer_token: TOKEN } } });
+  const missing = await ta.call('POST', '/v1/connectors/test', {
+    body: { kind: 'http', settings: { base_url: sys.base, health_path: '/nothing', bearer_token: TOKEN } },
+  });
   t.like(missing.body, { ok: false, problem: `HTTP 404 from ${sys.base}/nothing` });
 
   t.deepEqual((await ta.call('GET', '/v1/connectors')).body.connectors, []);
@@ -261,7 +327,9 @@ test('testing with the name of a saved connector uses its stored secret and, whe
 test('a system that never answers is cut off at the connector timeout and becomes its last problem', async (t) => {
   const ta = await operating(t);
   const sys = await probe(t, guarded(TOKEN));
-  await ta.call('PUT', '/v1/connectors/slow', { body: { kind: 'http', settings: { base_url: sys.base, health_path: '/slow', bearer_token: TOKEN, timeout_s: 0.5 } } });
+  await ta.call('PUT', '/v1/connectors/slow', {
+    body: { kind: 'http', settings: { base_url: sys.base, health_path: '/slow', bearer_token: TOKEN, timeout_s: 0.5 } },
+  });
   // /slow never answers: the check answers at all only because it was cut off, and it names the
   // connector's 0.5 s (no wall-clock threshold here: a loaded machine stretches those).
   const res = await ta.call('POST', '/v1/connectors/slow/check');
@@ -293,8 +361,20 @@ test('a plugin that hangs, throws, rejects or answers nonsense is cut off or rep
   t.like((await ta.call('POST', '/v1/connectors/test', { body: { kind: 'garbage', settings: {} } })).body, { timeout_s: 15 });
   t.is((await ta.call('GET', '/health', { token: null })).status, 200);
   const listed = (await ta.call('GET', '/v1/connectors')).body.connectors;
-  t.deepEqual(listed.map((c: { name: string; state: string }) => [c.name, c.state]), Object.keys(MISBEHAVING).sort().map((k) => [`${k}-one`, 'problem']));
-  t.deepEqual(await leaks(ta, [results, listed], Object.keys(MISBEHAVING).map((k) => `s3cr3t-${k}-value`)), []);
+  t.deepEqual(
+    listed.map((c: { name: string; state: string }) => [c.name, c.state]),
+    Object.keys(MISBEHAVING)
+      .sort()
+      .map((k) => [`${k}-one`, 'problem']),
+  );
+  t.deepEqual(
+    await leaks(
+      ta,
+      [results, listed],
+      Object.keys(MISBEHAVING).map((k) => `s3cr3t-${k}-value`),
+    ),
+    [],
+  );
 });
 
 // ---- file-managed connectors
@@ -319,8 +399,19 @@ test('connectors.json connectors are listed as file-managed, use secrets from th
   t.is(listed.status, 200);
   const byName = Object.fromEntries(listed.body.connectors.map((c: { name: string }) => [c.name, c]));
   t.deepEqual(Object.keys(byName), ['bad-kind', 'bad-settings', 'no-env', 'orders-api']);
-  t.like(byName['orders-api'], { source: 'file', kind: 'http', state: 'unchecked', last_problem: null, updated_at: null, settings: { base_url: sys.base, bearer_token: { set: true } } });
-  t.like(byName['no-env'], { source: 'file', state: 'problem', last_problem: 'connectors.json: settings.bearer_token: environment variable ONCALL_TEST_UNSET_VAR is not set' });
+  t.like(byName['orders-api'], {
+    source: 'file',
+    kind: 'http',
+    state: 'unchecked',
+    last_problem: null,
+    updated_at: null,
+    settings: { base_url: sys.base, bearer_token: { set: true } },
+  });
+  t.like(byName['no-env'], {
+    source: 'file',
+    state: 'problem',
+    last_problem: 'connectors.json: settings.bearer_token: environment variable ONCALL_TEST_UNSET_VAR is not set',
+  });
   t.like(byName['bad-kind'], { state: 'problem', last_problem: 'no connector plugin of kind "ftp" is loaded' });
   t.like(byName['bad-settings'], { state: 'problem', last_problem: 'connectors.json: settings.url must be string' });
   t.like(listed.body.file, { path: path.join(configDir, 'connectors.json'), problem: null });
@@ -330,14 +421,20 @@ test('connectors.json connectors are listed as file-managed, use secrets from th
   t.deepEqual(sys.seen, [`Bearer ${FILE_TOKEN}`]);
   t.like((await ta.call('POST', '/v1/connectors/no-env/check')).body, { state: 'problem', check: null });
 
-  for (const [method, body] of [['PUT', { kind: 'http', settings: { base_url: sys.base } }], ['DELETE', undefined]] as const) {
+  for (const [method, body] of [
+    ['PUT', { kind: 'http', settings: { base_url: sys.base } }],
+    ['DELETE', undefined],
+  ] as const) {
     const res = await ta.call(method, '/v1/connectors/orders-api', { body });
     t.is(res.status, 409, method);
     t.is(res.body.error, 'connector_file_managed');
   }
   // Other names can still be added in the console, beside the file's.
   t.is((await ta.call('PUT', '/v1/connectors/extra', { body: { kind: 'http', settings: { base_url: sys.base } } })).status, 201);
-  t.deepEqual((await ta.call('GET', '/v1/connectors')).body.connectors.map((c: { name: string; source: string }) => `${c.name}:${c.source}`), ['bad-kind:file', 'bad-settings:file', 'extra:console', 'no-env:file', 'orders-api:file']);
+  t.deepEqual(
+    (await ta.call('GET', '/v1/connectors')).body.connectors.map((c: { name: string; source: string }) => `${c.name}:${c.source}`),
+    ['bad-kind:file', 'bad-settings:file', 'extra:console', 'no-env:file', 'orders-api:file'],
+  );
   t.deepEqual(await leaks(ta, [listed.body, checked.body], [FILE_TOKEN]), []);
 });
 
@@ -361,13 +458,19 @@ test('a saved http connector answers read-only queries of paths under its base U
   const res = await ta.call('POST', '/v1/connectors/orders/query', { body: { query: '/orders', params: { state: 'open' } } });
   t.is(res.status, 200);
   t.like(res.body, { ok: true, problem: null, data: { status: 200, body: { orders: 3, url: '/orders?state=open' }, truncated: false } });
-  t.like((await ta.call('POST', '/v1/connectors/orders/query', { body: { query: 'orders' } })).body, { ok: false, problem: 'the query is a path starting with /, such as /status' });
+  t.like((await ta.call('POST', '/v1/connectors/orders/query', { body: { query: 'orders' } })).body, {
+    ok: false,
+    problem: 'the query is a path starting with /, such as /status',
+  });
   t.is((await ta.call('POST', '/v1/connectors/orders/query', { body: {} })).body.error, 'invalid_body');
   const queried = (await ta.call('GET', '/v1/ledger?type=connector.queried&order=asc')).body.events;
-  t.deepEqual(queried.map((e: { data: unknown }) => e.data), [
-    { name: 'orders', kind: 'http', query: '/orders', ok: true, problem: null },
-    { name: 'orders', kind: 'http', query: 'orders', ok: false, problem: 'the query is a path starting with /, such as /status' },
-  ]);
+  t.deepEqual(
+    queried.map((e: { data: unknown }) => e.data),
+    [
+      { name: 'orders', kind: 'http', query: '/orders', ok: true, problem: null },
+      { name: 'orders', kind: 'http', query: 'orders', ok: false, problem: 'the query is a path starting with /, such as /status' },
+    ],
+  );
 });
 
 // ---- the vendor example, loaded through SERVICE_PLUGINS_DIR
@@ -376,12 +479,21 @@ test('the example vendor connector loads from SERVICE_PLUGINS_DIR and works thro
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-vendor-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   symlinkSync(path.join(REPO, 'examples', 'vendor-connector'), path.join(dir, 'statuspage'));
-  const page = await probe(t, (req, res) => (req.headers.authorization === 'OAuth vendor-key-77aa' ? json(res, 200, { page: { name: 'Acme' }, status: { indicator: 'none', description: 'All Systems Operational' }, components: [] }) : json(res, 401, {})));
+  const page = await probe(t, (req, res) =>
+    req.headers.authorization === 'OAuth vendor-key-77aa'
+      ? json(res, 200, { page: { name: 'Acme' }, status: { indicator: 'none', description: 'All Systems Operational' }, components: [] })
+      : json(res, 401, {}),
+  );
   const ta = await operating(t, { SERVICE_PLUGINS_DIR: dir });
-  t.false(ta.app.plugins.broken.some((b) => b.dir.includes('statuspage')), JSON.stringify(ta.app.plugins.broken));
+  t.false(
+    ta.app.plugins.broken.some((b) => b.dir.includes('statuspage')),
+    JSON.stringify(ta.app.plugins.broken),
+  );
   const kind = (await ta.call('GET', '/v1/connectors/catalogue')).body.kinds.find((k: { kind: string }) => k.kind === 'statuspage');
   t.like(kind, { version: '1.0.0', secrets: ['api_key'], capabilities: ['test', 'poll_alerts'] });
-  const put = await ta.call('PUT', '/v1/connectors/acme-status', { body: { kind: 'statuspage', settings: { url: `${page.base}/api/v2/summary.json`, api_key: 'vendor-key-77aa' } } });
+  const put = await ta.call('PUT', '/v1/connectors/acme-status', {
+    body: { kind: 'statuspage', settings: { url: `${page.base}/api/v2/summary.json`, api_key: 'vendor-key-77aa' } },
+  });
   t.is(put.status, 201);
   const checked = await ta.call('POST', '/v1/connectors/acme-status/check');
   t.like(checked.body, { state: 'ok', found: { page: 'Acme', indicator: 'none' } });

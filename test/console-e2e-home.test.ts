@@ -48,9 +48,15 @@ browserTest('Home shows open incidents, the halt state and a failing notificatio
 
   // A webhook target that refuses, an incident: the delivery fails.
   const hook = await refusingReceiver(t);
-  t.is((await ta.call('PUT', '/v1/connectors/hook', { body: { kind: 'webhook', settings: { url: hook.url, secret: 'home-test-secret-0123456789' } } })).status, 201);
+  t.is(
+    (await ta.call('PUT', '/v1/connectors/hook', { body: { kind: 'webhook', settings: { url: hook.url, secret: 'home-test-secret-0123456789' } } })).status,
+    201,
+  );
   t.is((await ta.call('PUT', '/v1/settings/notifications', { body: { targets: ['hook'] } })).status, 200);
-  const pushed = await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts: [{ name: 'DiskFull', service: 'payments', severity: 'critical', status: 'firing' }] } });
+  const pushed = await ta.call('POST', '/v1/alerts/generic', {
+    token: INGEST_TOKEN,
+    body: { alerts: [{ name: 'DiskFull', service: 'payments', severity: 'critical', status: 'firing' }] },
+  });
   t.is(pushed.status, 202);
   await ta.app.episodes.process();
   ta.clock.advance(20 * SECOND);
@@ -79,7 +85,10 @@ browserTest('Settings, Notifications: an admin sets the on-call recipients and a
   const ta = await startApp(t);
   await makeOperating(ta);
   const hook = await refusingReceiver(t);
-  t.is((await ta.call('PUT', '/v1/connectors/hook', { body: { kind: 'webhook', settings: { url: hook.url, secret: 'settings-test-secret-0123456789' } } })).status, 201);
+  t.is(
+    (await ta.call('PUT', '/v1/connectors/hook', { body: { kind: 'webhook', settings: { url: hook.url, secret: 'settings-test-secret-0123456789' } } })).status,
+    201,
+  );
   t.is((await ta.call('PUT', '/v1/connectors/web', { body: { kind: 'http', settings: { base_url: 'http://127.0.0.1:9' } } })).status, 201);
   const admin = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
   const viewerToken = await signedIn(ta, 'victor@bank.example', 'viewer');
@@ -93,7 +102,12 @@ browserTest('Settings, Notifications: an admin sets the on-call recipients and a
   await form.getByRole('checkbox', { name: /^hook \(/ }).check();
   await form.getByRole('button', { name: 'Save notifications' }).click();
   await form.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-  t.like((await ta.call('GET', '/v1/settings/notifications')).body, { recipients: ['victor@bank.example'], targets: ['hook'], version: 1, updated_by: 'alice@bank.example' });
+  t.like((await ta.call('GET', '/v1/settings/notifications')).body, {
+    recipients: ['victor@bank.example'],
+    targets: ['hook'],
+    version: 1,
+    updated_by: 'alice@bank.example',
+  });
 
   // An address that is not a person of the install: the server's reason, naming the field.
   await form.getByLabel('On-call recipients').fill('stranger@bank.example');

@@ -28,7 +28,12 @@ async function operating(t: ExecutionContext): Promise<TestApp> {
   return ta;
 }
 
-interface Alert { name: string; service: string; severity: string; summary?: string }
+interface Alert {
+  name: string;
+  service: string;
+  severity: string;
+  summary?: string;
+}
 
 /** Pushes alerts over the intake API, as a monitoring system would. */
 async function push(ta: TestApp, ...alerts: Alert[]): Promise<void> {
@@ -96,13 +101,25 @@ browserTest('a pushed alert appears in the open incidents list without a reload,
   t.true(kinds.includes('episode.decided'), `timeline: ${kinds.join(', ')}`);
   // The page and the API agree on the timeline.
   const detail = (await ta.call('GET', `/v1/episodes/${api[0].id}`)).body;
-  t.deepEqual(kinds, detail.timeline.map((e: any) => e.type));
-  t.is(await page.getByRole('link', { name: 'All events of this incident in the audit log' }).getAttribute('href'), `/audit?trace=${encodeURIComponent(api[0].id)}`);
+  t.deepEqual(
+    kinds,
+    detail.timeline.map((e: any) => e.type),
+  );
+  t.is(
+    await page.getByRole('link', { name: 'All events of this incident in the audit log' }).getAttribute('href'),
+    `/audit?trace=${encodeURIComponent(api[0].id)}`,
+  );
   // Only what applies: nothing investigated or approved yet, so no empty sections.
   t.is(await page.getByText('None yet.').count(), 0);
   t.deepEqual(await page.locator('main h2').allInnerTexts(), ['Alerts', 'Data', 'Decision and outcome', 'Timeline']);
   // A dotted identifier wraps only at its dots.
-  t.is(await page.locator('ol.timeline code.ident span').first().evaluate((el) => (globalThis as any).getComputedStyle(el).whiteSpace as string), 'nowrap');
+  t.is(
+    await page
+      .locator('ol.timeline code.ident span')
+      .first()
+      .evaluate((el) => (globalThis as any).getComputedStyle(el).whiteSpace as string),
+    'nowrap',
+  );
   await visited(t, bp, 'e2e-operate-1-episode');
 
   // The audit log hides alert refreshes by default, with a box to show them; the API is unchanged.
@@ -202,7 +219,10 @@ browserTest('halt and resume from the header switch (a reason is required); the 
   await reason.fill('bad deploy of payments, stop everything');
   await stop.click();
   await halt.getByRole('status').filter({ hasText: 'HALTED: no action runs' }).waitFor();
-  t.regex(await halt.innerText(), /HALTED: no action runs until someone resumes\.\s*Halted by alice@bank\.example, .*(UTC|GMT).*Reason: \W?bad deploy of payments, stop everything/s);
+  t.regex(
+    await halt.innerText(),
+    /HALTED: no action runs until someone resumes\.\s*Halted by alice@bank\.example, .*(UTC|GMT).*Reason: \W?bad deploy of payments, stop everything/s,
+  );
   t.like((await ta.call('GET', '/v1/autonomy')).body, { halted: true, halt: { by: alice, reason: 'bad deploy of payments, stop everything' } });
   await visited(t, bp, 'e2e-operate-3-halted');
 
@@ -232,7 +252,13 @@ browserTest('halt and resume from the header switch (a reason is required); the 
   t.regex(texts[1]!, /bad deploy of payments, stop everything/);
   t.regex(texts[0]!, /alice@bank\.example/);
   const ledger = (await ta.call('GET', '/v1/ledger?type=governance.')).body.events as any[];
-  t.deepEqual(ledger.map((e) => [e.type, e.actor]), [['governance.resumed', alice], ['governance.halted', alice]]);
+  t.deepEqual(
+    ledger.map((e) => [e.type, e.actor]),
+    [
+      ['governance.resumed', alice],
+      ['governance.halted', alice],
+    ],
+  );
   await visited(t, bp, 'e2e-operate-3-audit');
   t.deepEqual(bp.problems, []);
 });
@@ -260,7 +286,10 @@ browserTest('a raise to L1 approved by two admins, each in their own browser; th
   t.is(await own.getByRole('button').count(), 0, 'the requester is offered neither Approve nor Reject');
   t.is(await bob.page.locator('ul.cards > li').filter({ hasText: 'Raise checkout' }).getByRole('button', { name: 'Approve' }).count(), 1);
   t.regex(await card(alice).innerText(), /Raise payments from shadow to L1, asked by ops@bank\.example/);
-  t.regex(await alice.page.locator('ul.cards > li').filter({ hasText: 'Level:' }).filter({ hasText: 'payments' }).innerText(), /Level: shadow; ◷ raise to L1 waiting for approval \(asked by ops@bank\.example/);
+  t.regex(
+    await alice.page.locator('ul.cards > li').filter({ hasText: 'Level:' }).filter({ hasText: 'payments' }).innerText(),
+    /Level: shadow; ◷ raise to L1 waiting for approval \(asked by ops@bank\.example/,
+  );
   await visited(t, alice, 'e2e-operate-4-control-waiting');
 
   // The first approval, with a note.
@@ -283,11 +312,24 @@ browserTest('a raise to L1 approved by two admins, each in their own browser; th
   await visited(t, bob, 'e2e-operate-4-control-approved');
 
   const after = (await ta.call('GET', '/v1/autonomy')).body;
-  t.like(after.services.find((s: any) => s.service === 'payments'), { level: 'L1', pending: null });
+  t.like(
+    after.services.find((s: any) => s.service === 'payments'),
+    { level: 'L1', pending: null },
+  );
   const decided = (await ta.call('GET', '/v1/ledger?type=governance.approval_decided&order=asc')).body.events as any[];
-  t.deepEqual(decided.map((e) => [e.actor, e.data.state]), [['alice@bank.example', 'pending'], ['bob@bank.example', 'approved']]);
+  t.deepEqual(
+    decided.map((e) => [e.actor, e.data.state]),
+    [
+      ['alice@bank.example', 'pending'],
+      ['bob@bank.example', 'approved'],
+    ],
+  );
   // Alice's page follows too.
-  await alice.page.locator('ul.cards > li').filter({ hasText: 'payments' }).getByText('Level: L1').waitFor({ timeout: LIVE_MS + READ_SLACK_MS });
+  await alice.page
+    .locator('ul.cards > li')
+    .filter({ hasText: 'payments' })
+    .getByText('Level: L1')
+    .waitFor({ timeout: LIVE_MS + READ_SLACK_MS });
   t.deepEqual(alice.problems, []);
   t.deepEqual(bob.problems, []);
 });
@@ -306,63 +348,98 @@ browserTest('a server that is down: the console says so plainly and offers to tr
   const problem = bp.page.locator('main [role="alert"]').filter({ hasText: 'Try again' });
   await problem.waitFor({ timeout: 5000 });
   t.regex(await problem.innerText(), /The service cannot be reached\. Is it running\?/);
-  t.is(await bp.page.getByRole('button', { name: 'Try again' }).count() > 0, true);
+  t.is((await bp.page.getByRole('button', { name: 'Try again' }).count()) > 0, true);
   await visited(t, bp, 'e2e-operate-5-server-down');
 });
 
-browserTest('the Estate page: an admin adds a candidate, links an unplaced alert, confirms a suggestion and edits a service; a viewer reads and cannot change', async (t) => {
-  const ta = await operating(t);
-  const put = (services: Record<string, unknown>) => ta.call('PUT', '/v1/estate/overrides', { body: { services } });
-  t.is((await put({
-    payments: { owner: 'owner@bank.example', team: 'payments', tier: 1, links: [{ kind: 'alert', match: 'job="payments-api"' }, { kind: 'database', name: 'pay-db' }] },
-    ledger: { team: 'ledger', tier: 2, links: [{ kind: 'database', name: 'pay-db' }] },
-  })).status, 200);
-  await ta.call('POST', '/v1/events', { token: INGEST_TOKEN, body: { type: 'human.deploy', actor: 'ops@bank.example', reason: 'release', data: { service: 'billing', repository: 'git@example:billing.git' } } });
-  await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts: [1, 2].map((i) => ({ name: 'Mystery', severity: 'warning', id: `m${i}` })) } });
-  await ta.app.estate.builder.assemble(null, 'test');
-  // The discovered link of ledger (a repository the deploy named) is a match beside its certain ones.
-  await ta.app.db('estate_found').insert({ name: 'ledger', doc: JSON.stringify({ owner: null, team: null, technologies: [], links: [{ kind: 'repository', connector: 'repo', path: 'services/ledger', origin: 'codeowners' }], sources: [] }) });
-  await ta.app.db('estate_state').increment('version', 1);
+browserTest(
+  'the Estate page: an admin adds a candidate, links an unplaced alert, confirms a suggestion and edits a service; a viewer reads and cannot change',
+  async (t) => {
+    const ta = await operating(t);
+    const put = (services: Record<string, unknown>) => ta.call('PUT', '/v1/estate/overrides', { body: { services } });
+    t.is(
+      (
+        await put({
+          payments: {
+            owner: 'owner@bank.example',
+            team: 'payments',
+            tier: 1,
+            links: [
+              { kind: 'alert', match: 'job="payments-api"' },
+              { kind: 'database', name: 'pay-db' },
+            ],
+          },
+          ledger: { team: 'ledger', tier: 2, links: [{ kind: 'database', name: 'pay-db' }] },
+        })
+      ).status,
+      200,
+    );
+    await ta.call('POST', '/v1/events', {
+      token: INGEST_TOKEN,
+      body: { type: 'human.deploy', actor: 'ops@bank.example', reason: 'release', data: { service: 'billing', repository: 'git@example:billing.git' } },
+    });
+    await ta.call('POST', '/v1/alerts/generic', {
+      token: INGEST_TOKEN,
+      body: { alerts: [1, 2].map((i) => ({ name: 'Mystery', severity: 'warning', id: `m${i}` })) },
+    });
+    await ta.app.estate.builder.assemble(null, 'test');
+    // The discovered link of ledger (a repository the deploy named) is a match beside its certain ones.
+    await ta.app.db('estate_found').insert({
+      name: 'ledger',
+      doc: JSON.stringify({
+        owner: null,
+        team: null,
+        technologies: [],
+        links: [{ kind: 'repository', connector: 'repo', path: 'services/ledger', origin: 'codeowners' }],
+        sources: [],
+      }),
+    });
+    await ta.app.db('estate_state').increment('version', 1);
 
-  const bp = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
-  const { page } = bp;
-  await page.goto(ta.base + '/estate');
-  await heading(bp, 'Estate').waitFor();
-  await page.getByRole('table', { name: 'Services' }).getByRole('link', { name: 'payments' }).waitFor();
-  await page.getByRole('table', { name: 'Candidates' }).getByText('billing').waitFor();
-  await page.getByText('both use the database pay-db').waitFor();
-  await page.getByRole('table', { name: 'Unplaced alerts' }).getByText('Mystery').waitFor();
-  await visited(t, bp, 'estate-1-page');
+    const bp = await browserAs(t, ta.base, await signedIn(ta, 'alice@bank.example', 'admin'));
+    const { page } = bp;
+    await page.goto(ta.base + '/estate');
+    await heading(bp, 'Estate').waitFor();
+    await page.getByRole('table', { name: 'Services' }).getByRole('link', { name: 'payments' }).waitFor();
+    await page.getByRole('table', { name: 'Candidates' }).getByText('billing').waitFor();
+    await page.getByText('both use the database pay-db').waitFor();
+    await page.getByRole('table', { name: 'Unplaced alerts' }).getByText('Mystery').waitFor();
+    await visited(t, bp, 'estate-1-page');
 
-  await page.getByRole('button', { name: 'Add billing' }).click();
-  await page.getByRole('table', { name: 'Services' }).getByRole('link', { name: 'billing' }).waitFor();
-  await page.getByRole('combobox', { name: 'Service for Mystery' }).selectOption('ledger');
-  await page.getByRole('button', { name: 'Link', exact: true }).click();
-  await page.getByText('Alerts named Mystery now go to ledger.').waitFor();
-  await page.getByRole('button', { name: 'Confirm' }).click();
-  await page.getByText('ledger now depends on payments.').waitFor();
-  t.deepEqual((await ta.call('GET', '/v1/estate/services/ledger')).body.service.depends_on, [{ service: 'payments', origin: 'confirmed' }]);
-  t.true((await ta.call('GET', '/v1/estate/services/ledger')).body.service.links.some((l: any) => l.kind === 'alert' && l.name === 'Mystery' && l.origin === 'override'));
-  await visited(t, bp, 'estate-2-changed');
+    await page.getByRole('button', { name: 'Add billing' }).click();
+    await page.getByRole('table', { name: 'Services' }).getByRole('link', { name: 'billing' }).waitFor();
+    await page.getByRole('combobox', { name: 'Service for Mystery' }).selectOption('ledger');
+    await page.getByRole('button', { name: 'Link', exact: true }).click();
+    await page.getByText('Alerts named Mystery now go to ledger.').waitFor();
+    await page.getByRole('button', { name: 'Confirm' }).click();
+    await page.getByText('ledger now depends on payments.').waitFor();
+    t.deepEqual((await ta.call('GET', '/v1/estate/services/ledger')).body.service.depends_on, [{ service: 'payments', origin: 'confirmed' }]);
+    t.true(
+      (await ta.call('GET', '/v1/estate/services/ledger')).body.service.links.some(
+        (l: any) => l.kind === 'alert' && l.name === 'Mystery' && l.origin === 'override',
+      ),
+    );
+    await visited(t, bp, 'estate-2-changed');
 
-  await page.getByRole('link', { name: 'ledger' }).click();
-  await heading(bp, 'ledger').waitFor();
-  await page.getByText('a match', { exact: false }).first().waitFor();
-  await page.getByLabel('Tier').selectOption('1');
-  await page.getByLabel('Owner (e-mail)').fill('alice@bank.example');
-  await page.getByRole('button', { name: 'Save overrides' }).click();
-  await page.getByText(/Saved\./).waitFor();
-  t.like((await ta.call('GET', '/v1/estate/services/ledger')).body.service, { tier: 1, owner: 'alice@bank.example' });
-  await visited(t, bp, 'estate-3-service');
+    await page.getByRole('link', { name: 'ledger' }).click();
+    await heading(bp, 'ledger').waitFor();
+    await page.getByText('a match', { exact: false }).first().waitFor();
+    await page.getByLabel('Tier').selectOption('1');
+    await page.getByLabel('Owner (e-mail)').fill('alice@bank.example');
+    await page.getByRole('button', { name: 'Save overrides' }).click();
+    await page.getByText(/Saved\./).waitFor();
+    t.like((await ta.call('GET', '/v1/estate/services/ledger')).body.service, { tier: 1, owner: 'alice@bank.example' });
+    await visited(t, bp, 'estate-3-service');
 
-  const viewer = await browserAs(t, ta.base, await signedIn(ta, 'vera@bank.example', 'viewer'));
-  await viewer.page.goto(ta.base + '/estate/payments');
-  await heading(viewer, 'payments').waitFor();
-  await viewer.page.getByText('certain', { exact: false }).first().waitFor();
-  t.is(await viewer.page.getByRole('button', { name: 'Save overrides' }).count(), 0);
-  t.true(await viewer.page.getByLabel('Owner (e-mail)').isEditable() === false);
-  await viewer.page.goto(ta.base + '/estate');
-  await heading(viewer, 'Estate').waitFor();
-  t.is(await viewer.page.getByRole('button', { name: /Add|Build/ }).count(), 0);
-  await visited(t, viewer, 'estate-4-viewer');
-});
+    const viewer = await browserAs(t, ta.base, await signedIn(ta, 'vera@bank.example', 'viewer'));
+    await viewer.page.goto(ta.base + '/estate/payments');
+    await heading(viewer, 'payments').waitFor();
+    await viewer.page.getByText('certain', { exact: false }).first().waitFor();
+    t.is(await viewer.page.getByRole('button', { name: 'Save overrides' }).count(), 0);
+    t.true((await viewer.page.getByLabel('Owner (e-mail)').isEditable()) === false);
+    await viewer.page.goto(ta.base + '/estate');
+    await heading(viewer, 'Estate').waitFor();
+    t.is(await viewer.page.getByRole('button', { name: /Add|Build/ }).count(), 0);
+    await visited(t, viewer, 'estate-4-viewer');
+  },
+);

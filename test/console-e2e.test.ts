@@ -26,7 +26,9 @@ async function withMail(t: ExecutionContext): Promise<{ ta: TestApp; smtp: TestS
   const smtp = await startSmtp(t);
   const ta = await service(t, { SERVICE_MAIL_CA_FILE: smtp.caFile });
   await makeOperating(ta, OWNER);
-  const put = await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' } });
+  const put = await ta.call('PUT', '/v1/settings/mail', {
+    body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' },
+  });
   if (put.status !== 200) throw new Error(`mail settings: ${JSON.stringify(put.body)}`);
   return { ta, smtp };
 }
@@ -34,121 +36,127 @@ async function withMail(t: ExecutionContext): Promise<{ ta: TestApp; smtp: TestS
 /** The code in the newest message to `email`, once the sign-in service has sent it. */
 async function mailedCode(ta: TestApp, smtp: TestSmtp, email: string, after: number): Promise<string> {
   await ta.app.signIn.idle();
-  const mail = smtp.messages.slice(after).reverse().find((m) => m.to.includes(email));
+  const mail = smtp.messages
+    .slice(after)
+    .reverse()
+    .find((m) => m.to.includes(email));
   if (mail === undefined) throw new Error(`no code arrived for ${email}`);
   return /\b(\d{6})\b/.exec(mail.text)![1]!;
 }
 
-browserTest('first start without mail: break-glass with one remembered "Your name", the halt banner, the owner on People, sign-in offers what works', async (t) => {
-  const ta = await service(t);
-  const bp = await openPage(t);
-  const { page } = bp;
+browserTest(
+  'first start without mail: break-glass with one remembered "Your name", the halt banner, the owner on People, sign-in offers what works',
+  async (t) => {
+    const ta = await service(t);
+    const bp = await openPage(t);
+    const { page } = bp;
 
-  // A fresh install: every page leads to /setup, which lists the three steps and counts them all.
-  await page.goto(ta.base + '/');
-  await heading(bp, 'Set up the service').waitFor();
-  t.is(new URL(page.url()).pathname, '/setup');
-  await page.getByRole('heading', { name: 'Progress: 0 of 3 done' }).waitFor();
-  const steps = page.getByRole('listitem');
-  t.regex(await steps.nth(0).innerText(), /Enter the admin token\s*\(to do\)/);
-  t.is(await steps.filter({ hasText: '(to do)' }).count(), 3);
-  await visited(t, bp, 'e2e-1-setup-start');
+    // A fresh install: every page leads to /setup, which lists the three steps and counts them all.
+    await page.goto(ta.base + '/');
+    await heading(bp, 'Set up the service').waitFor();
+    t.is(new URL(page.url()).pathname, '/setup');
+    await page.getByRole('heading', { name: 'Progress: 0 of 3 done' }).waitFor();
+    const steps = page.getByRole('listitem');
+    t.regex(await steps.nth(0).innerText(), /Enter the admin token\s*\(to do\)/);
+    t.is(await steps.filter({ hasText: '(to do)' }).count(), 3);
+    await visited(t, bp, 'e2e-1-setup-start');
 
-  // 1. The admin token: ticked, and counted at once.
-  await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
-  await page.getByRole('button', { name: 'Continue' }).click();
-  await page.getByRole('button', { name: 'Start the trial' }).waitFor();
-  t.regex(await steps.nth(0).innerText(), /Enter the admin token\s*\(done\)/);
-  await page.getByRole('heading', { name: 'Progress: 1 of 3 done' }).waitFor();
-  await visited(t, bp, 'e2e-1-setup-licence');
+    // 1. The admin token: ticked, and counted at once.
+    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('button', { name: 'Start the trial' }).waitFor();
+    t.regex(await steps.nth(0).innerText(), /Enter the admin token\s*\(done\)/);
+    await page.getByRole('heading', { name: 'Progress: 1 of 3 done' }).waitFor();
+    await visited(t, bp, 'e2e-1-setup-licence');
 
-  // 2. The trial (no key needed).
-  await page.getByRole('button', { name: 'Start the trial' }).click();
-  await page.getByRole('heading', { name: 'First owner' }).waitFor();
-  await page.getByRole('heading', { name: 'Progress: 2 of 3 done' }).waitFor();
+    // 2. The trial (no key needed).
+    await page.getByRole('button', { name: 'Start the trial' }).click();
+    await page.getByRole('heading', { name: 'First owner' }).waitFor();
+    await page.getByRole('heading', { name: 'Progress: 2 of 3 done' }).waitFor();
 
-  // 3. The first owner. Mail: an SMTP relay on the bank's network is the default choice.
-  t.true(await page.getByLabel('SMTP relay (on your network)').isChecked());
-  t.false(await page.getByLabel('Mail API (Resend, on the internet)').isChecked());
-  await page.getByLabel('Relay host name or address').waitFor();
-  t.is(await page.getByLabel('Port').inputValue(), '587');
-  await visited(t, bp, 'e2e-1-setup-owner');
-  await page.getByLabel("Owner's e-mail address").fill(OWNER);
-  await page.getByLabel("Owner's name").fill('Olive Owner');
-  await page.getByLabel('No mail for now').check();
-  await page.getByText('Without mail, no sign-in code can be sent.').waitFor();
-  t.is(await page.getByLabel('Relay host name or address').count(), 0);
-  await page.getByRole('button', { name: 'Create the owner and sign in' }).click();
-  await heading(bp, 'Home').waitFor();
-  t.is(new URL(page.url()).pathname, '/');
-  const who = page.getByText(/Signed in as/);
-  await who.waitFor();
-  t.regex(await who.innerText(), /admin-token.*role owner.*break-glass/s);
-  const banner = page.getByRole('alert').filter({ hasText: 'Break-glass is open' });
-  await banner.waitFor();
-  t.regex(await banner.innerText(), /no mail is configured, so no sign-in code can be sent/);
-  // One "Your name" on the page, in the banner; remembered for the tab.
-  const yourName = page.getByLabel(/^Your name/);
-  t.is(await yourName.count(), 1);
-  await yourName.fill('Olive Owner');
-  await visited(t, bp, 'e2e-1-home-break-glass');
+    // 3. The first owner. Mail: an SMTP relay on the bank's network is the default choice.
+    t.true(await page.getByLabel('SMTP relay (on your network)').isChecked());
+    t.false(await page.getByLabel('Mail API (Resend, on the internet)').isChecked());
+    await page.getByLabel('Relay host name or address').waitFor();
+    t.is(await page.getByLabel('Port').inputValue(), '587');
+    await visited(t, bp, 'e2e-1-setup-owner');
+    await page.getByLabel("Owner's e-mail address").fill(OWNER);
+    await page.getByLabel("Owner's name").fill('Olive Owner');
+    await page.getByLabel('No mail for now').check();
+    await page.getByText('Without mail, no sign-in code can be sent.').waitFor();
+    t.is(await page.getByLabel('Relay host name or address').count(), 0);
+    await page.getByRole('button', { name: 'Create the owner and sign in' }).click();
+    await heading(bp, 'Home').waitFor();
+    t.is(new URL(page.url()).pathname, '/');
+    const who = page.getByText(/Signed in as/);
+    await who.waitFor();
+    t.regex(await who.innerText(), /admin-token.*role owner.*break-glass/s);
+    const banner = page.getByRole('alert').filter({ hasText: 'Break-glass is open' });
+    await banner.waitFor();
+    t.regex(await banner.innerText(), /no mail is configured, so no sign-in code can be sent/);
+    // One "Your name" on the page, in the banner; remembered for the tab.
+    const yourName = page.getByLabel(/^Your name/);
+    t.is(await yourName.count(), 1);
+    await yourName.fill('Olive Owner');
+    await visited(t, bp, 'e2e-1-home-break-glass');
 
-  // Control: still one "Your name" (the halt switch and the autonomy forms share it), already filled.
-  await page.getByRole('link', { name: 'Control', exact: true }).click();
-  await heading(bp, 'Control').waitFor();
-  t.is(await page.getByLabel(/Your name/).count(), 1);
-  t.is(await page.getByLabel(/^Your name/).inputValue(), 'Olive Owner');
-  await page.getByRole('button', { name: 'Halt…' }).click();
-  await page.getByLabel('Reason for halting (required)').fill('change freeze for the audit');
-  await page.getByRole('button', { name: 'Halt all actions' }).click();
-  // Halted: a large banner, the first thing on the page, above the break-glass banner.
-  const halted = page.getByText('HALTED: no action runs until someone resumes.');
-  await halted.waitFor();
-  const [haltBox, glassBox] = [await halted.boundingBox(), await banner.boundingBox()];
-  t.true(haltBox !== null && glassBox !== null && haltBox.y < glassBox.y, 'the halt banner comes first');
-  t.true((await halted.evaluate((el) => parseFloat((globalThis as any).getComputedStyle(el).fontSize as string))) >= 24, 'the halt banner is large');
-  await page.getByText(/Halted by Olive Owner/).waitFor();
-  await visited(t, bp, 'e2e-1-control-halted');
-  const haltEvent = (await ta.call('GET', '/v1/ledger?type=governance.halted')).body.events[0];
-  t.like(haltEvent, { actor: 'admin-token', data: { by: 'Olive Owner' } });
+    // Control: still one "Your name" (the halt switch and the autonomy forms share it), already filled.
+    await page.getByRole('link', { name: 'Control', exact: true }).click();
+    await heading(bp, 'Control').waitFor();
+    t.is(await page.getByLabel(/Your name/).count(), 1);
+    t.is(await page.getByLabel(/^Your name/).inputValue(), 'Olive Owner');
+    await page.getByRole('button', { name: 'Halt…' }).click();
+    await page.getByLabel('Reason for halting (required)').fill('change freeze for the audit');
+    await page.getByRole('button', { name: 'Halt all actions' }).click();
+    // Halted: a large banner, the first thing on the page, above the break-glass banner.
+    const halted = page.getByText('HALTED: no action runs until someone resumes.');
+    await halted.waitFor();
+    const [haltBox, glassBox] = [await halted.boundingBox(), await banner.boundingBox()];
+    t.true(haltBox !== null && glassBox !== null && haltBox.y < glassBox.y, 'the halt banner comes first');
+    t.true((await halted.evaluate((el) => parseFloat((globalThis as any).getComputedStyle(el).fontSize as string))) >= 24, 'the halt banner is large');
+    await page.getByText(/Halted by Olive Owner/).waitFor();
+    await visited(t, bp, 'e2e-1-control-halted');
+    const haltEvent = (await ta.call('GET', '/v1/ledger?type=governance.halted')).body.events[0];
+    t.like(haltEvent, { actor: 'admin-token', data: { by: 'Olive Owner' } });
 
-  // The banner is on every page; what the last click said is not.
-  await page.getByRole('link', { name: 'Audit log' }).click();
-  await heading(bp, 'Audit log').waitFor();
-  await halted.waitFor();
-  await page.getByRole('button', { name: 'Resume actions' }).click();
-  await page.getByText('Resumed: actions may run again.').waitFor();
-  await page.getByRole('link', { name: 'Incidents', exact: true }).click();
-  await heading(bp, 'Incidents').waitFor();
-  t.is(await page.getByText('Resumed: actions may run again.').count(), 0, 'the message stays on the page it was said on');
-  t.is(await halted.count(), 0);
-  t.like((await ta.call('GET', '/v1/ledger?type=governance.resumed')).body.events[0], { data: { by: 'Olive Owner' } });
+    // The banner is on every page; what the last click said is not.
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await heading(bp, 'Audit log').waitFor();
+    await halted.waitFor();
+    await page.getByRole('button', { name: 'Resume actions' }).click();
+    await page.getByText('Resumed: actions may run again.').waitFor();
+    await page.getByRole('link', { name: 'Incidents', exact: true }).click();
+    await heading(bp, 'Incidents').waitFor();
+    t.is(await page.getByText('Resumed: actions may run again.').count(), 0, 'the message stays on the page it was said on');
+    t.is(await halted.count(), 0);
+    t.like((await ta.call('GET', '/v1/ledger?type=governance.resumed')).body.events[0], { data: { by: 'Olive Owner' } });
 
-  // People: what is true for the owner without mail, and no Disable on the only owner.
-  await page.getByRole('link', { name: 'People' }).click();
-  await heading(bp, 'People').waitFor();
-  const card = page.getByRole('listitem').filter({ hasText: OWNER });
-  await card.getByText(/Signs in:/).waitFor();
-  t.regex(await card.innerText(), /no mail is configured, so no code can be sent; until mail works an owner signs in with the admin token/);
-  t.notRegex(await card.innerText(), /signs in by e-mailed code/i);
-  t.is(await page.getByRole('button', { name: /^Disable/ }).count(), 0);
-  t.regex(await card.innerText(), /The only enabled owner/);
-  await visited(t, bp, 'e2e-1-people');
+    // People: what is true for the owner without mail, and no Disable on the only owner.
+    await page.getByRole('link', { name: 'People' }).click();
+    await heading(bp, 'People').waitFor();
+    const card = page.getByRole('listitem').filter({ hasText: OWNER });
+    await card.getByText(/Signs in:/).waitFor();
+    t.regex(await card.innerText(), /no mail is configured, so no code can be sent; until mail works an owner signs in with the admin token/);
+    t.notRegex(await card.innerText(), /signs in by e-mailed code/i);
+    t.is(await page.getByRole('button', { name: /^Disable/ }).count(), 0);
+    t.regex(await card.innerText(), /The only enabled owner/);
+    await visited(t, bp, 'e2e-1-people');
 
-  // Signed out, the sign-in page says codes cannot be sent and offers what works.
-  await page.evaluate('sessionStorage.removeItem("oncall.session")');
-  await page.goto(ta.base + '/sign-in');
-  await heading(bp, 'Sign in').waitFor();
-  await page.getByText('E-mailed codes cannot be sent:').waitFor();
-  t.is(await page.getByLabel(/E-mailed code/).count(), 0);
-  t.true(await page.getByLabel('Password').first().isChecked());
-  await page.getByLabel('Admin token (break-glass)').waitFor();
-  await visited(t, bp, 'e2e-1-sign-in-no-mail');
+    // Signed out, the sign-in page says codes cannot be sent and offers what works.
+    await page.evaluate('sessionStorage.removeItem("oncall.session")');
+    await page.goto(ta.base + '/sign-in');
+    await heading(bp, 'Sign in').waitFor();
+    await page.getByText('E-mailed codes cannot be sent:').waitFor();
+    t.is(await page.getByLabel(/E-mailed code/).count(), 0);
+    t.true(await page.getByLabel('Password').first().isChecked());
+    await page.getByLabel('Admin token (break-glass)').waitFor();
+    await visited(t, bp, 'e2e-1-sign-in-no-mail');
 
-  const status = (await ta.call('GET', '/v1/status', { token: null })).body;
-  t.like(status, { mode: 'operating', setup: { next: null }, auth: { break_glass: { open: true }, email_codes: 'off' } });
-  t.deepEqual(bp.problems, []);
-});
+    const status = (await ta.call('GET', '/v1/status', { token: null })).body;
+    t.like(status, { mode: 'operating', setup: { next: null }, auth: { break_glass: { open: true }, email_codes: 'off' } });
+    t.deepEqual(bp.problems, []);
+  },
+);
 
 browserTest('first start with an SMTP relay: the owner signs in with a code it delivered', async (t) => {
   const smtp = await startSmtp(t, { user: 'relay', password: 'relay-pass-77' });

@@ -16,7 +16,11 @@ const WEB = fileURLToPath(new URL('../web/', import.meta.url));
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const JS_BUDGET_GZIP = 150 * 1024;
 
-interface Raw { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+interface Raw {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
 
 /** A request sent as written: fetch would normalise `..` away before it left. */
 function raw(base: string, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Raw> {
@@ -97,7 +101,10 @@ test('hashed assets: immutable for a year, with their content types; a missing o
   const css = files.find((f) => f.endsWith('.css'));
   t.truthy(js);
   t.truthy(css);
-  for (const [file, type] of [[js, 'text/javascript; charset=utf-8'], [css, 'text/css; charset=utf-8']] as const) {
+  for (const [file, type] of [
+    [js, 'text/javascript; charset=utf-8'],
+    [css, 'text/css; charset=utf-8'],
+  ] as const) {
     const res = await fetch(`${base}/assets/${file}`);
     t.is(res.status, 200, file);
     t.is(res.headers.get('content-type'), type, file);

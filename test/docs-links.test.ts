@@ -26,9 +26,7 @@ function markdownFiles(): string[] {
 
 /** The links of a Markdown text outside code: inline `[text](target)`, images, and `[ref]: target`. */
 export function linksOf(markdown: string): string[] {
-  const text = markdown
-    .replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '')
-    .replace(/`[^`\n]*`/g, '');
+  const text = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '').replace(/`[^`\n]*`/g, '');
   const links: string[] = [];
   for (const m of text.matchAll(/!?\[(?:[^\]\n]|\][^(\n])*?\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push(m[1]!);
   for (const m of text.matchAll(/^\s{0,3}\[[^\]\n]+\]:\s*<?(\S+?)>?(?:\s+"[^"]*")?\s*$/gm)) links.push(m[1]!);
@@ -77,7 +75,10 @@ function readRepo(file: string): string | null {
 
 test('every relative link in the Markdown of the repository names a file that exists, and its anchor a heading', (t) => {
   const files = markdownFiles();
-  t.true(files.includes('docs/api.md') && files.includes('examples/alertmanager/README.md') && files.some((f) => f.startsWith('plugins/')), 'the files named are read');
+  t.true(
+    files.includes('docs/api.md') && files.includes('examples/alertmanager/README.md') && files.some((f) => f.startsWith('plugins/')),
+    'the files named are read',
+  );
   const problems: string[] = [];
   let checked = 0;
   for (const file of files) {
@@ -103,7 +104,16 @@ test('the checker finds a missing file, a missing anchor and a path out of the r
     '## One heading',
   ].join('\n');
   const links = linksOf(md);
-  t.deepEqual(links, ['api.md', 'missing.md', 'cli.md#no-such-heading', '../../etc/passwd', 'https://example.com/x.md', 'nothere.png', '#one-heading', '../README.md']);
+  t.deepEqual(links, [
+    'api.md',
+    'missing.md',
+    'cli.md#no-such-heading',
+    '../../etc/passwd',
+    'https://example.com/x.md',
+    'nothere.png',
+    '#one-heading',
+    '../README.md',
+  ]);
   const read = (f: string) => (f === 'docs/x.md' ? md : readRepo(f));
   const broken = links.map((l) => brokenLink('docs/x.md', l, read)).filter((p) => p !== null);
   t.deepEqual(broken, [
@@ -115,10 +125,8 @@ test('the checker finds a missing file, a missing anchor and a path out of the r
 });
 
 test("anchors follow GitHub's rule: lower case, punctuation dropped, spaces to hyphens, repeats numbered", (t) => {
-  t.deepEqual([...anchorsOf('# The `doctor` (CLI)\n## connectors list, connectors check\n## Notes\n## Notes\n```\n# not a heading\n```')], [
-    'the-doctor-cli',
-    'connectors-list-connectors-check',
-    'notes',
-    'notes-1',
-  ]);
+  t.deepEqual(
+    [...anchorsOf('# The `doctor` (CLI)\n## connectors list, connectors check\n## Notes\n## Notes\n```\n# not a heading\n```')],
+    ['the-doctor-cli', 'connectors-list-connectors-check', 'notes', 'notes-1'],
+  );
 });

@@ -13,7 +13,10 @@ const byName = (report: Awaited<ReturnType<typeof doctor>>) => Object.fromEntrie
 test('GET /v1/doctor?fresh=1 reports every component with a status and a fix hint', async (t) => {
   const ta = await startApp(t);
   const report = await doctor(ta);
-  t.deepEqual(report.components.map((c) => c.name), ['database', 'ledger', 'plugins', 'connectors', 'mail', 'licence', 'schedules', 'notifications']);
+  t.deepEqual(
+    report.components.map((c) => c.name),
+    ['database', 'ledger', 'plugins', 'connectors', 'mail', 'licence', 'schedules', 'notifications'],
+  );
   t.true(report.ok, 'warnings only');
   for (const c of report.components) {
     t.true(['ok', 'warn', 'fail'].includes(c.status), c.name);
@@ -35,7 +38,11 @@ test('GET /v1/doctor?fresh=1 reports every component with a status and a fix hin
   t.like(parts.notifications, { status: 'warn' });
   t.regex(parts.notifications!.detail, /no on-call recipients are configured/);
   t.regex(parts.notifications!.fix!, /PUT \/v1\/settings\/notifications/);
-  t.deepEqual(report.checks.map((c) => c.name), ['database', 'migrations', 'plugins', 'ledger', 'tokens'], 'the first checks are unchanged');
+  t.deepEqual(
+    report.checks.map((c) => c.name),
+    ['database', 'migrations', 'plugins', 'ledger', 'tokens'],
+    'the first checks are unchanged',
+  );
 });
 
 test('doctor: licence, schedules and confirmation as an operating install sees them', async (t) => {
@@ -45,7 +52,10 @@ test('doctor: licence, schedules and confirmation as an operating install sees t
   let parts = byName(await doctor(ta));
   t.like(parts.schedules, { status: 'ok', detail: `the background tick last ran at ${ta.clock.now().toISOString()}`, fix: null });
   t.like(parts.licence, { status: 'warn' });
-  t.regex(parts.licence!.detail, /licence valid \(Test Bank, enterprise, expires 2027-01-01T00:00:00.000Z\); 0 of 250 services; confirmation auto: last confirmed never, last attempt unreachable/);
+  t.regex(
+    parts.licence!.detail,
+    /licence valid \(Test Bank, enterprise, expires 2027-01-01T00:00:00.000Z\); 0 of 250 services; confirmation auto: last confirmed never, last attempt unreachable/,
+  );
   t.regex(parts.licence!.fix!, /let the service reach http:\/\/127\.0\.0\.1:\d+/);
   ta.clock.advance(2 * MINUTE);
   parts = byName(await doctor(ta));

@@ -2,10 +2,26 @@ import test from 'ava';
 import { DAY, HOUR, SECOND } from '../host/clock.ts';
 import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
 
-interface Alert { name: string; service?: string | null; severity?: string; status?: string; id?: string; labels?: Record<string, string>; summary?: string }
+interface Alert {
+  name: string;
+  service?: string | null;
+  severity?: string;
+  status?: string;
+  id?: string;
+  labels?: Record<string, string>;
+  summary?: string;
+}
 
 const push = (ta: TestApp, ...alerts: Alert[]) => ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts } });
-const fire = (name: string, service: string | null, more: Partial<Alert> = {}): Alert => ({ name, service, severity: 'critical', status: 'firing', id: `${service}-${name}`, summary: `${name} on ${service}`, ...more });
+const fire = (name: string, service: string | null, more: Partial<Alert> = {}): Alert => ({
+  name,
+  service,
+  severity: 'critical',
+  status: 'firing',
+  id: `${service}-${name}`,
+  summary: `${name} on ${service}`,
+  ...more,
+});
 const resolve = (a: Alert): Alert => ({ ...a, status: 'resolved' });
 const episodes = async (ta: TestApp, query = '') => (await ta.call('GET', `/v1/episodes${query}`)).body.episodes as any[];
 const events = async (ta: TestApp, type: string) => (await ta.call('GET', `/v1/ledger?type=${type}&order=asc`)).body.events as any[];
@@ -32,7 +48,16 @@ test('a firing alert opens an episode only once the 20 s debounce has passed; wi
   await after(ta, SECOND);
   const [ep, ...rest] = await episodes(ta);
   t.is(rest.length, 0);
-  t.like(ep, { service: 'checkout', alerts: ['HighErrorRate'], kind: 'incident', state: 'open', decision: 'abstain', outcome: '', t_close: null, note: 'HighErrorRate on checkout' });
+  t.like(ep, {
+    service: 'checkout',
+    alerts: ['HighErrorRate'],
+    kind: 'incident',
+    state: 'open',
+    decision: 'abstain',
+    outcome: '',
+    t_close: null,
+    note: 'HighErrorRate on checkout',
+  });
   t.like(ep.outcome_detail, { value: null, reason: 'nobody to tell: no on-call recipients or targets are set', told: [] });
   t.is(ep.t_open, ta.clock.now().toISOString());
   const decided = await events(ta, 'episode.decided');
@@ -95,11 +120,17 @@ test('the episode closes when all its alerts are resolved or released, with t_cl
   await after(ta, 4 * HOUR);
   const [ep] = await episodes(ta);
   t.like(ep, { state: 'closed', t_close: ta.clock.now().toISOString() });
-  t.is(ep.duration_s, (10 * 60 + 4 * 3600));
+  t.is(ep.duration_s, 10 * 60 + 4 * 3600);
   const closed = await events(ta, 'episode.closed');
   t.like(closed[0], { trace: ep.id, data: { resolved: 1, released: 1 } });
   const full = (await ta.call('GET', `/v1/episodes/${ep.id}`)).body;
-  t.deepEqual(full.signals.map((s: any) => [s.name, s.status]), [['HighErrorRate', 'resolved'], ['SlowRequests', 'released']]);
+  t.deepEqual(
+    full.signals.map((s: any) => [s.name, s.status]),
+    [
+      ['HighErrorRate', 'resolved'],
+      ['SlowRequests', 'released'],
+    ],
+  );
 });
 
 test('after an episode closes, the same alert firing again opens a new one after a new debounce', async (t) => {
@@ -115,7 +146,11 @@ test('after an episode closes, the same alert firing again opens a new one after
   await after(ta, 10 * SECOND);
   const list = await episodes(ta);
   t.is(list.length, 2);
-  t.deepEqual(list.map((e) => e.state), ['open', 'closed'], 'newest first');
+  t.deepEqual(
+    list.map((e) => e.state),
+    ['open', 'closed'],
+    'newest first',
+  );
 });
 
 test('an alert that fires again while its episode is still open rejoins the same episode', async (t) => {
@@ -130,7 +165,10 @@ test('an alert that fires again while its episode is still open rejoins the same
   const list = await episodes(ta);
   t.is(list.length, 1);
   const full = (await ta.call('GET', `/v1/episodes/${list[0].id}`)).body;
-  t.deepEqual(full.signals.map((s: any) => s.status), ['firing', 'firing']);
+  t.deepEqual(
+    full.signals.map((s: any) => s.status),
+    ['firing', 'firing'],
+  );
 });
 
 test('a restart in the middle of the debounce window loses and duplicates nothing', async (t) => {
@@ -164,7 +202,10 @@ test('alerts without a service group under "unknown"; info-only episodes are not
   const all = await episodes(ta);
   t.deepEqual(all.map((e) => e.service).sort(), ['api', 'edge', 'unknown']);
   t.deepEqual(Object.fromEntries(all.map((e) => [e.service, e.kind])), { api: 'incident', edge: 'notice', unknown: 'notice' });
-  t.deepEqual((await episodes(ta, '?group=incident')).map((e) => e.service), ['api']);
+  t.deepEqual(
+    (await episodes(ta, '?group=incident')).map((e) => e.service),
+    ['api'],
+  );
   t.is((await ta.call('GET', '/v1/episodes?group=noise')).status, 400);
 });
 
@@ -179,7 +220,12 @@ test('a notice becomes an incident when a warning joins it', async (t) => {
 
 test('the list and the episode carry the worst severity of its alerts', async (t) => {
   const ta = await operating(t);
-  await push(ta, fire('CertExpiresSoon', 'edge', { severity: 'info' }), fire('Slow', 'api', { severity: 'warning' }), fire('Heartbeat', 'db', { severity: 'info' }));
+  await push(
+    ta,
+    fire('CertExpiresSoon', 'edge', { severity: 'info' }),
+    fire('Slow', 'api', { severity: 'warning' }),
+    fire('Heartbeat', 'db', { severity: 'info' }),
+  );
   await after(ta, 20 * SECOND);
   t.deepEqual(Object.fromEntries((await episodes(ta)).map((e) => [e.service, e.severity])), { edge: 'info', api: 'warning', db: 'info' });
   await push(ta, fire('TLSHandshakeErrors', 'edge', { severity: 'warning' }), fire('Down', 'api', { severity: 'critical' }));
@@ -223,13 +269,26 @@ test('GET /v1/episodes/{id} carries signals, data, the decision and the whole ti
   const res = await ta.call('GET', `/v1/episodes/${ep.id}`);
   t.is(res.status, 200);
   const full = res.body;
-  t.like(full, { id: ep.id, service: 'checkout', decision: 'abstain', outcome: '', verdicts: [], evidence: [], proposal: null, rehearsal: null, approvals: [] });
+  t.like(full, {
+    id: ep.id,
+    service: 'checkout',
+    decision: 'abstain',
+    outcome: '',
+    verdicts: [],
+    evidence: [],
+    proposal: null,
+    rehearsal: null,
+    approvals: [],
+  });
   t.like(full.outcome_detail, { value: null, told: [] });
   t.like(full.policy_decision, { decision: 'abstain', outcome: '' });
   t.like(full.signals[0], { name: 'HighErrorRate', severity: 'critical', status: 'firing', fingerprint: 'checkout-HighErrorRate' });
   t.deepEqual(full.data.env, ['prod']);
   t.deepEqual(full.data.siem, ['generic']);
-  t.deepEqual(full.timeline.map((e: any) => e.type), ['episode.opened', 'episode.decided']);
+  t.deepEqual(
+    full.timeline.map((e: any) => e.type),
+    ['episode.opened', 'episode.decided'],
+  );
   t.true(full.timeline.every((e: any) => e.trace === ep.id));
   t.is((await ta.call('GET', '/v1/episodes/no-such-episode')).status, 404);
 });
@@ -241,12 +300,21 @@ test('the list pages newest first with a cursor', async (t) => {
     await after(ta, 20 * SECOND);
   }
   const page1 = (await ta.call('GET', '/v1/episodes?limit=2')).body;
-  t.deepEqual(page1.episodes.map((e: any) => e.service), ['svc-4', 'svc-3']);
+  t.deepEqual(
+    page1.episodes.map((e: any) => e.service),
+    ['svc-4', 'svc-3'],
+  );
   t.true(page1.more);
   const page2 = (await ta.call('GET', `/v1/episodes?limit=2&cursor=${page1.cursor}`)).body;
-  t.deepEqual(page2.episodes.map((e: any) => e.service), ['svc-2', 'svc-1']);
+  t.deepEqual(
+    page2.episodes.map((e: any) => e.service),
+    ['svc-2', 'svc-1'],
+  );
   const page3 = (await ta.call('GET', `/v1/episodes?limit=2&cursor=${page2.cursor}`)).body;
-  t.deepEqual(page3.episodes.map((e: any) => e.service), ['svc-0']);
+  t.deepEqual(
+    page3.episodes.map((e: any) => e.service),
+    ['svc-0'],
+  );
   t.false(page3.more);
   t.is(page3.cursor, null);
   const bad = await ta.call('GET', '/v1/episodes?cursor=nonsense');
@@ -259,8 +327,14 @@ test('the list filters with the query language in SQL, and a bad query names its
   const ta = await operating(t);
   await push(ta, fire('HighErrorRate', 'checkout'), fire('DiskFull', 'ledger-db'));
   await after(ta, 20 * SECOND);
-  t.deepEqual((await episodes(ta, '?query=' + encodeURIComponent('service:check*'))).map((e) => e.service), ['checkout']);
-  t.deepEqual((await episodes(ta, '?query=' + encodeURIComponent('-alert:DiskFull opened<1h'))).map((e) => e.service), ['checkout']);
+  t.deepEqual(
+    (await episodes(ta, '?query=' + encodeURIComponent('service:check*'))).map((e) => e.service),
+    ['checkout'],
+  );
+  t.deepEqual(
+    (await episodes(ta, '?query=' + encodeURIComponent('-alert:DiskFull opened<1h'))).map((e) => e.service),
+    ['checkout'],
+  );
   const bad = await ta.call('GET', '/v1/episodes?query=' + encodeURIComponent('service:checkout (kind:incident'));
   t.is(bad.status, 400);
   t.is(bad.body.error, 'bad_query');

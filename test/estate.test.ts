@@ -28,7 +28,17 @@ test('overrides: a PUT adds services, GET answers them with version, a PUT of wh
   t.like(empty, { services: {}, version: 0, updated_at: null, updated_by: null, source: 'api' });
   const res = await put(ta, {
     services: {
-      payments: { owner: 'owner@bank.example', team: 'payments', tier: 1, approvers: ['owner@bank.example'], technologies: ['java', 'postgres'], links: [{ kind: 'alert', match: 'job="payments-api"' }, { kind: 'database', name: 'pay-db' }] },
+      payments: {
+        owner: 'owner@bank.example',
+        team: 'payments',
+        tier: 1,
+        approvers: ['owner@bank.example'],
+        technologies: ['java', 'postgres'],
+        links: [
+          { kind: 'alert', match: 'job="payments-api"' },
+          { kind: 'database', name: 'pay-db' },
+        ],
+      },
       ledger: { tier: 2, depends_on: ['payments'] },
     },
   });
@@ -44,7 +54,10 @@ test('overrides: a PUT adds services, GET answers them with version, a PUT of wh
   t.is(stale.status, 409);
   t.is(stale.body.error, 'version_conflict');
   const estate = (await ta.call('GET', '/v1/estate')).body;
-  t.deepEqual(estate.services.map((s: any) => s.name), ['ledger', 'payments']);
+  t.deepEqual(
+    estate.services.map((s: any) => s.name),
+    ['ledger', 'payments'],
+  );
   t.true('built_at' in estate && Array.isArray(estate.candidates) && Array.isArray(estate.unplaced));
   const one = (await ta.call('GET', '/v1/estate/services/payments')).body.service;
   t.like(one, { name: 'payments', owner: 'owner@bank.example', team: 'payments', tier: 1 });
@@ -114,7 +127,10 @@ test('the licence limit: only added services count; adding one over the limit is
   t.is((await ta.call('POST', '/v1/licence', { body: { licence: signLicence({ tier: 'starter', services: 3 }) } })).status, 200);
   t.is((await ta.call('POST', '/v1/auth/bootstrap', { body: { email: 'owner@bank.example', name: 'Owner' } })).status, 201);
   // Alerts and candidates count for nothing.
-  await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts: ['x1', 'x2', 'x3', 'x4'].map((s) => ({ name: 'Down', service: s, severity: 'critical', id: s })) } });
+  await ta.call('POST', '/v1/alerts/generic', {
+    token: INGEST_TOKEN,
+    body: { alerts: ['x1', 'x2', 'x3', 'x4'].map((s) => ({ name: 'Down', service: s, severity: 'critical', id: s })) },
+  });
   t.like((await ta.call('GET', '/v1/status', { token: null })).body.licence, { services_used: 0, services_allowed: 3 });
   t.is((await put(ta, { services: { a: {}, b: {} } })).status, 200);
   const race = await Promise.all(['c', 'd', 'e'].map((n) => put(ta, { services: { [n]: {} } })));
@@ -135,7 +151,10 @@ test('the licence limit: only added services count; adding one over the limit is
 test('estate.json in SERVICE_CONFIG_DIR makes the overrides file-managed: they come from the file and a PUT is 409 estate_file_managed', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-estate-conf-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(path.join(dir, 'estate.json'), JSON.stringify({ services: { payments: { tier: 1, team: 'payments', links: [{ kind: 'workload', match: 'job="payments-api"' }] } } }));
+  writeFileSync(
+    path.join(dir, 'estate.json'),
+    JSON.stringify({ services: { payments: { tier: 1, team: 'payments', links: [{ kind: 'workload', match: 'job="payments-api"' }] } } }),
+  );
   const ta = await operating(t, { env: { SERVICE_CONFIG_DIR: dir } });
   const got = (await ta.call('GET', '/v1/estate/overrides')).body;
   t.is(got.source, 'file');
@@ -150,15 +169,26 @@ test('estate.json in SERVICE_CONFIG_DIR makes the overrides file-managed: they c
 
 /** One firing fixture of each of the seven normalisers, and the label matchers that place it. */
 const SEVEN: Array<{ source: string; fixture: string; service: string; link: Record<string, string> }> = [
-  { source: 'alertmanager', fixture: 'fire-firing-no-fingerprint', service: 'am-svc', link: { kind: 'alert', match: 'alertname="Fire", severity=~"critical|warning"' } },
+  {
+    source: 'alertmanager',
+    fixture: 'fire-firing-no-fingerprint',
+    service: 'am-svc',
+    link: { kind: 'alert', match: 'alertname="Fire", severity=~"critical|warning"' },
+  },
   { source: 'azure', fixture: 'activity-log-administrative-fired-sev4', service: 'vm-svc', link: { kind: 'alert', match: 'signalType="Activity Log"' } },
   { source: 'datadog', fixture: 'custom-metric-monitor-triggered', service: 'dock-svc', link: { kind: 'workload', match: 'host="i-3b93aafb"' } },
-  { source: 'elastic', fixture: 'kibana-keep-connector-filled-fired', service: 'kibana-svc', link: { kind: 'alert', match: 'actionGroup="custom_threshold.fired"' } },
+  {
+    source: 'elastic',
+    fixture: 'kibana-keep-connector-filled-fired',
+    service: 'kibana-svc',
+    link: { kind: 'alert', match: 'actionGroup="custom_threshold.fired"' },
+  },
   { source: 'generic', fixture: 'batch-mixed', service: 'db-svc', link: { kind: 'workload', match: 'host=~"db-[0-9]+"' } },
   { source: 'pagerduty', fixture: 'events-v2-trigger', service: 'pd-svc', link: { kind: 'alert', match: 'siem="pagerduty"' } },
   { source: 'splunk', fixture: 'enterprise-webhook-doc-example', service: 'mongo-svc', link: { kind: 'alert', match: 'result.sourcetype="mongod"' } },
 ];
-const fixture = (source: string, name: string) => JSON.parse(readFileSync(new URL(`../plugins/normalisers/${source}/fixtures/${name}.json`, import.meta.url), 'utf8'));
+const fixture = (source: string, name: string) =>
+  JSON.parse(readFileSync(new URL(`../plugins/normalisers/${source}/fixtures/${name}.json`, import.meta.url), 'utf8'));
 
 test('alerts of all seven sources are placed by label matchers at intake, one episode per service; the rest stay unknown and are listed most frequent first', async (t) => {
   const ta = await operating(t);
@@ -170,11 +200,16 @@ test('alerts of all seven sources are placed by label matchers at intake, one ep
     t.is(res.status, 202, `${s.source}: ${JSON.stringify(res.body)}`);
   }
   // Unplaced: two names, one three times as often.
-  await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts: [1, 2, 3].map((i) => ({ name: 'Mystery', severity: 'warning', id: `m${i}` })) } });
+  await ta.call('POST', '/v1/alerts/generic', {
+    token: INGEST_TOKEN,
+    body: { alerts: [1, 2, 3].map((i) => ({ name: 'Mystery', severity: 'warning', id: `m${i}` })) },
+  });
   await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { name: 'Rare', severity: 'warning', id: 'r1' } });
   const held = (await ta.app.db('held_alerts').select('source', 'name', 'service', 'status')) as any[];
   for (const s of SEVEN) {
-    const mine = held.filter((h) => h.source === s.source && h.status === 'firing' && !(s.source === 'generic' && h.name === 'CertExpiring') && !['Mystery', 'Rare'].includes(h.name));
+    const mine = held.filter(
+      (h) => h.source === s.source && h.status === 'firing' && !(s.source === 'generic' && h.name === 'CertExpiring') && !['Mystery', 'Rare'].includes(h.name),
+    );
     t.true(mine.length > 0, s.source);
     for (const h of mine) t.is(h.service, s.service, `${s.source} ${h.name}`);
   }
@@ -201,7 +236,14 @@ test('a change made by another host process is seen within a second by the resol
   await estate.ready();
   t.is(estate.place({ name: 'X', service: null, labels: { job: 'api' } }).service, null);
   // Written behind this process's back, as another host would.
-  await ta.app.db('estate_overrides').insert({ name: 'api', doc: JSON.stringify({ links: [{ kind: 'workload', match: 'job="api"' }] }), added_by: 'x', added_at: 'now', added_seq: 1, updated_at: 'now' });
+  await ta.app.db('estate_overrides').insert({
+    name: 'api',
+    doc: JSON.stringify({ links: [{ kind: 'workload', match: 'job="api"' }] }),
+    added_by: 'x',
+    added_at: 'now',
+    added_seq: 1,
+    updated_at: 'now',
+  });
   await ta.app.db('estate_state').update({ version: 99 });
   await estate.ready();
   t.is(estate.place({ name: 'X', service: null, labels: { job: 'api' } }).service, null, 'not yet: the index is trusted for a second');
@@ -212,13 +254,31 @@ test('a change made by another host process is seen within a second by the resol
 
 test('suggestions from co-firing and shared databases; confirm makes a dependency, dismiss hides it for good; overrides and dismissals survive a rebuild', async (t) => {
   const ta = await operating(t);
-  t.is((await put(ta, { services: { web: { links: [{ kind: 'database', name: 'main-db' }] }, api: { owner: 'owner@bank.example', links: [{ kind: 'database', name: 'main-db' }] }, cache: {}, queue: {} } })).status, 200);
+  t.is(
+    (
+      await put(ta, {
+        services: {
+          web: { links: [{ kind: 'database', name: 'main-db' }] },
+          api: { owner: 'owner@bank.example', links: [{ kind: 'database', name: 'main-db' }] },
+          cache: {},
+          queue: {},
+        },
+      })
+    ).status,
+    200,
+  );
   // cache and queue open episodes together four times.
   for (let i = 0; i < 4; i++) {
-    await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts: ['cache', 'queue'].map((s) => ({ name: `Down${i}`, service: s, severity: 'critical', id: `${s}-${i}` })) } });
+    await ta.call('POST', '/v1/alerts/generic', {
+      token: INGEST_TOKEN,
+      body: { alerts: ['cache', 'queue'].map((s) => ({ name: `Down${i}`, service: s, severity: 'critical', id: `${s}-${i}` })) },
+    });
     ta.clock.advance(25_000);
     await ta.app.episodes.process();
-    await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts: ['cache', 'queue'].map((s) => ({ name: `Down${i}`, service: s, severity: 'critical', status: 'resolved', id: `${s}-${i}` })) } });
+    await ta.call('POST', '/v1/alerts/generic', {
+      token: INGEST_TOKEN,
+      body: { alerts: ['cache', 'queue'].map((s) => ({ name: `Down${i}`, service: s, severity: 'critical', status: 'resolved', id: `${s}-${i}` })) },
+    });
     await ta.app.episodes.process();
     ta.clock.advance(3_600_000);
   }
@@ -256,10 +316,15 @@ test('suggestions from co-firing and shared databases; confirm makes a dependenc
 test('an alert link service="old-name" is an alias; a build turns the services alerts name into candidates with a certain alert link', async (t) => {
   const ta = await operating(t);
   t.is((await put(ta, { services: { payments: { links: [{ kind: 'alert', match: 'service="pay-legacy"' }] } } })).status, 200);
-  await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts: [
-    { name: 'Slow', service: 'pay-legacy', severity: 'warning', id: 'a1' },
-    { name: 'Down', service: 'checkout', severity: 'critical', id: 'a2' },
-  ] } });
+  await ta.call('POST', '/v1/alerts/generic', {
+    token: INGEST_TOKEN,
+    body: {
+      alerts: [
+        { name: 'Slow', service: 'pay-legacy', severity: 'warning', id: 'a1' },
+        { name: 'Down', service: 'checkout', severity: 'critical', id: 'a2' },
+      ],
+    },
+  });
   const held = (await ta.app.db('held_alerts').select('fingerprint', 'name', 'service')) as any[];
   t.is(held.find((h) => h.name === 'Slow').service, 'payments', 'placed through the alias');
   t.is(held.find((h) => h.name === 'Down').service, 'checkout', 'a name the estate does not have is kept, as a match');
@@ -269,7 +334,10 @@ test('an alert link service="old-name" is an alias; a build turns the services a
   const checkout = estate.candidates.find((c: any) => c.name === 'checkout');
   t.deepEqual(checkout.links, [{ kind: 'alert', match: 'service="checkout"', origin: 'label', certain: true }]);
   t.deepEqual(checkout.sources, [{ connector: null, how: 'alert' }]);
-  t.false(estate.candidates.some((c: any) => c.name === 'payments'), 'an added service is no candidate');
+  t.false(
+    estate.candidates.some((c: any) => c.name === 'payments'),
+    'an added service is no candidate',
+  );
 });
 
 test('a change too large for one ledger event is recorded whole, in parts, in the same transaction', async (t) => {
@@ -277,13 +345,22 @@ test('a change too large for one ledger event is recorded whole, in parts, in th
   t.is((await ta.call('POST', '/v1/licence', { body: { licence: signLicence({ tier: 'strategic', services: null, installs: null }) } })).status, 200);
   t.is((await ta.call('POST', '/v1/auth/bootstrap', { body: { email: 'owner@bank.example', name: 'Owner' } })).status, 201);
   const services: Record<string, unknown> = {};
-  for (let i = 0; i < 400; i++) services[`svc-${i}`] = { team: `team-${i}`, tier: 2, links: Array.from({ length: 4 }, (_, j) => ({ kind: 'workload', match: `job="svc-${i}-worker-${j}", env="production"` })) };
+  for (let i = 0; i < 400; i++)
+    services[`svc-${i}`] = {
+      team: `team-${i}`,
+      tier: 2,
+      links: Array.from({ length: 4 }, (_, j) => ({ kind: 'workload', match: `job="svc-${i}-worker-${j}", env="production"` })),
+    };
   const res = await put(ta, { services });
   t.is(res.status, 200, JSON.stringify(res.body).slice(0, 300));
   const parts = await events(ta, 'estate.overrides_changed');
   t.true(parts.length > 1);
   t.true(parts.every((e) => e.data.parts === parts.length && e.data.version === 1));
-  t.is(parts.reduce((n, e) => n + Object.keys(e.data.diff.added).length, 0), 400, 'every service is in one part');
+  t.is(
+    parts.reduce((n, e) => n + Object.keys(e.data.diff.added).length, 0),
+    400,
+    'every service is in one part',
+  );
   t.true((await ta.app.verifyLedger()).ok);
 });
 
@@ -293,9 +370,15 @@ test('examples/estate/estate.json is a valid overrides document the service load
   writeFileSync(path.join(dir, 'estate.json'), readFileSync(new URL('../examples/estate/estate.json', import.meta.url)));
   const ta = await operating(t, { env: { SERVICE_CONFIG_DIR: dir } });
   const estate = (await ta.call('GET', '/v1/estate')).body;
-  t.deepEqual(estate.services.map((s: any) => s.name), ['ledger', 'payments-api']);
+  t.deepEqual(
+    estate.services.map((s: any) => s.name),
+    ['ledger', 'payments-api'],
+  );
   await ta.app.estate.estate.ready();
-  t.like(ta.app.estate.estate.place({ name: 'X', service: null, labels: { 'kubernetes.namespace': 'payments', env: 'prod' } }), { service: 'payments-api', rule: 'alert_link' });
+  t.like(ta.app.estate.estate.place({ name: 'X', service: null, labels: { 'kubernetes.namespace': 'payments', env: 'prod' } }), {
+    service: 'payments-api',
+    rule: 'alert_link',
+  });
   t.is(ta.app.estate.estate.place({ name: 'X', service: null, labels: { 'kubernetes.namespace': 'payments', env: 'dev' } }).service, null);
   t.like(ta.app.estate.estate.place({ name: 'X', service: 'ledger-legacy', labels: {} }), { service: 'ledger', rule: 'alert_link' });
   t.like(ta.app.estate.estate.place({ name: 'X', service: null, labels: { unit: 'ledger.service' } }), { service: 'ledger', rule: 'workload_link' });
@@ -304,7 +387,12 @@ test('examples/estate/estate.json is a valid overrides document the service load
 test('the resolver: regular-expression-only links are looked up by their label and literal start, and match whole values only', async (t) => {
   const { EstateIndex } = await import('../host/estate/resolver.ts');
   const svc = (name: string, match: string) => ({ name, links: [{ kind: 'alert' as const, match, origin: 'override' as const, certain: true }] }) as any;
-  const index = new EstateIndex(1, [svc('db', 'host=~"db-[0-9]+"'), svc('opt', 'host=~"ab?c"'), svc('any', 'team=~"pay|bill"'), svc('legacy', 'service=~"old-.*"')]);
+  const index = new EstateIndex(1, [
+    svc('db', 'host=~"db-[0-9]+"'),
+    svc('opt', 'host=~"ab?c"'),
+    svc('any', 'team=~"pay|bill"'),
+    svc('legacy', 'service=~"old-.*"'),
+  ]);
   const at = (labels: Record<string, string>, service: string | null = null) => index.resolve({ name: 'A', service, labels }).service;
   t.is(at({ host: 'db-12' }), 'db');
   t.is(at({ host: 'xdb-12' }), null, 'the whole value must match');

@@ -21,7 +21,9 @@ const PROMTOOL = '/usr/bin/promtool';
 
 const run = (file: string, args: string[], env: NodeJS.ProcessEnv = process.env) =>
   new Promise<{ code: number | null; out: string }>((resolve) => {
-    execFile(file, args, { env, timeout: 60_000 }, (err, stdout, stderr) => resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : null, out: stdout + stderr }));
+    execFile(file, args, { env, timeout: 60_000 }, (err, stdout, stderr) =>
+      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : null, out: stdout + stderr }),
+    );
   });
 
 testNeeding(tool(AMTOOL, 'prometheus-alertmanager'), 'the Alertmanager example passes amtool check-config', async (t) => {

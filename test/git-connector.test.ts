@@ -42,7 +42,13 @@ spec:
 function makeRepo(t: ExecutionContext): { dir: string; commit: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-git-repo-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@bank.example', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } }).toString().trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@bank.example', '-c', 'commit.gpgsign=false', ...args], {
+      cwd: dir,
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+    })
+      .toString()
+      .trim();
   git('init', '-q', '-b', 'main');
   const put = (p: string, text: string) => {
     mkdirSync(path.dirname(path.join(dir, p)), { recursive: true });
@@ -74,12 +80,15 @@ const tryIt = (ta: TestApp, settings: Record<string, unknown>) => ta.call('POST'
 
 test('CODEOWNERS rules are parsed and matched like GitHub does (last match wins)', (t) => {
   const rules = parseCodeowners(CODEOWNERS);
-  t.deepEqual(rules.map((r) => [r.pattern, r.owners]), [
-    ['*', ['@org/platform']],
-    ['/services/payments/', ['@org/payments', 'alice@bank.example']],
-    ['/services/ledger/', ['@org/ledger']],
-    ['services/search', ['@org/search']],
-  ]);
+  t.deepEqual(
+    rules.map((r) => [r.pattern, r.owners]),
+    [
+      ['*', ['@org/platform']],
+      ['/services/payments/', ['@org/payments', 'alice@bank.example']],
+      ['/services/ledger/', ['@org/ledger']],
+      ['services/search', ['@org/search']],
+    ],
+  );
   t.true(codeownersMatch('/services/payments/', 'services/payments/service.yaml'));
   t.false(codeownersMatch('/services/payments/', 'other/services/payments/x'));
   t.true(codeownersMatch('*.yaml', 'a/b/c.yaml'));
@@ -92,15 +101,36 @@ test('CODEOWNERS rules are parsed and matched like GitHub does (last match wins)
 });
 
 test('manifests are read as YAML: top-level name, Backstage metadata.name of components', (t) => {
-  t.deepEqual(servicesInManifest('service.yaml', 'name: "orders"  # comment\nowner: x\n').map((f) => f.name), ['orders']);
-  t.deepEqual(servicesInManifest('service.yaml', '{name: flow-style, owner: y}').map((f) => f.name), ['flow-style'], 'flow style, which the old hand-written reader skipped');
+  t.deepEqual(
+    servicesInManifest('service.yaml', 'name: "orders"  # comment\nowner: x\n').map((f) => f.name),
+    ['orders'],
+  );
+  t.deepEqual(
+    servicesInManifest('service.yaml', '{name: flow-style, owner: y}').map((f) => f.name),
+    ['flow-style'],
+    'flow style, which the old hand-written reader skipped',
+  );
   t.deepEqual(servicesInManifest('service.yaml', 'name: [not, a, name]\n'), [], 'a list is not a name');
   t.deepEqual(servicesInManifest('service.yaml', 'name: ok\n: : broken\n'), [], 'a document that does not parse is skipped');
-  const laughs = ['a: &a [x,x,x,x,x,x,x,x,x]', ...'bcdef'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcde'[i]}`).join(',')}]`), 'name: laughs'].join('\n');
-  t.deepEqual(servicesInManifest('service.yaml', `${laughs}\n---\nname: after\n`).map((f) => f.name), ['after'], 'an alias bomb is skipped, the next document read');
-  t.deepEqual(servicesInManifest('services/payments/service.yaml', 'name: payments\nowner: team-payments\n'), [{ name: 'payments', evidence: { manifest: 'service', owner: 'team-payments' } }]);
+  const laughs = [
+    'a: &a [x,x,x,x,x,x,x,x,x]',
+    ...'bcdef'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcde'[i]}`).join(',')}]`),
+    'name: laughs',
+  ].join('\n');
+  t.deepEqual(
+    servicesInManifest('service.yaml', `${laughs}\n---\nname: after\n`).map((f) => f.name),
+    ['after'],
+    'an alias bomb is skipped, the next document read',
+  );
+  t.deepEqual(servicesInManifest('services/payments/service.yaml', 'name: payments\nowner: team-payments\n'), [
+    { name: 'payments', evidence: { manifest: 'service', owner: 'team-payments' } },
+  ]);
   const found = servicesInManifest('services/ledger/catalog-info.yaml', CATALOG);
-  t.deepEqual(found.map((f) => f.name), ['ledger-api'], 'the library is left out; annotations.name is not metadata.name');
+  t.deepEqual(
+    found.map((f) => f.name),
+    ['ledger-api'],
+    'the library is left out; annotations.name is not metadata.name',
+  );
   t.like(found[0]!.evidence, { kind: 'Component', type: 'service', owner: 'group:ledger', lifecycle: 'production' });
 });
 
@@ -150,7 +180,13 @@ test('a bad path, a folder that is not a repository and a bad URL are problems, 
   t.false(noRepo.body.ok);
   t.regex(noRepo.body.problem, /^cannot clone file:\/\//);
   // Settings that are refused before anything runs.
-  for (const settings of [{}, { path: '/a', url: 'file:///a' }, { path: 'relative/path' }, { url: 'https://user:pw@git.example/r.git' }, { path: '/r', branch: '-x' }]) {
+  for (const settings of [
+    {},
+    { path: '/a', url: 'file:///a' },
+    { path: 'relative/path' },
+    { url: 'https://user:pw@git.example/r.git' },
+    { path: '/r', branch: '-x' },
+  ]) {
     const res = await tryIt(ta, settings);
     t.is(res.status, 400, JSON.stringify(settings));
     t.is(res.body.error, 'invalid_settings');
@@ -163,7 +199,8 @@ test('queries read a committed file (capped), list a folder and list the CODEOWN
   const repo = makeRepo(t);
   const ta = await operating(t);
   t.is((await ta.call('PUT', '/v1/connectors/repo', { body: { kind: 'git', settings: { path: repo.dir } } })).status, 201);
-  const q = (query: string, params?: Record<string, string>) => ta.call('POST', '/v1/connectors/repo/query', { body: { query, ...(params === undefined ? {} : { params }) } });
+  const q = (query: string, params?: Record<string, string>) =>
+    ta.call('POST', '/v1/connectors/repo/query', { body: { query, ...(params === undefined ? {} : { params }) } });
 
   const file = await q('services/payments/service.yaml');
   t.true(file.body.ok, file.body.problem ?? '');
@@ -187,7 +224,11 @@ test('queries read a committed file (capped), list a folder and list the CODEOWN
 
   const tree = await q('services', { op: 'tree' });
   t.true(tree.body.ok);
-  t.deepEqual(tree.body.data.files, ['services/ledger/catalog-info.yaml', 'services/notifications/README.md', 'services/payments/service.yaml'], 'uncommitted files are not read');
+  t.deepEqual(
+    tree.body.data.files,
+    ['services/ledger/catalog-info.yaml', 'services/notifications/README.md', 'services/payments/service.yaml'],
+    'uncommitted files are not read',
+  );
 
   for (const [query, problem] of [
     ['services/draft/service.yaml', /^no file services\/draft\/service.yaml at commit/],
@@ -208,7 +249,29 @@ test('queries read a committed file (capped), list a folder and list the CODEOWN
 function selfSigned(t: ExecutionContext): { key: string; cert: string; certFile: string } | null {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-git-tls-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const r = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'ignore' });
+  const r = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      path.join(dir, 'key.pem'),
+      '-out',
+      path.join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   if (r.status !== 0) return null;
   return { key: readFileSync(path.join(dir, 'key.pem'), 'utf8'), cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8'), certFile: path.join(dir, 'cert.pem') };
 }
@@ -252,7 +315,11 @@ testNeeding(openssl, 'an https token is sent as a header and never appears in pr
 
   const ledger = await ta.call('GET', '/v1/ledger?limit=2000');
   const b64 = Buffer.from(`oauth2:${TOKEN}`).toString('base64');
-  for (const [where, text] of Object.entries({ answers: JSON.stringify([tested.body, checked.body, listed.body]), logs: ta.logs.join('\n'), ledger: JSON.stringify(ledger.body) })) {
+  for (const [where, text] of Object.entries({
+    answers: JSON.stringify([tested.body, checked.body, listed.body]),
+    logs: ta.logs.join('\n'),
+    ledger: JSON.stringify(ledger.body),
+  })) {
     t.false(text.includes(TOKEN), `token in ${where}`);
     t.false(text.includes(b64), `header in ${where}`);
   }

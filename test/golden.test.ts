@@ -7,8 +7,21 @@ import { hashFingerprint } from '../host/intake/normalise.ts';
 // notice (another canonical form, another domain tag, a key order) fails these.
 
 test('ledger hash: golden vectors for a two-entry chain', (t) => {
-  const first = entryText({ at: '2026-01-01T00:00:00.000Z', type: 'human.deploy', actor: 'ci', reason: 'deployed v2', data: canonicalJson({ b: [true, null, 'x'], a: 1 }), trace: null }, 1);
-  t.is(first, '{"actor":"ci","at":"2026-01-01T00:00:00.000Z","data":{"a":1,"b":[true,null,"x"]},"reason":"deployed v2","seq":1,"trace":null,"type":"human.deploy"}');
+  const first = entryText(
+    {
+      at: '2026-01-01T00:00:00.000Z',
+      type: 'human.deploy',
+      actor: 'ci',
+      reason: 'deployed v2',
+      data: canonicalJson({ b: [true, null, 'x'], a: 1 }),
+      trace: null,
+    },
+    1,
+  );
+  t.is(
+    first,
+    '{"actor":"ci","at":"2026-01-01T00:00:00.000Z","data":{"a":1,"b":[true,null,"x"]},"reason":"deployed v2","seq":1,"trace":null,"type":"human.deploy"}',
+  );
   const h1 = entryHash(GENESIS_HASH, first);
   t.is(h1, '5ecf4ecedb25edc3fafcde8a28b22d6478b888e064d2cf6f0a88cfbba2fc6488');
   const second = entryText({ at: '2026-01-01T00:00:01.000Z', type: 'system.x', actor: 'system', reason: '', data: '{}', trace: 'ep_1' }, 2);

@@ -26,7 +26,8 @@ const events = async (ta: TestApp, type: string) => (await ta.call('GET', `/v1/l
 const overview = async (ta: TestApp) => (await ta.call('GET', '/v1/autonomy')).body;
 const entry = async (ta: TestApp, service = 'payments') => (await overview(ta)).services.find((s: any) => s.service === service);
 const setLevel = (ta: TestApp, body: Record<string, unknown>, token?: string) => ta.call('POST', '/v1/autonomy', { token, body });
-const decide = (ta: TestApp, id: string, how: 'approve' | 'reject', token: string, body: unknown = {}) => ta.call('POST', `/v1/approvals/${id}/${how}`, { token, body });
+const decide = (ta: TestApp, id: string, how: 'approve' | 'reject', token: string, body: unknown = {}) =>
+  ta.call('POST', `/v1/approvals/${id}/${how}`, { token, body });
 const approvals = async (ta: TestApp) => (await ta.call('GET', '/v1/approvals')).body.approvals as any[];
 /** Row counts of the governance tables: nothing half-written after a refusal. */
 const counts = async (ta: TestApp) => ({
@@ -90,7 +91,17 @@ test('a raise to L1 waits for two approvers, neither the requester; the second a
   t.like(await entry(ta), { level: 'shadow', pending });
 
   const [req] = await approvals(ta);
-  t.like(req, { id: pending.id, kind: 'autonomy_raise', state: 'pending', service: 'payments', from: 'shadow', to: 'L1', requested_by: 'alice@bank.example', requested_actor: 'alice@bank.example', decisions: [] });
+  t.like(req, {
+    id: pending.id,
+    kind: 'autonomy_raise',
+    state: 'pending',
+    service: 'payments',
+    from: 'shadow',
+    to: 'L1',
+    requested_by: 'alice@bank.example',
+    requested_actor: 'alice@bank.example',
+    decisions: [],
+  });
 
   const own = await decide(ta, pending.id, 'approve', alice);
   t.is(own.status, 403);
@@ -107,7 +118,13 @@ test('a raise to L1 waits for two approvers, neither the requester; the second a
   const second = await decide(ta, pending.id, 'approve', carol);
   t.is(second.status, 200);
   t.like(second.body.approval, { state: 'approved' });
-  t.deepEqual(second.body.approval.decisions.map((d: any) => [d.by, d.decision, d.note]), [['bob@bank.example', 'approve', 'looks fine'], ['carol@bank.example', 'approve', null]]);
+  t.deepEqual(
+    second.body.approval.decisions.map((d: any) => [d.by, d.decision, d.note]),
+    [
+      ['bob@bank.example', 'approve', 'looks fine'],
+      ['carol@bank.example', 'approve', null],
+    ],
+  );
   t.like(await entry(ta), { level: 'L1', pending: null });
 
   const closed = await decide(ta, pending.id, 'reject', carol);
@@ -115,7 +132,13 @@ test('a raise to L1 waits for two approvers, neither the requester; the second a
   t.is(closed.body.error, 'approval_closed');
 
   t.is((await events(ta, 'governance.approval_requested')).length, 1);
-  t.deepEqual((await events(ta, 'governance.approval_decided')).map((e) => [e.actor, e.data.decision, e.data.state]), [['bob@bank.example', 'approve', 'pending'], ['carol@bank.example', 'approve', 'approved']]);
+  t.deepEqual(
+    (await events(ta, 'governance.approval_decided')).map((e) => [e.actor, e.data.decision, e.data.state]),
+    [
+      ['bob@bank.example', 'approve', 'pending'],
+      ['carol@bank.example', 'approve', 'approved'],
+    ],
+  );
   const [changed] = await events(ta, 'governance.autonomy_changed');
   t.like(changed, { actor: 'carol@bank.example' });
   t.like(changed.data, { service: 'payments', from: 'shadow', to: 'L1', request_id: pending.id });
@@ -145,7 +168,10 @@ test('a request expires after 24 hours: in the tick, and when decided late', asy
   const b = (await setLevel(ta, { service: 'ledger', level: 'L1' }, alice)).body.pending;
   ta.clock.advance(24 * HOUR - MINUTE);
   await ta.app.tick();
-  t.like((await approvals(ta)).find((r) => r.id === a.id), { state: 'pending' });
+  t.like(
+    (await approvals(ta)).find((r) => r.id === a.id),
+    { state: 'pending' },
+  );
   const bob = await signedIn(ta, 'bob@bank.example', 'admin'); // sessions end after 12 idle hours
   t.is((await decide(ta, a.id, 'approve', bob)).status, 200);
   ta.clock.advance(MINUTE);
@@ -153,9 +179,15 @@ test('a request expires after 24 hours: in the tick, and when decided late', asy
   const late = await decide(ta, b.id, 'approve', bob);
   t.is(late.status, 409);
   t.is(late.body.error, 'approval_closed');
-  t.like((await approvals(ta)).find((r) => r.id === b.id), { state: 'expired' });
+  t.like(
+    (await approvals(ta)).find((r) => r.id === b.id),
+    { state: 'expired' },
+  );
   await ta.app.tick();
-  t.like((await approvals(ta)).find((r) => r.id === a.id), { state: 'expired' });
+  t.like(
+    (await approvals(ta)).find((r) => r.id === a.id),
+    { state: 'expired' },
+  );
   t.deepEqual((await events(ta, 'governance.approval_expired')).map((e) => e.data.request_id).sort(), [a.id, b.id].sort());
   t.like(await entry(ta), { level: 'shadow', pending: null });
   await ta.app.tick();
@@ -173,7 +205,13 @@ test('L2 and unknown levels are 400 level_not_allowed; unknown services 404; bad
   const unknown = await setLevel(ta, { service: 'nowhere', level: 'off' }, alice);
   t.is(unknown.status, 404);
   t.is(unknown.body.error, 'unknown_service');
-  for (const body of [{ service: 'payments' }, { service: 'payments', level: 'off', extra: 1 }, { service: '', level: 'off' }, { service: 'payments', level: 1 }, 'not json']) {
+  for (const body of [
+    { service: 'payments' },
+    { service: 'payments', level: 'off', extra: 1 },
+    { service: '', level: 'off' },
+    { service: 'payments', level: 1 },
+    'not json',
+  ]) {
     const res = await setLevel(ta, body as any, alice);
     t.is(res.status, 400, JSON.stringify(body));
   }
@@ -209,7 +247,11 @@ test('the admin token must say who asks (by_required); it counts as one approver
   // Raised with the admin token for dave: neither dave nor the admin token may approve it.
   const { pending } = (await setLevel(ta, { service: 'payments', level: 'L1', by: 'dave@bank.example' })).body;
   t.like(pending, { requested_by: 'dave@bank.example' });
-  t.like((await ta.call('GET', '/v1/approvals?state=pending')).body.approvals[0], { id: pending.id, requested_by: 'dave@bank.example', requested_actor: 'admin-token' });
+  t.like((await ta.call('GET', '/v1/approvals?state=pending')).body.approvals[0], {
+    id: pending.id,
+    requested_by: 'dave@bank.example',
+    requested_actor: 'admin-token',
+  });
   t.is((await decide(ta, pending.id, 'approve', ADMIN_TOKEN)).body.error, 'own_request');
   const glass = await breakGlass(ta);
   t.is((await decide(ta, pending.id, 'approve', glass)).body.error, 'own_request', 'a break-glass session is the admin token');
@@ -222,7 +264,10 @@ test('the admin token must say who asks (by_required); it counts as one approver
   const second = (await setLevel(ta, { service: 'payments', level: 'L1' }, alice)).body.pending;
   const byToken = await decide(ta, second.id, 'approve', ADMIN_TOKEN);
   t.is(byToken.status, 200);
-  t.deepEqual(byToken.body.approval.decisions.map((d: any) => d.by), ['admin-token']);
+  t.deepEqual(
+    byToken.body.approval.decisions.map((d: any) => d.by),
+    ['admin-token'],
+  );
   t.is((await decide(ta, second.id, 'approve', glass)).body.error, 'already_decided', 'break-glass and the token are one approver');
   t.like((await decide(ta, second.id, 'approve', bob)).body.approval, { state: 'approved' });
 });
@@ -329,10 +374,16 @@ test('the action gate: an action approved before the halt is refused after it, a
   t.is((err as any).code, 'halted');
   t.is((err as any).status, 409);
   // Inside a caller's transaction too; its refusal is written once that transaction is over.
-  await t.throwsAsync(ta.app.db.transaction((trx) => gate.authorise(trx, { service: 'payments', kind: 'scale' })), { message: /halted/ });
+  await t.throwsAsync(
+    ta.app.db.transaction((trx) => gate.authorise(trx, { service: 'payments', kind: 'scale' })),
+    { message: /halted/ },
+  );
   await gate.idle();
   const refused = await events(ta, 'action.refused');
-  t.deepEqual(refused.map((e) => e.data.refused), ['action_not_approved', 'action_not_approved', 'halted', 'halted']);
+  t.deepEqual(
+    refused.map((e) => e.data.refused),
+    ['action_not_approved', 'action_not_approved', 'halted', 'halted'],
+  );
   t.like(refused[2].data, { service: 'payments', kind: 'restart', approval_id: asked.id, halt_reason: 'freeze' });
   t.regex(refused[2].reason, /freeze/);
 
@@ -349,7 +400,11 @@ test("the policy's default and ceilings: a raise above the ceiling is 400 naming
   await known(ta);
   const g = ta.app.governance;
   const autonomy = new AutonomyService({
-    repo: new AutonomyRepo(ta.app.db), approvals: g.approvals, halt: g.halt, ledger: ta.app.ledger, clock: ta.clock,
+    repo: new AutonomyRepo(ta.app.db),
+    approvals: g.approvals,
+    halt: g.halt,
+    ledger: ta.app.ledger,
+    clock: ta.clock,
     policy: { current: async () => ({ ...defaultPolicy(), default_autonomy: 'off' as const, ceilings: { payments: 'shadow' as const } }) },
     coverage: { covers: async (s) => s === 'payments' },
     known: { knownServices: async () => ['payments'] },
@@ -385,7 +440,13 @@ test('the action gate follows the level and the policy: shadow never acts, L1 ne
   const { ta, alice, bob } = await setup(t);
   const gate = ta.app.governance.gate;
   const ask = { service: 'payments', kind: 'restart' };
-  const code = async (p: Promise<void>) => ((await p.then(() => null, (e: { code: string }) => e)) as { code: string } | null)?.code ?? 'allowed';
+  const code = async (p: Promise<void>) =>
+    (
+      (await p.then(
+        () => null,
+        (e: { code: string }) => e,
+      )) as { code: string } | null
+    )?.code ?? 'allowed';
   t.is(await code(gate.authorise(undefined, ask)), 'autonomy_too_low', 'shadow records only');
   await raiseToL1(ta, alice, bob);
   t.is(await code(gate.authorise(undefined, ask)), 'action_not_approved', 'L1 asks first');

@@ -11,7 +11,10 @@ function routesOf(ta: TestApp): Array<{ method: string; path: string }> {
   const routes = ta.app.server.router.getRoutes() as unknown as Record<string, { method: string; path: string }>;
   return Object.values(routes)
     .filter((r) => r.path.startsWith('/v1') || r.path === '/health')
-    .map((r) => ({ method: r.method, path: r.path.replace(/:([a-z_]+)/gi, (_, name: string) => (name === 'email' ? 'someone%40bank.example' : name === 'source' ? 'generic' : 'x1')) }));
+    .map((r) => ({
+      method: r.method,
+      path: r.path.replace(/:([a-z_]+)/gi, (_, name: string) => (name === 'email' ? 'someone%40bank.example' : name === 'source' ? 'generic' : 'x1')),
+    }));
 }
 
 /** Sends raw bytes on a fresh connection; resolves with what came back when the server closes or after `waitMs`. */
@@ -46,8 +49,16 @@ const framings: Array<{ name: string; headers: Record<string, string>; body: Buf
   { name: 'a gzip bomb', headers: { 'content-encoding': 'gzip' }, body: bomb },
   { name: 'an unknown encoding', headers: { 'content-encoding': 'zstd' }, body: Buffer.from('{}') },
   { name: 'bytes that are not UTF-8', headers: {}, body: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]) },
-  { name: 'a lone surrogate', headers: {}, body: Buffer.from('{"type":"human.x","actor":"a\\ud800b","reason":"x\\udc00","by":"x\\ud800","email":"a\\ud800@b.example","data":{"k":"\\ud800"}}') },
-  { name: 'JSON nested 10,000 deep', headers: {}, body: Buffer.from(`{"data":${'['.repeat(10_000)}${']'.repeat(10_000)},"settings":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`) },
+  {
+    name: 'a lone surrogate',
+    headers: {},
+    body: Buffer.from('{"type":"human.x","actor":"a\\ud800b","reason":"x\\udc00","by":"x\\ud800","email":"a\\ud800@b.example","data":{"k":"\\ud800"}}'),
+  },
+  {
+    name: 'JSON nested 10,000 deep',
+    headers: {},
+    body: Buffer.from(`{"data":${'['.repeat(10_000)}${']'.repeat(10_000)},"settings":${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}}`),
+  },
   { name: 'a __proto__ key', headers: {}, body: Buffer.from('{"__proto__":{"admin":true},"type":"human.x","actor":"a","data":{"__proto__":{"x":1}}}') },
   { name: 'JSON null', headers: {}, body: Buffer.from('null') },
 ];
@@ -84,12 +95,24 @@ test('a gzip header on a body that is not gzip, before any token, is 400 and the
 test('the body limit holds after decompression, for gzip, deflate and brotli', async (t) => {
   const ta = await startApp(t);
   const over = Buffer.from(JSON.stringify({ type: 'human.x', actor: 'a', reason: 'x'.repeat(MAX_BODY_BYTES) }));
-  for (const [encoding, bytes] of [['gzip', gzipSync(over)], ['deflate', deflateSync(over)], ['br', brotliCompressSync(over)]] as const) {
+  for (const [encoding, bytes] of [
+    ['gzip', gzipSync(over)],
+    ['deflate', deflateSync(over)],
+    ['br', brotliCompressSync(over)],
+  ] as const) {
     t.true(bytes.length < MAX_BODY_BYTES / 10, 'small on the wire');
-    const res = await fetch(`${ta.base}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-encoding': encoding }, body: bytes });
+    const res = await fetch(`${ta.base}/v1/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-encoding': encoding },
+      body: bytes,
+    });
     t.is(res.status, 413, encoding);
   }
-  const bombed = await fetch(`${ta.base}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-encoding': 'gzip' }, body: bomb });
+  const bombed = await fetch(`${ta.base}/v1/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-encoding': 'gzip' },
+    body: bomb,
+  });
   t.is(bombed.status, 413);
   t.is((await ta.app.ledger.head()).seq, 0, 'nothing written');
 });
@@ -97,15 +120,28 @@ test('the body limit holds after decompression, for gzip, deflate and brotli', a
 test('a compressed body within the limit is read like a plain one', async (t) => {
   const ta = await startApp(t);
   const body = Buffer.from(JSON.stringify({ type: 'human.deploy', actor: 'ci', reason: 'zipped' }));
-  for (const [encoding, bytes] of [['gzip', gzipSync(body)], ['deflate', deflateSync(body)], ['br', brotliCompressSync(body)], ['identity', body]] as const) {
-    const res = await fetch(`${ta.base}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-encoding': encoding }, body: bytes });
+  for (const [encoding, bytes] of [
+    ['gzip', gzipSync(body)],
+    ['deflate', deflateSync(body)],
+    ['br', brotliCompressSync(body)],
+    ['identity', body],
+  ] as const) {
+    const res = await fetch(`${ta.base}/v1/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-encoding': encoding },
+      body: bytes,
+    });
     t.is(res.status, 201, encoding);
   }
 });
 
 test('an encoding the server does not take is 415', async (t) => {
   const ta = await startApp(t);
-  const res = await fetch(`${ta.base}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-encoding': 'zstd' }, body: '{}' });
+  const res = await fetch(`${ta.base}/v1/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-encoding': 'zstd' },
+    body: '{}',
+  });
   t.is(res.status, 415);
   t.like(await res.json(), { error: 'unsupported_media_type' });
 });
@@ -118,11 +154,20 @@ test('the 1 MiB limit is exact: 1 MiB - 1 byte is read, 1 MiB + 1 byte is 413, d
     return Buffer.from(head + 'x'.repeat(n - head.length - tail.length) + tail);
   };
   for (const chunked of [false, true]) {
-    for (const [n, expect] of [[MAX_BODY_BYTES - 1, 400], [MAX_BODY_BYTES, 400], [MAX_BODY_BYTES + 1, 413]] as const) {
+    for (const [n, expect] of [
+      [MAX_BODY_BYTES - 1, 400],
+      [MAX_BODY_BYTES, 400],
+      [MAX_BODY_BYTES + 1, 413],
+    ] as const) {
       const body = sized(n);
       t.is(body.length, n);
       const stream = chunked ? new ReadableStream({ start: (c) => (c.enqueue(body), c.close()) }) : body;
-      const res = await fetch(`${ta.base}/v1/events`, { method: 'POST', headers: { authorization: `Bearer ${INGEST_TOKEN}` }, body: stream, duplex: 'half' } as RequestInit);
+      const res = await fetch(`${ta.base}/v1/events`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${INGEST_TOKEN}` },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit);
       const answer = (await res.json()) as { error: string; message?: string };
       // Read whole and parsed: refused by the ledger's 4000-character reason, not by size.
       t.is(res.status, expect, `${n} bytes${chunked ? ' chunked' : ''}: ${JSON.stringify(answer)}`);

@@ -42,9 +42,12 @@ test('malformed JSON answers 400 invalid_json, but only after the token is check
 
 test('a handler that throws answers 500 internal and the process keeps serving', async (t) => {
   const ta = await startApp(t);
-  ta.app.server.get('/test/throws', route(ta.app.log, async () => {
-    throw new Error(`boom with ${ADMIN_TOKEN}`);
-  }));
+  ta.app.server.get(
+    '/test/throws',
+    route(ta.app.log, async () => {
+      throw new Error(`boom with ${ADMIN_TOKEN}`);
+    }),
+  );
   ta.app.server.get('/test/raw-throws', async () => {
     throw new Error('raw boom');
   });

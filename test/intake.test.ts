@@ -5,7 +5,12 @@ import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/a
 
 const fixture = (p: string) => readFileSync(new URL(`../plugins/normalisers/${p}`, import.meta.url), 'utf8');
 const push = (ta: TestApp, source: string, body: unknown) => ta.call('POST', `/v1/alerts/${source}`, { token: INGEST_TOKEN, body });
-const held = async (ta: TestApp) => (await ta.app.db('held_alerts').select('fingerprint', 'status', 'name').orderBy('fingerprint')) as Array<{ fingerprint: string; status: string; name: string }>;
+const held = async (ta: TestApp) =>
+  (await ta.app.db('held_alerts').select('fingerprint', 'status', 'name').orderBy('fingerprint')) as Array<{
+    fingerprint: string;
+    status: string;
+    name: string;
+  }>;
 
 async function operating(t: Parameters<typeof startApp>[0], env: Record<string, string> = {}): Promise<TestApp> {
   const ta = await startApp(t, { env });
@@ -19,7 +24,10 @@ test('a real Alertmanager push answers 202 with the signals, holds them, and rec
   t.is(res.status, 202);
   t.is(res.body.accepted, 2);
   t.is(res.body.resolved, 0);
-  t.deepEqual(res.body.signals.map((s: { fingerprint: string }) => s.fingerprint), ['a1bc48475b20e73d', 'c2ea85182f28cbd9']);
+  t.deepEqual(
+    res.body.signals.map((s: { fingerprint: string }) => s.fingerprint),
+    ['a1bc48475b20e73d', 'c2ea85182f28cbd9'],
+  );
   t.deepEqual(await held(ta), [
     { fingerprint: 'a1bc48475b20e73d', status: 'firing', name: 'High CPU Temperature' },
     { fingerprint: 'c2ea85182f28cbd9', status: 'firing', name: 'High CPU Temperature' },
@@ -36,7 +44,10 @@ test('a resolved push with the same fingerprint resolves the held alert; an unkn
   t.is(resolve.status, 202);
   t.is(resolve.body.resolved, 1);
   t.is(resolve.body.signals[0].fingerprint, fire.body.signals[0].fingerprint);
-  t.deepEqual((await held(ta)).map((h) => h.status), ['resolved']);
+  t.deepEqual(
+    (await held(ta)).map((h) => h.status),
+    ['resolved'],
+  );
   const unknown = await push(ta, 'alertmanager', fixture('alertmanager/fixtures/k8s-deployment-resolved.json'));
   t.is(unknown.status, 202);
   t.is(unknown.body.resolved, 1);
@@ -61,8 +72,25 @@ test('a re-send that changed the summary, severity or labels keeps the new conte
   // episode_id would change, legitimately, whenever the background grouping got to it).
   const ta = await operating(t, { SERVICE_DEBOUNCE_S: '3600' });
   const one = (summary: string, severity: string, extra: Record<string, string>) => ({
-    version: '4', status: 'firing', receiver: 'oncall', groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://am', groupKey: 'k', truncatedAlerts: 0,
-    alerts: [{ status: 'firing', labels: { alertname: 'DiskFull', instance: 'db-1', service: 'pay-api', severity, ...extra }, annotations: { summary }, startsAt: '2026-11-22T06:00:00Z', endsAt: '0001-01-01T00:00:00Z', fingerprint: 'f00dfeed00000001' }],
+    version: '4',
+    status: 'firing',
+    receiver: 'oncall',
+    groupLabels: {},
+    commonLabels: {},
+    commonAnnotations: {},
+    externalURL: 'http://am',
+    groupKey: 'k',
+    truncatedAlerts: 0,
+    alerts: [
+      {
+        status: 'firing',
+        labels: { alertname: 'DiskFull', instance: 'db-1', service: 'pay-api', severity, ...extra },
+        annotations: { summary },
+        startsAt: '2026-11-22T06:00:00Z',
+        endsAt: '0001-01-01T00:00:00Z',
+        fingerprint: 'f00dfeed00000001',
+      },
+    ],
   });
   const row = async () => (await ta.app.db('held_alerts').where({ fingerprint: 'f00dfeed00000001' }).first()) as Record<string, string>;
   t.is((await push(ta, 'alertmanager', one('disk 91% full', 'warning', {}))).status, 202);
@@ -76,7 +104,7 @@ test('a re-send that changed the summary, severity or labels keeps the new conte
   t.is((await push(ta, 'alertmanager', one('disk 99% full', 'critical', { team: 'storage' }))).status, 202);
   const changed = await row();
   t.like(changed, { summary: 'disk 99% full', severity: 'critical', status: 'firing', first_seen: first.first_seen, fired_at: first.fired_at });
-  t.is(JSON.parse(changed.labels ?? "{}").team, "storage");
+  t.is(JSON.parse(changed.labels ?? '{}').team, 'storage');
   t.not(changed.last_seen, plain.last_seen);
   t.like((await ta.call('GET', '/v1/ledger?type=signal.pushed')).body.events[0].data, { fired: 0, refreshed: 1 });
 });
@@ -86,10 +114,16 @@ test('a firing alert not sent again for 4 hours is released by the tick, with a 
   await push(ta, 'alertmanager', fixture('alertmanager/fixtures/probe-failure-firing.json'));
   ta.clock.advance(4 * HOUR - 1000);
   await ta.app.tick();
-  t.deepEqual((await held(ta)).map((h) => h.status), ['firing']);
+  t.deepEqual(
+    (await held(ta)).map((h) => h.status),
+    ['firing'],
+  );
   ta.clock.advance(2000);
   await ta.app.tick();
-  t.deepEqual((await held(ta)).map((h) => h.status), ['released']);
+  t.deepEqual(
+    (await held(ta)).map((h) => h.status),
+    ['released'],
+  );
   const ev = (await ta.call('GET', '/v1/ledger?type=signal.released')).body.events;
   t.is(ev.length, 1);
   t.like(ev[0].data, { count: 1, fingerprints: ['1a30ba71cca2921f'] });
@@ -106,19 +140,33 @@ test('the release is exact to the millisecond across hour boundaries, however re
   await push(ta, 'alertmanager', body);
   ta.clock.set('2026-11-22T10:59:59.499Z');
   await ta.app.tick();
-  t.deepEqual((await held(ta)).map((h) => h.status), ['firing'], 'one millisecond early');
+  t.deepEqual(
+    (await held(ta)).map((h) => h.status),
+    ['firing'],
+    'one millisecond early',
+  );
   ta.clock.set('2026-11-22T10:59:59.501Z');
   await ta.app.tick();
-  t.deepEqual((await held(ta)).map((h) => h.status), ['released'], 'one millisecond late');
+  t.deepEqual(
+    (await held(ta)).map((h) => h.status),
+    ['released'],
+    'one millisecond late',
+  );
   // Re-fired just after an hour began: four hours on, the hour before it must not release it.
   ta.clock.set('2026-11-22T11:00:00.100Z');
   await push(ta, 'alertmanager', body);
   ta.clock.set('2026-11-22T15:00:00.099Z');
   await ta.app.tick();
-  t.deepEqual((await held(ta)).map((h) => h.status), ['firing']);
+  t.deepEqual(
+    (await held(ta)).map((h) => h.status),
+    ['firing'],
+  );
   ta.clock.set('2026-11-22T15:00:00.101Z');
   await ta.app.tick();
-  t.deepEqual((await held(ta)).map((h) => h.status), ['released']);
+  t.deepEqual(
+    (await held(ta)).map((h) => h.status),
+    ['released'],
+  );
   t.true((await ta.app.verifyLedger()).ok);
 });
 
@@ -129,10 +177,20 @@ test('the held set survives a restart', async (t) => {
   await first.app.close();
   const second = await startApp(t, { store: first.store, clock: first.clock });
   t.teardown(() => first.store.cleanup());
-  t.deepEqual((await held(second)).map((h) => h.status), ['firing']);
-  const resolve = await push(second, 'alertmanager', { version: '4', status: 'resolved', alerts: [{ status: 'resolved', labels: { alertname: 'ProbeFailure' }, fingerprint: '1a30ba71cca2921f' }] });
+  t.deepEqual(
+    (await held(second)).map((h) => h.status),
+    ['firing'],
+  );
+  const resolve = await push(second, 'alertmanager', {
+    version: '4',
+    status: 'resolved',
+    alerts: [{ status: 'resolved', labels: { alertname: 'ProbeFailure' }, fingerprint: '1a30ba71cca2921f' }],
+  });
   t.is(resolve.status, 202);
-  t.deepEqual((await held(second)).map((h) => h.status), ['resolved']);
+  t.deepEqual(
+    (await held(second)).map((h) => h.status),
+    ['resolved'],
+  );
 });
 
 test('every real fixture of every tool is taken in through its own path word', async (t) => {
@@ -191,7 +249,11 @@ test('intake answers 403 ingest_disabled without an ingest token, 401 for a wron
 
 test('concurrent pushes of new and repeated alerts all succeed and leave one held row per fingerprint', async (t) => {
   const ta = await operating(t);
-  const body = (i: number) => ({ version: '4', status: 'firing', alerts: [{ status: 'firing', labels: { alertname: `Load${i % 8}`, instance: `host-${i % 12}` } }] });
+  const body = (i: number) => ({
+    version: '4',
+    status: 'firing',
+    alerts: [{ status: 'firing', labels: { alertname: `Load${i % 8}`, instance: `host-${i % 12}` } }],
+  });
   const results = await Promise.all(Array.from({ length: 48 }, (_, i) => push(ta, 'alertmanager', body(i))));
   t.deepEqual([...new Set(results.map((r) => r.status))], [202], JSON.stringify(results.find((r) => r.status !== 202)?.body));
   const distinct = new Set(results.map((r) => r.body.signals[0].fingerprint));

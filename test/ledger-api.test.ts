@@ -2,17 +2,31 @@ import test from 'ava';
 import { INGEST_TOKEN, startApp, type TestApp } from './helpers/app.ts';
 
 async function seed(ta: TestApp, n: number): Promise<void> {
-  await Promise.all(Array.from({ length: n }, (_, i) => ta.app.ledger.append({ type: i % 2 ? 'human.deploy' : 'check.ran', actor: i % 3 ? 'ops@bank.example' : 'robot', reason: `step ${i}`, data: { n: i } })));
+  await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      ta.app.ledger.append({ type: i % 2 ? 'human.deploy' : 'check.ran', actor: i % 3 ? 'ops@bank.example' : 'robot', reason: `step ${i}`, data: { n: i } }),
+    ),
+  );
 }
 
 test('POST /v1/events records a caller event and answers 201 with its seq and hash', async (t) => {
   const ta = await startApp(t);
-  const res = await ta.call('POST', '/v1/events', { token: INGEST_TOKEN, body: { type: 'human.deploy', actor: 'ops@bank.example', reason: 'v2 rolled out', data: { service: 'payments' } } });
+  const res = await ta.call('POST', '/v1/events', {
+    token: INGEST_TOKEN,
+    body: { type: 'human.deploy', actor: 'ops@bank.example', reason: 'v2 rolled out', data: { service: 'payments' } },
+  });
   t.is(res.status, 201);
   t.is(res.body.seq, 1);
   t.regex(res.body.hash, /^[0-9a-f]{64}$/);
   const listed = await ta.call('GET', '/v1/ledger');
-  t.like(listed.body.events[0], { seq: 1, type: 'human.deploy', actor: 'ops@bank.example', reason: 'v2 rolled out', data: { service: 'payments' }, hash: res.body.hash });
+  t.like(listed.body.events[0], {
+    seq: 1,
+    type: 'human.deploy',
+    actor: 'ops@bank.example',
+    reason: 'v2 rolled out',
+    data: { service: 'payments' },
+    hash: res.body.hash,
+  });
 });
 
 test('every one of the twelve caller prefixes is accepted and any other type is refused with 400', async (t) => {
@@ -68,8 +82,14 @@ test('the ingest token opens only ingest endpoints and the admin token does not 
 test('GET /v1/ledger answers newest first by default and oldest first with order=asc', async (t) => {
   const ta = await startApp(t);
   await seed(ta, 5);
-  t.deepEqual((await ta.call('GET', '/v1/ledger')).body.events.map((e: { seq: number }) => e.seq), [5, 4, 3, 2, 1]);
-  t.deepEqual((await ta.call('GET', '/v1/ledger?order=asc')).body.events.map((e: { seq: number }) => e.seq), [1, 2, 3, 4, 5]);
+  t.deepEqual(
+    (await ta.call('GET', '/v1/ledger')).body.events.map((e: { seq: number }) => e.seq),
+    [5, 4, 3, 2, 1],
+  );
+  t.deepEqual(
+    (await ta.call('GET', '/v1/ledger?order=asc')).body.events.map((e: { seq: number }) => e.seq),
+    [1, 2, 3, 4, 5],
+  );
   t.is((await ta.call('GET', '/v1/ledger')).body.more, false);
 });
 
@@ -84,7 +104,10 @@ test('paging with before_seq walks the whole log newest first with no gaps and n
     if (!res.body.more) break;
     before = seen[seen.length - 1];
   }
-  t.deepEqual(seen, Array.from({ length: 250 }, (_, i) => 250 - i));
+  t.deepEqual(
+    seen,
+    Array.from({ length: 250 }, (_, i) => 250 - i),
+  );
 });
 
 test('paging with after_seq and order=asc walks the whole log oldest first with no gaps and no repeats', async (t) => {
@@ -98,7 +121,10 @@ test('paging with after_seq and order=asc walks the whole log oldest first with 
     if (!res.body.more) break;
     after = seen[seen.length - 1]!;
   }
-  t.deepEqual(seen, Array.from({ length: 250 }, (_, i) => i + 1));
+  t.deepEqual(
+    seen,
+    Array.from({ length: 250 }, (_, i) => i + 1),
+  );
 });
 
 test('the filters type and actor match prefixes, trace matches exactly, q finds text in reason or data', async (t) => {

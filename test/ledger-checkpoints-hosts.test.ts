@@ -7,8 +7,13 @@ import { CHECKPOINT_FILE } from '../host/ledger/checkpoints.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { MARIADB_URL, mariadbTest, withServer } from './helpers/db.ts';
 
-const dbCheckpointSeqs = async (ta: TestApp) => ((await ta.app.db('ledger_checkpoints').select('seq').orderBy('seq')) as Array<{ seq: number }>).map((r) => Number(r.seq));
-const fileLines = (ta: TestApp) => readFileSync(`${ta.store.dataDir}/${CHECKPOINT_FILE}`, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { seq: number });
+const dbCheckpointSeqs = async (ta: TestApp) =>
+  ((await ta.app.db('ledger_checkpoints').select('seq').orderBy('seq')) as Array<{ seq: number }>).map((r) => Number(r.seq));
+const fileLines = (ta: TestApp) =>
+  readFileSync(`${ta.store.dataDir}/${CHECKPOINT_FILE}`, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { seq: number });
 
 /**
  * Two hosts on one MariaDB database, each with its own data directory (its own checkpoint file),
@@ -35,7 +40,9 @@ await mariadbTest('two hosts on one database, each with its own checkpoint file,
   // Turns of 700 events, so neither host's commits line up with the other's checkpoints.
   for (let turn = 0; turn < 12; turn++) {
     const host = turn % 2 === 0 ? a : b;
-    await Promise.all(Array.from({ length: 700 }, (_, i) => host.app.ledger.append({ type: 'human.test', actor: `host ${turn % 2}`, reason: `turn ${turn} event ${i}` })));
+    await Promise.all(
+      Array.from({ length: 700 }, (_, i) => host.app.ledger.append({ type: 'human.test', actor: `host ${turn % 2}`, reason: `turn ${turn} event ${i}` })),
+    );
   }
   await Promise.all(hosts.map((h) => h.app.checkpoints.idle()));
   const seqs = await dbCheckpointSeqs(a);

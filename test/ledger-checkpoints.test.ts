@@ -13,14 +13,21 @@ import { oncall, json } from './helpers/cli.ts';
 async function appendMany(ta: TestApp, n: number): Promise<void> {
   for (let done = 0; done < n; done += CHECKPOINT_EVERY_EVENTS) {
     const size = Math.min(CHECKPOINT_EVERY_EVENTS, n - done);
-    await Promise.all(Array.from({ length: size }, (_, i) => ta.app.ledger.append({ type: 'human.test', actor: 'tester', reason: `event ${done + i}`, data: { i: done + i } })));
+    await Promise.all(
+      Array.from({ length: size }, (_, i) => ta.app.ledger.append({ type: 'human.test', actor: 'tester', reason: `event ${done + i}`, data: { i: done + i } })),
+    );
   }
   await ta.app.checkpoints.idle();
 }
 
 const checkpointFile = (ta: TestApp) => `${ta.store.dataDir}/${CHECKPOINT_FILE}`;
-const dbCheckpointSeqs = async (ta: TestApp) => ((await ta.app.db('ledger_checkpoints').select('seq').orderBy('seq')) as Array<{ seq: number }>).map((r) => Number(r.seq));
-const fileLines = (ta: TestApp) => readFileSync(checkpointFile(ta), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { seq: number; hash: string; at: string; signature: string; key: string });
+const dbCheckpointSeqs = async (ta: TestApp) =>
+  ((await ta.app.db('ledger_checkpoints').select('seq').orderBy('seq')) as Array<{ seq: number }>).map((r) => Number(r.seq));
+const fileLines = (ta: TestApp) =>
+  readFileSync(checkpointFile(ta), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { seq: number; hash: string; at: string; signature: string; key: string });
 
 /**
  * What someone with write access to the database (and the data directory) would do: change an
@@ -69,9 +76,17 @@ test('a wholly rewritten 33,230-event chain whose checkpoints are gone from the 
   await appendMany(ta, 33_230);
   const every = Array.from({ length: 33 }, (_, i) => (i + 1) * 1000);
   t.deepEqual(await dbCheckpointSeqs(ta), every, 'one checkpoint per 1,000 events in the database');
-  t.deepEqual(fileLines(ta).map((l) => l.seq), every, 'and in the file');
+  t.deepEqual(
+    fileLines(ta).map((l) => l.seq),
+    every,
+    'and in the file',
+  );
   const healthy = await ta.app.verifyLedger();
-  t.like(healthy, { ok: true, checked: 33_230, problem: null, range: null, checkpoint: { seq: 33_000 } }, 'the 230 newest events after the last checkpoint are fine');
+  t.like(
+    healthy,
+    { ok: true, checked: 33_230, problem: null, range: null, checkpoint: { seq: 33_000 } },
+    'the 230 newest events after the last checkpoint are fine',
+  );
 
   await rewriteWholeChain(ta);
   await removeBothCopies(ta);
@@ -95,7 +110,13 @@ test('checkpoints removed from both copies in the middle of the chain are report
   await appendMany(ta, 6_000);
   // Without the checkpoints at 2000…4000, none lies between 1000 and 5000.
   await ta.app.db('ledger_checkpoints').whereBetween('seq', [2000, 4000]).delete();
-  writeFileSync(checkpointFile(ta), fileLines(ta).filter((l) => l.seq < 2000 || l.seq > 4000).map((l) => JSON.stringify(l) + '\n').join(''));
+  writeFileSync(
+    checkpointFile(ta),
+    fileLines(ta)
+      .filter((l) => l.seq < 2000 || l.seq > 4000)
+      .map((l) => JSON.stringify(l) + '\n')
+      .join(''),
+  );
   const report = await ta.app.verifyLedger();
   t.like(report, { ok: false, problem: 'checkpoint_missing', first_bad_seq: 1001, range: { from_seq: 1001, to_seq: 4999 }, checked: 6_000 });
 });
@@ -148,10 +169,18 @@ test('a host that stopped between a commit and its checkpoint writes that checkp
 test('a host stopped right after a commit writes the checkpoint that commit made due before it closes the database', async (t) => {
   const first = await startApp(t, { keepStore: true });
   t.teardown(() => first.store.cleanup());
-  await Promise.all(Array.from({ length: CHECKPOINT_EVERY_EVENTS }, (_, i) => first.app.ledger.append({ type: 'human.test', actor: 'tester', reason: `event ${i}` })));
+  await Promise.all(
+    Array.from({ length: CHECKPOINT_EVERY_EVENTS }, (_, i) => first.app.ledger.append({ type: 'human.test', actor: 'tester', reason: `event ${i}` })),
+  );
   await first.app.close();
-  t.false(first.logs.some((l) => l.includes('checkpoint failed')), 'no checkpoint write outlived the database');
-  t.deepEqual(fileLines(first).map((l) => l.seq), [1000]);
+  t.false(
+    first.logs.some((l) => l.includes('checkpoint failed')),
+    'no checkpoint write outlived the database',
+  );
+  t.deepEqual(
+    fileLines(first).map((l) => l.seq),
+    [1000],
+  );
   const second = await startApp(t, { store: first.store, clock: first.clock });
   t.deepEqual(await dbCheckpointSeqs(second), [1000]);
 });
@@ -161,7 +190,12 @@ test('each checkpoint is logged at info as "ledger checkpoint" with seq, hash, a
   await appendMany(ta, 2_000);
   const lines = ta.logs.map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.msg === CHECKPOINT_LOG_MESSAGE);
   t.is(lines.length, 2);
-  const stored = (await ta.app.db('ledger_checkpoints').select('seq', 'hash', 'at', 'signature').orderBy('seq')) as Array<{ seq: number; hash: string; at: string; signature: string }>;
+  const stored = (await ta.app.db('ledger_checkpoints').select('seq', 'hash', 'at', 'signature').orderBy('seq')) as Array<{
+    seq: number;
+    hash: string;
+    at: string;
+    signature: string;
+  }>;
   for (const [i, line] of lines.entries()) {
     t.is(line.level, 30, 'info');
     t.deepEqual(line.ledger_checkpoint, { ...stored[i], seq: Number(stored[i]!.seq), key: ta.app.identity.fingerprint });
@@ -170,7 +204,13 @@ test('each checkpoint is logged at info as "ledger checkpoint" with seq, hash, a
   }
   const raw = ta.logs.filter((l) => l.includes(CHECKPOINT_LOG_MESSAGE)).join('\n');
   const install = (await ta.app.db('install').first()) as Record<string, unknown>;
-  const secrets = [ADMIN_TOKEN, INGEST_TOKEN, readFileSync(`${ta.store.dataDir}/secret.key`, 'utf8').trim(), String(install.signing_private_key), 'PRIVATE KEY'];
+  const secrets = [
+    ADMIN_TOKEN,
+    INGEST_TOKEN,
+    readFileSync(`${ta.store.dataDir}/secret.key`, 'utf8').trim(),
+    String(install.signing_private_key),
+    'PRIVATE KEY',
+  ];
   for (const secret of secrets) t.false(raw.includes(secret), 'no token, secret key or private key in a checkpoint line');
 });
 
@@ -186,12 +226,15 @@ test('GET /v1/status shows the latest checkpoint beside the ledger head, and nul
   t.is(after.body.ledger_head.seq, 1200);
 });
 
-test('an auditor\'s head kept elsewhere (seq and hash) verifies while the chain holds it, and fails once the chain is rewritten', async (t) => {
+test("an auditor's head kept elsewhere (seq and hash) verifies while the chain holds it, and fails once the chain is rewritten", async (t) => {
   t.timeout(180_000);
   const ta = await startApp(t);
   await appendMany(ta, 1_500);
   // The auditor's copy: the logged checkpoint line, as shipped to the journal.
-  const logged = ta.logs.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.msg === CHECKPOINT_LOG_MESSAGE)!.ledger_checkpoint as { seq: number; hash: string };
+  const logged = ta.logs.map((l) => JSON.parse(l) as Record<string, any>).find((l) => l.msg === CHECKPOINT_LOG_MESSAGE)!.ledger_checkpoint as {
+    seq: number;
+    hash: string;
+  };
   t.is(logged.seq, 1000);
   const query = `/v1/ledger/verify?expect_seq=${logged.seq}&expect_hash=${logged.hash}`;
 
@@ -213,7 +256,7 @@ test('an auditor\'s head kept elsewhere (seq and hash) verifies while the chain 
   // without a checkpoint, so only the head kept elsewhere shows the rewrite.
   await rewriteWholeChain(ta);
   await removeBothCopies(ta);
-  t.like(await ta.app.verifyLedger(), { ok: true }, 'without the auditor\'s head the rewrite passes');
+  t.like(await ta.app.verifyLedger(), { ok: true }, "without the auditor's head the rewrite passes");
   const caught = await ta.call('GET', query);
   t.like(caught.body, { ok: false, problem: 'expected_hash_mismatch', first_bad_seq: 1, expected: { seq: 1000, hash: logged.hash, matches: false } });
   t.not(caught.body.expected.found, logged.hash);
@@ -225,7 +268,13 @@ test('an auditor\'s head kept elsewhere (seq and hash) verifies while the chain 
 
 test('the head kept elsewhere is given whole: both parameters, a 64-hex-digit hash and a seq of at least 1', async (t) => {
   const ta = await startApp(t);
-  for (const q of ['expect_seq=1', `expect_hash=${'a'.repeat(64)}`, 'expect_seq=1&expect_hash=abc', `expect_seq=0&expect_hash=${'a'.repeat(64)}`, `expect_seq=x&expect_hash=${'a'.repeat(64)}`]) {
+  for (const q of [
+    'expect_seq=1',
+    `expect_hash=${'a'.repeat(64)}`,
+    'expect_seq=1&expect_hash=abc',
+    `expect_seq=0&expect_hash=${'a'.repeat(64)}`,
+    `expect_seq=x&expect_hash=${'a'.repeat(64)}`,
+  ]) {
     const res = await ta.call('GET', `/v1/ledger/verify?${q}`);
     t.is(res.status, 400, q);
     t.is(res.body.error, 'invalid_parameter', q);

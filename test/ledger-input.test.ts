@@ -46,7 +46,10 @@ test('the ledger itself refuses to hash what it cannot store byte for byte, whoe
   const ta = await startApp(t);
   await t.throwsAsync(ta.app.ledger.append({ type: 'system.x', actor: 'system', reason: 'bad \ud800' }), { message: /well-formed/ });
   await t.throwsAsync(ta.app.ledger.append({ type: 'system.x', actor: 'system', data: { a: ['\udc00'] } }), { message: /data\.a\.0/ });
-  await t.throwsAsync(ta.app.ledger.transact((_trx, record) => record({ type: 'system.x', actor: 'sys\ud800' })), { message: /actor/ });
+  await t.throwsAsync(
+    ta.app.ledger.transact((_trx, record) => record({ type: 'system.x', actor: 'sys\ud800' })),
+    { message: /actor/ },
+  );
   t.is((await ta.app.ledger.head()).seq, 0);
 });
 
@@ -72,7 +75,10 @@ test(`JSON bodies nest at most ${MAX_JSON_DEPTH} levels: one more is 400 naming 
   const res = await ta.call('POST', '/v1/events', { token: INGEST_TOKEN, body: over });
   t.is(res.status, 400);
   t.regex(res.body.message, new RegExp(`deeper than ${MAX_JSON_DEPTH}`));
-  const deep = await ta.call('POST', '/v1/events', { token: INGEST_TOKEN, body: `{"type":"human.x","actor":"a","data":{"d":${'['.repeat(10_000)}${']'.repeat(10_000)}}}` });
+  const deep = await ta.call('POST', '/v1/events', {
+    token: INGEST_TOKEN,
+    body: `{"type":"human.x","actor":"a","data":{"d":${'['.repeat(10_000)}${']'.repeat(10_000)}}}`,
+  });
   t.is(deep.status, 400);
   const page = await ta.call('GET', '/v1/ledger');
   t.is(page.status, 200);
@@ -92,7 +98,10 @@ test('redaction reaches every level that can be stored: a password at the deepes
 
 test('a __proto__ key is refused with 400 rather than silently dropped', async (t) => {
   const ta = await startApp(t);
-  const res = await ta.call('POST', '/v1/events', { token: INGEST_TOKEN, body: '{"type":"human.x","actor":"a","data":{"__proto__":{"polluted":true},"kept":1}}' });
+  const res = await ta.call('POST', '/v1/events', {
+    token: INGEST_TOKEN,
+    body: '{"type":"human.x","actor":"a","data":{"__proto__":{"polluted":true},"kept":1}}',
+  });
   t.is(res.status, 400);
   t.regex(res.body.message, /__proto__/);
   t.is((await ta.app.ledger.head()).seq, 0);
@@ -103,7 +112,10 @@ test('connector settings nested 10,000 deep are 400, not 500', async (t) => {
   const ta = await startApp(t);
   await makeOperating(ta);
   const settings = `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`;
-  for (const [method, path] of [['PUT', '/v1/connectors/deep'], ['POST', '/v1/connectors/test']] as const) {
+  for (const [method, path] of [
+    ['PUT', '/v1/connectors/deep'],
+    ['POST', '/v1/connectors/test'],
+  ] as const) {
     const res = await ta.call(method, path, { token: ADMIN_TOKEN, body: `{"kind":"http","settings":${settings}}` });
     t.is(res.status, 400, path);
   }
@@ -120,7 +132,10 @@ test('clipping never leaves half of a surrogate pair: an alert whose long name a
   await makeOperating(ta);
   const name = `${'n'.repeat(499)}\u{1f525}tail`; // the pair sits at 499-500, across the 500 clip
   const summary = `${'s'.repeat(999)}\u{1f525}tail`; // across the episode note's 1000
-  const res = await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { name, summary, severity: 'critical', status: 'firing', service: 'payments' } });
+  const res = await ta.call('POST', '/v1/alerts/generic', {
+    token: INGEST_TOKEN,
+    body: { name, summary, severity: 'critical', status: 'firing', service: 'payments' },
+  });
   t.is(res.status, 202, JSON.stringify(res.body));
   t.is(res.body.signals[0].name, 'n'.repeat(499));
   ta.clock.advance(60_000);

@@ -149,7 +149,14 @@ await mariadbTest(TITLE, async (t) => {
       Array.from({ length: CLIENTS }, async (_, c) => {
         const got: Array<{ status: number; body: any }> = [];
         for (let n = 0; n < EVENTS_PER_CLIENT; n++) {
-          got.push(await call(h, 'POST', '/v1/events', INGEST_TOKEN, { type: 'human.test', actor: `${h.name} client ${c}`, reason: `event ${n}`, data: { process: h.name, client: c, n } }));
+          got.push(
+            await call(h, 'POST', '/v1/events', INGEST_TOKEN, {
+              type: 'human.test',
+              actor: `${h.name} client ${c}`,
+              reason: `event ${n}`,
+              data: { process: h.name, client: c, n },
+            }),
+          );
         }
         return got;
       }),
@@ -160,7 +167,11 @@ await mariadbTest(TITLE, async (t) => {
   t.is(refused.length, 0, `every append answers 201; first refusal: ${JSON.stringify(refused[0])}`);
   const seqs = answers.map((a) => a.body?.seq as number).sort((a, b) => a - b);
   t.is(new Set(seqs).size, total, 'each seq is handed out once');
-  t.deepEqual(seqs, Array.from({ length: total }, (_, i) => base + i + 1), 'the seqs are exactly 1..N (after what the hosts recorded at start)');
+  t.deepEqual(
+    seqs,
+    Array.from({ length: total }, (_, i) => base + i + 1),
+    'the seqs are exactly 1..N (after what the hosts recorded at start)',
+  );
   t.is(new Set(answers.map((a) => a.body?.hash)).size, total, 'each hash is distinct');
 
   for (const h of hosts) {

@@ -26,7 +26,15 @@ async function rehashFrom(ta: TestApp, fromSeq: number): Promise<void> {
 
 test('the stored entry text is exactly the RFC 8785 canonical JSON of the entry', (t) => {
   const data = { z: [1, 2.5, 1e21, -0, 'é', { b: null, a: true }], a: 'line\nbreak "quoted" \u2028', é: 'ü' };
-  const entry = { seq: 7, at: '2026-06-01T00:00:00.000Z', type: 'human.deploy', actor: 'ops@bank.example', reason: 'snowman ☃', data: canonicalJson(data), trace: 'ep-1' };
+  const entry = {
+    seq: 7,
+    at: '2026-06-01T00:00:00.000Z',
+    type: 'human.deploy',
+    actor: 'ops@bank.example',
+    reason: 'snowman ☃',
+    data: canonicalJson(data),
+    trace: 'ep-1',
+  };
   t.is(entryText(entry, entry.seq), canonicalJson({ ...entry, data }));
   t.is(entryText({ ...entry, trace: null }, entry.seq), canonicalJson({ ...entry, data, trace: null }));
 });
@@ -35,11 +43,16 @@ test('each hash chains to the one before, starting from 64 zeros, with the ledge
   const ta = await startApp(t);
   await appendN(ta, 3);
   const all = (await rows(ta).select('*').orderBy('seq')) as StoredEntry[];
-  t.deepEqual(all.map((r) => Number(r.seq)), [1, 2, 3]);
+  t.deepEqual(
+    all.map((r) => Number(r.seq)),
+    [1, 2, 3],
+  );
   t.is(all[0]!.prev_hash, GENESIS_HASH);
   t.is(all[1]!.prev_hash, all[0]!.hash);
   const { createHash } = await import('node:crypto');
-  const expected = createHash('sha256').update('ledger:v1' + all[0]!.prev_hash + entryText(all[0]!, 1)).digest('hex');
+  const expected = createHash('sha256')
+    .update('ledger:v1' + all[0]!.prev_hash + entryText(all[0]!, 1))
+    .digest('hex');
   t.is(all[0]!.hash, expected);
 });
 
@@ -52,7 +65,10 @@ test('8 concurrent writers × 500 events leave 4000 distinct consecutive seqs an
     }),
   );
   t.is(new Set(seqs).size, 4000);
-  t.deepEqual([...seqs].sort((a, b) => a - b), Array.from({ length: 4000 }, (_, i) => i + 1));
+  t.deepEqual(
+    [...seqs].sort((a, b) => a - b),
+    Array.from({ length: 4000 }, (_, i) => i + 1),
+  );
   const report = await ta.app.verifyLedger();
   t.true(report.ok);
   t.is(report.checked, 4000);
@@ -63,7 +79,16 @@ test('verify answers ok with the head on an intact chain, and on an empty one', 
   const ta = await startApp(t);
   const empty = await ta.call('GET', '/v1/ledger/verify');
   t.is(empty.status, 200);
-  t.deepEqual(empty.body, { ok: true, checked: 0, first_bad_seq: null, head: { seq: 0, hash: GENESIS_HASH }, checkpoint: null, problem: null, range: null, expected: null });
+  t.deepEqual(empty.body, {
+    ok: true,
+    checked: 0,
+    first_bad_seq: null,
+    head: { seq: 0, hash: GENESIS_HASH },
+    checkpoint: null,
+    problem: null,
+    range: null,
+    expected: null,
+  });
   await appendN(ta, 5);
   const res = await ta.call('GET', '/v1/ledger/verify');
   t.is(res.body.ok, true);
@@ -104,8 +129,12 @@ test('reordering two rows makes verify fail at the first of them', async (t) => 
   const ta = await startApp(t);
   await appendN(ta, 5);
   const [two, three] = (await rows(ta).select('*').whereIn('seq', [2, 3]).orderBy('seq')) as StoredEntry[];
-  await rows(ta).where({ seq: 2 }).update({ ...three!, seq: 2 });
-  await rows(ta).where({ seq: 3 }).update({ ...two!, seq: 3 });
+  await rows(ta)
+    .where({ seq: 2 })
+    .update({ ...three!, seq: 2 });
+  await rows(ta)
+    .where({ seq: 3 })
+    .update({ ...two!, seq: 3 });
   const report = await ta.app.verifyLedger();
   t.false(report.ok);
   t.is(report.first_bad_seq, 2);
@@ -138,8 +167,14 @@ test('a checkpoint is written after 1,000 events, and after 60 s of the injected
   ta.clock.advance(120_000);
   await ta.app.tick();
   t.is(Number((await ta.app.db('ledger_checkpoints').count({ n: '*' }).first())?.n), 2, 'no checkpoint when the head has not moved');
-  const lines = readFileSync(`${ta.store.dataDir}/${CHECKPOINT_FILE}`, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  t.deepEqual(lines.map((l) => l.seq), [1000, 1001]);
+  const lines = readFileSync(`${ta.store.dataDir}/${CHECKPOINT_FILE}`, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  t.deepEqual(
+    lines.map((l) => l.seq),
+    [1000, 1001],
+  );
   t.is(lines[0].key, ta.app.identity.fingerprint);
   const report = await ta.app.verifyLedger();
   t.true(report.ok);
@@ -202,7 +237,11 @@ test('a forged checkpoint line in the file makes verify fail', async (t) => {
 
 test('secrets in caller data never reach the ledger', async (t) => {
   const ta = await startApp(t);
-  await ta.app.ledger.append({ type: 'human.deploy', actor: 'ops', data: { password: 'hunter2', nested: { api_key: 'k-123', keep: 'yes' }, list: [{ token: 't-1' }] } });
+  await ta.app.ledger.append({
+    type: 'human.deploy',
+    actor: 'ops',
+    data: { password: 'hunter2', nested: { api_key: 'k-123', keep: 'yes' }, list: [{ token: 't-1' }] },
+  });
   const row = (await rows(ta).where({ seq: 1 }).first()) as StoredEntry;
   t.false(/hunter2|k-123|t-1/.test(row.data));
   t.deepEqual(JSON.parse(row.data), { list: [{ token: '[redacted]' }], nested: { api_key: '[redacted]', keep: 'yes' }, password: '[redacted]' });
@@ -233,7 +272,9 @@ if (ENGINE === 'mysql') {
   test('on MySQL, appends carry on after the server drops every connection', async (t) => {
     const ta = await startApp(t);
     await appendN(ta, 3);
-    const [rows] = (await ta.app.db.raw('select id from information_schema.processlist where db = database() and id <> connection_id()')) as [Array<{ id: number }>];
+    const [rows] = (await ta.app.db.raw('select id from information_schema.processlist where db = database() and id <> connection_id()')) as [
+      Array<{ id: number }>,
+    ];
     t.true(rows.length > 0);
     for (const r of rows) await ta.app.db.raw('kill ?', [r.id]).catch(() => {});
     await appendN(ta, 3);

@@ -6,7 +6,8 @@ import { makeOperating, signLicence, startApp, type TestApp } from './helpers/ap
 import { createTestStore } from './helpers/db.ts';
 import { closedAddress, startLicenceServer } from './helpers/licence-server.ts';
 
-const events = async (ta: TestApp, type: string) => (await ta.call('GET', `/v1/ledger?type=${type}&order=asc&limit=2000`)).body.events as Array<{ type: string; data: any; reason: string }>;
+const events = async (ta: TestApp, type: string) =>
+  (await ta.call('GET', `/v1/ledger?type=${type}&order=asc&limit=2000`)).body.events as Array<{ type: string; data: any; reason: string }>;
 const status = async (ta: TestApp) => (await ta.call('GET', '/v1/status', { token: null })).body;
 const licencePart = async (ta: TestApp) => (await ta.call('GET', '/v1/doctor?fresh=1')).body.components.find((c: { name: string }) => c.name === 'licence');
 
@@ -28,7 +29,14 @@ test('auto: the server answers valid; the install sends licence, fingerprint and
   const sent = fake.requests[0]!;
   t.is(sent.method, 'POST');
   t.is(sent.path, '/v1/confirm');
-  t.deepEqual(sent.body, { licence_id: null, customer: 'Test Bank', tier: 'enterprise', signature: licence.signature, install: ta.app.identity.fingerprint, version: VERSION });
+  t.deepEqual(sent.body, {
+    licence_id: null,
+    customer: 'Test Bank',
+    tier: 'enterprise',
+    signature: licence.signature,
+    install: ta.app.identity.fingerprint,
+    version: VERSION,
+  });
   const confirmed = await events(ta, 'licence.confirmed');
   t.is(confirmed.length, 1);
   t.like(confirmed[0]!.data, { customer: 'Test Bank', tier: 'enterprise', server: fake.url });

@@ -4,7 +4,10 @@ import { LicenceLimits, serviceLimit } from '../host/licence/licence-limits.ts';
 import { INGEST_TOKEN, signLicence, startApp, type TestApp } from './helpers/app.ts';
 
 const push = (ta: TestApp, ...services: string[]) =>
-  ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts: services.map((s) => ({ name: 'Down', service: s, severity: 'critical', status: 'firing', id: `down-${s}` })) } });
+  ta.call('POST', '/v1/alerts/generic', {
+    token: INGEST_TOKEN,
+    body: { alerts: services.map((s) => ({ name: 'Down', service: s, severity: 'critical', status: 'firing', id: `down-${s}` })) },
+  });
 const addService = (ta: TestApp, name: string) => ta.call('PUT', '/v1/estate/overrides', { body: { services: { [name]: {} } } });
 const events = async (ta: TestApp, type: string) => (await ta.call('GET', `/v1/ledger?type=${type}&order=asc&limit=2000`)).body.events as any[];
 

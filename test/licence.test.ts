@@ -16,7 +16,14 @@ test('installing a vendor-signed licence moves the install from setup to configu
   t.like(res.body.licence, { state: 'valid', customer: 'Acme Bank', in_grace: false });
   const status = (await ta.call('GET', '/v1/status')).body;
   t.is(status.mode, 'configuring');
-  t.deepEqual(status.licence, { state: 'valid', customer: 'Acme Bank', expires_at: '2027-01-01T00:00:00.000Z', in_grace: false, services_used: 0, services_allowed: 250 });
+  t.deepEqual(status.licence, {
+    state: 'valid',
+    customer: 'Acme Bank',
+    expires_at: '2027-01-01T00:00:00.000Z',
+    in_grace: false,
+    services_used: 0,
+    services_allowed: 250,
+  });
   t.is(status.setup.next, 'owner');
   t.deepEqual(await types(ta), ['config.licence_installed', 'system.mode_changed']);
   const change = (await ta.call('GET', '/v1/ledger?type=system.mode_changed')).body.events[0];
@@ -64,7 +71,10 @@ test('a licence whose row is edited in the database no longer counts', async (t)
   const ta = await startApp(t);
   await ta.call('POST', '/v1/licence', { body: { licence: signLicence() } });
   const row = await ta.app.db('licences').first();
-  await ta.app.db('licences').where({ id: row.id }).update({ body: row.body.replace('"services":250', '"services":100000') });
+  await ta.app
+    .db('licences')
+    .where({ id: row.id })
+    .update({ body: row.body.replace('"services":250', '"services":100000') });
   const status = (await ta.call('GET', '/v1/status')).body;
   t.is(status.licence.state, 'invalid');
   t.is(status.mode, 'setup');
@@ -111,10 +121,13 @@ test('an expired licence is in grace for its grace days, then the mode falls bac
 
 test('endpoints that need operating answer 503 not_operating until the install is operating', async (t) => {
   const ta = await startApp(t);
-  ta.app.server.get('/v1/test-operating', route(ta.app.log, async () => {
-    await ta.app.guard.operating();
-    return [200, { ok: true }];
-  }));
+  ta.app.server.get(
+    '/v1/test-operating',
+    route(ta.app.log, async () => {
+      await ta.app.guard.operating();
+      return [200, { ok: true }];
+    }),
+  );
   t.deepEqual((await ta.call('GET', '/v1/test-operating')).body, { error: 'not_operating' });
   await ta.call('POST', '/v1/licence', { body: { licence: signLicence() } });
   t.is((await ta.call('GET', '/v1/test-operating')).status, 503);
@@ -133,7 +146,10 @@ test('a licence mounted from licence.json is in force and the API answers 409 to
   const status = (await ta.call('GET', '/v1/status')).body;
   t.is(status.licence.customer, 'File Bank');
   t.is(status.mode, 'configuring');
-  for (const [path, body] of [['/v1/licence', { licence: signLicence() }], ['/v1/licence/redeem', {}]] as const) {
+  for (const [path, body] of [
+    ['/v1/licence', { licence: signLicence() }],
+    ['/v1/licence/redeem', {}],
+  ] as const) {
     const res = await ta.call('POST', path, { body });
     t.is(res.status, 409);
     t.is(res.body.error, 'licence_file_managed');

@@ -39,7 +39,9 @@ test('GET /v1/live shows a debounce window, then the episode it opened, and a pe
   t.is((await push(ta, 'checkout')).status, 202);
   await ta.app.episodes.process();
   let body = await live(ta);
-  t.deepEqual(body.debounce, [{ service: 'checkout', alerts: 1, opened_at: opened.toISOString(), closes_at: new Date(opened.getTime() + 20 * SECOND).toISOString() }]);
+  t.deepEqual(body.debounce, [
+    { service: 'checkout', alerts: 1, opened_at: opened.toISOString(), closes_at: new Date(opened.getTime() + 20 * SECOND).toISOString() },
+  ]);
   t.deepEqual(body.episodes, []);
 
   ta.clock.advance(20 * SECOND);

@@ -85,7 +85,16 @@ test('SMTP settings: PUT/GET round trip; smtp_host alone selects SMTP; secrets n
 
   const put = await s.call('PUT', '/v1/settings/mail', { body: smtpBody(s.smtp) });
   t.is(put.status, 200, JSON.stringify(put.body));
-  t.like(put.body, { provider: 'smtp', smtp_host: '127.0.0.1', smtp_port: s.smtp.port, smtp_user: 'relay-user', smtp_password_set: true, smtp_security: 'starttls', mail_from: 'oncall@bank.example', resend_key_set: false });
+  t.like(put.body, {
+    provider: 'smtp',
+    smtp_host: '127.0.0.1',
+    smtp_port: s.smtp.port,
+    smtp_user: 'relay-user',
+    smtp_password_set: true,
+    smtp_security: 'starttls',
+    mail_from: 'oncall@bank.example',
+    resend_key_set: false,
+  });
   t.false('smtp_password' in put.body);
   const got = await s.call('GET', '/v1/settings/mail');
   t.deepEqual(got.body, put.body);
@@ -104,7 +113,15 @@ test('SMTP settings: PUT/GET round trip; smtp_host alone selects SMTP; secrets n
   const saved = await events(s, 'config.mail_saved');
   t.is(saved.length, 2, 'the blank and the repeated field changed nothing, so saved nothing');
   t.is(saved[0].actor, 'admin-token');
-  t.like(saved[0].data, { provider: 'smtp', smtp_host: '127.0.0.1', smtp_port: s.smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example', smtp_password_set: true, resend_key_set: false });
+  t.like(saved[0].data, {
+    provider: 'smtp',
+    smtp_host: '127.0.0.1',
+    smtp_port: s.smtp.port,
+    smtp_security: 'starttls',
+    mail_from: 'oncall@bank.example',
+    smtp_password_set: true,
+    resend_key_set: false,
+  });
   await assertNoSecrets(t, s);
 });
 
@@ -135,9 +152,20 @@ test('smtp_host alone selects SMTP over a stored API provider, and the port defa
   t.is((await s.call('PUT', '/v1/settings/mail', { body: { provider: 'api', resend_key: RESEND_KEY, mail_from: 'oncall@bank.example' } })).status, 200);
   const res = await s.call('PUT', '/v1/settings/mail', { body: { smtp_host: 'relay.bank.example' } });
   t.is(res.status, 200);
-  t.like(res.body, { provider: 'smtp', smtp_host: 'relay.bank.example', smtp_port: 587, smtp_security: 'starttls', resend_key_set: true, mail_from: 'oncall@bank.example' });
+  t.like(res.body, {
+    provider: 'smtp',
+    smtp_host: 'relay.bank.example',
+    smtp_port: 587,
+    smtp_security: 'starttls',
+    resend_key_set: true,
+    mail_from: 'oncall@bank.example',
+  });
   // And an explicit provider switches back, the stored key kept.
-  t.like((await s.call('PUT', '/v1/settings/mail', { body: { provider: 'api' } })).body, { provider: 'api', resend_key_set: true, smtp_host: 'relay.bank.example' });
+  t.like((await s.call('PUT', '/v1/settings/mail', { body: { provider: 'api' } })).body, {
+    provider: 'api',
+    resend_key_set: true,
+    smtp_host: 'relay.bank.example',
+  });
   await assertNoSecrets(t, s);
 });
 
@@ -328,7 +356,9 @@ test('send() never throws: with no provider it says so and break-glass is open',
 test('mail settings given at bootstrap show as the API provider; break-glass stays open until a send succeeds', async (t) => {
   const s = await setup(t, { operating: false });
   await s.call('POST', '/v1/licence', { body: { licence: signLicence() } });
-  const boot = await s.call('POST', '/v1/auth/bootstrap', { body: { email: 'owner@bank.example', name: 'Owner', resend_key: RESEND_KEY, mail_from: 'oncall@bank.example' } });
+  const boot = await s.call('POST', '/v1/auth/bootstrap', {
+    body: { email: 'owner@bank.example', name: 'Owner', resend_key: RESEND_KEY, mail_from: 'oncall@bank.example' },
+  });
   t.is(boot.status, 201);
   const view = (await s.call('GET', '/v1/settings/mail')).body;
   t.like(view, { provider: 'api', resend_key_set: true, mail_from: 'oncall@bank.example', break_glass: { open: true, reason: NO_SEND_YET } });
@@ -343,7 +373,9 @@ test('ssl security: TLS from the first byte, CA file trusted; a server that neve
   const smtp = await startSmtp(t, { secure: true });
   const ta = await startApp(t, { env: { SERVICE_MAIL_CA_FILE: smtp.caFile } });
   await makeOperating(ta);
-  const put = await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'ssl', mail_from: 'oncall@bank.example' } });
+  const put = await ta.call('PUT', '/v1/settings/mail', {
+    body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'ssl', mail_from: 'oncall@bank.example' },
+  });
   t.like(put.body, { provider: 'smtp', smtp_security: 'ssl', smtp_user: null, smtp_password_set: false });
   const res = await ta.call('POST', '/v1/settings/mail/test', { body: { to: 'ops@bank.example' } });
   t.is(res.status, 200, JSON.stringify(res.body));
@@ -365,7 +397,13 @@ test('the admin token with no body: the test e-mail goes to the on-call recipien
   }
   t.deepEqual((await s.smtp.message(0)).to, ['owner@bank.example']);
   t.deepEqual((await s.smtp.message(1)).to, ['owner@bank.example']);
-  t.deepEqual((await events(s, 'config.mail_tested')).map((e) => [e.actor, e.data.to]), [['admin-token', 'owner@bank.example'], ['admin-token', 'owner@bank.example']]);
+  t.deepEqual(
+    (await events(s, 'config.mail_tested')).map((e) => [e.actor, e.data.to]),
+    [
+      ['admin-token', 'owner@bank.example'],
+      ['admin-token', 'owner@bank.example'],
+    ],
+  );
 
   // The seam the notifications settings fill: their recipients come before the first owner.
   const admin = { kind: 'admin_token', actor: 'admin-token', role: 'owner', email: null } as const;
@@ -374,11 +412,18 @@ test('the admin token with no body: the test e-mail goes to the on-call recipien
   const mail = s.other({ firstOwner, onCallRecipients: async () => ['Oncall-A@bank.example', 'oncall-b@bank.example', 'oncall-a@bank.example'] });
   t.deepEqual(await mail.testRecipients(admin), ['oncall-a@bank.example', 'oncall-b@bank.example']);
   const res = await mail.test(admin);
-  t.deepEqual(res, { ok: true, to: 'oncall-a@bank.example, oncall-b@bank.example', recipients: ['oncall-a@bank.example', 'oncall-b@bank.example'], provider: 'smtp' });
+  t.deepEqual(res, {
+    ok: true,
+    to: 'oncall-a@bank.example, oncall-b@bank.example',
+    recipients: ['oncall-a@bank.example', 'oncall-b@bank.example'],
+    provider: 'smtp',
+  });
   t.deepEqual((await s.smtp.message(2)).to, ['oncall-a@bank.example']);
   t.deepEqual((await s.smtp.message(3)).to, ['oncall-b@bank.example']);
   // A person signed in gets it themselves; nobody at all is a 400.
-  t.deepEqual(await mail.testRecipients({ kind: 'session', actor: 'ada@bank.example', role: 'admin', email: 'ada@bank.example' } as never), ['ada@bank.example']);
+  t.deepEqual(await mail.testRecipients({ kind: 'session', actor: 'ada@bank.example', role: 'admin', email: 'ada@bank.example' } as never), [
+    'ada@bank.example',
+  ]);
   const nobody = s.other();
   await t.throwsAsync(nobody.test(admin), { message: /no one to send a test e-mail to/ });
   await assertNoSecrets(t, s);
@@ -389,7 +434,14 @@ test('SMTP given at bootstrap: stored sealed, the status says whether e-mailed c
   t.is((await s.call('GET', '/v1/status')).body.auth.email_codes, 'off');
   await s.call('POST', '/v1/licence', { body: { licence: signLicence() } });
   // Bad SMTP at bootstrap: 400 and nobody is created.
-  for (const body of [{ smtp_port: 25 }, { provider: 'smtp' }, { smtp_host: 'relay', resend_key: 'x' }, { provider: 'api', smtp_host: 'relay' }, { smtp_host: 'bad host' }, { smtp_host: 'relay', smtp_security: 'tls' }]) {
+  for (const body of [
+    { smtp_port: 25 },
+    { provider: 'smtp' },
+    { smtp_host: 'relay', resend_key: 'x' },
+    { provider: 'api', smtp_host: 'relay' },
+    { smtp_host: 'bad host' },
+    { smtp_host: 'relay', smtp_security: 'tls' },
+  ]) {
     const res = await s.call('POST', '/v1/auth/bootstrap', { body: { email: 'owner@bank.example', name: 'Owner', ...body } });
     t.is(res.status, 400, JSON.stringify(body));
   }
@@ -397,9 +449,26 @@ test('SMTP given at bootstrap: stored sealed, the status says whether e-mailed c
   const boot = await s.call('POST', '/v1/auth/bootstrap', { body: { email: 'owner@bank.example', name: 'Owner', ...smtpBody(s.smtp) } });
   t.is(boot.status, 201, JSON.stringify(boot.body));
   const view = (await s.call('GET', '/v1/settings/mail')).body;
-  t.like(view, { provider: 'smtp', smtp_host: s.smtp.host, smtp_port: s.smtp.port, smtp_user: 'relay-user', smtp_password_set: true, smtp_security: 'starttls', mail_from: 'oncall@bank.example', resend_key_set: false });
+  t.like(view, {
+    provider: 'smtp',
+    smtp_host: s.smtp.host,
+    smtp_port: s.smtp.port,
+    smtp_user: 'relay-user',
+    smtp_password_set: true,
+    smtp_security: 'starttls',
+    mail_from: 'oncall@bank.example',
+    resend_key_set: false,
+  });
   const saved = await events(s, 'config.mail_saved');
-  t.deepEqual(saved[0].data, { provider: 'smtp', mail_from: 'oncall@bank.example', smtp_host: s.smtp.host, smtp_port: s.smtp.port, smtp_security: 'starttls', smtp_user: 'relay-user', smtp_password_set: true });
+  t.deepEqual(saved[0].data, {
+    provider: 'smtp',
+    mail_from: 'oncall@bank.example',
+    smtp_host: s.smtp.host,
+    smtp_port: s.smtp.port,
+    smtp_security: 'starttls',
+    smtp_user: 'relay-user',
+    smtp_password_set: true,
+  });
   let status = (await s.call('GET', '/v1/status')).body;
   t.is(status.auth.email_codes, 'untested');
   t.true(status.auth.break_glass.open);

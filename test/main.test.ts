@@ -21,7 +21,14 @@ test('the service starts on a fresh data directory, prints the admin token once,
   t.teardown(() => store.cleanup());
   const port = await freePort();
   const child = spawn(process.execPath, ['host/main.ts'], {
-    env: { ...process.env, SERVICE_DATA_DIR: store.dataDir, SERVICE_DATABASE_URL: store.databaseUrl ?? '', SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1', SERVICE_ADMIN_TOKEN: '' },
+    env: {
+      ...process.env,
+      SERVICE_DATA_DIR: store.dataDir,
+      SERVICE_DATABASE_URL: store.databaseUrl ?? '',
+      SERVICE_PORT: String(port),
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_ADMIN_TOKEN: '',
+    },
   });
   t.teardown(() => child.kill('SIGKILL'));
   let out = '';

@@ -93,7 +93,15 @@ const stub = (alerts: unknown): LoadedPlugin => ({
   manifest: { name: 'stub', version: '1.0.0', kind: 'normaliser', api: '^1.0.0', entry: 'x', aliases: ['stubby'] },
   plugin: { normalise: () => alerts, detect: () => true } satisfies Pick<NormaliserPlugin, 'detect'> & { normalise: () => unknown },
 });
-const alert = { name: 'Disk full', severity: 'critical', status: 'firing', service: 'db', labels: { host: 'a', n: 3, ok: true, nested: { x: 'y' }, list: [1, 'b'], gone: null, siem: 'forged' }, summary: '', id: null };
+const alert = {
+  name: 'Disk full',
+  severity: 'critical',
+  status: 'firing',
+  service: 'db',
+  labels: { host: 'a', n: 3, ok: true, nested: { x: 'y' }, list: [1, 'b'], gone: null, siem: 'forged' },
+  summary: '',
+  id: null,
+};
 
 test('labels are flattened to strings with dotted keys, and siem is the source word, not the plugin’s', (t) => {
   const [s] = new Normalisers([stub([alert])]).normalise('stubby', {});

@@ -24,7 +24,13 @@ const SERVICES = 24;
 /** Longer than one tick (10 s), so both hosts' workers have run after the last delivery. */
 const SETTLE_MS = 12_000;
 
-interface Host { name: string; base: string; child: ChildProcess; output(): string; exited: boolean }
+interface Host {
+  name: string;
+  base: string;
+  child: ChildProcess;
+  output(): string;
+  exited: boolean;
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -81,7 +87,13 @@ async function waitForHealth(host: Host): Promise<void> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (host.exited) throw new Error(`${host.name} exited while starting:\n${host.output()}`);
-    if (await fetch(`${host.base}/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(`${host.base}/health`, { signal: AbortSignal.timeout(2000) }).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`${host.name} did not answer /health within 90 s:\n${host.output()}`);

@@ -7,7 +7,16 @@ import { signature } from '../plugins/connectors/webhook/index.ts';
 
 const message = (over: Partial<NotifyMessage['episode']> = {}, event: NotifyMessage['event'] = 'incident.opened'): NotifyMessage => ({
   event,
-  episode: { id: 'ep-1', service: 'checkout', severity: 'critical', t_open: '2026-11-24T10:00:00.000Z', alerts: ['HighErrorRate'], outcome: null, url: null, ...over },
+  episode: {
+    id: 'ep-1',
+    service: 'checkout',
+    severity: 'critical',
+    t_open: '2026-11-24T10:00:00.000Z',
+    alerts: ['HighErrorRate'],
+    outcome: null,
+    url: null,
+    ...over,
+  },
   sent_at: '2026-11-24T10:00:01.000Z',
 });
 

@@ -51,7 +51,14 @@ async function receiver(t: ExecutionContext, path = '/hook'): Promise<Receiver> 
 }
 
 const push = (ta: TestApp, alerts: unknown[]) => ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts } });
-const fire = (name: string, service: string, severity = 'critical') => ({ name, service, severity, status: 'firing', id: `${service}-${name}`, summary: `${name} on ${service}` });
+const fire = (name: string, service: string, severity = 'critical') => ({
+  name,
+  service,
+  severity,
+  status: 'firing',
+  id: `${service}-${name}`,
+  summary: `${name} on ${service}`,
+});
 const events = async (ta: TestApp, type: string) => (await ta.call('GET', `/v1/ledger?type=${type}&order=asc&limit=2000`)).body.events as any[];
 const episodes = async (ta: TestApp) => (await ta.call('GET', '/v1/episodes')).body.episodes as any[];
 
@@ -71,7 +78,10 @@ async function setup(t: ExecutionContext, opts: { recipients?: string[]; targets
   const smtp = await startSmtp(t);
   const ta = await startApp(t, { env: { SERVICE_MAIL_CA_FILE: smtp.caFile, SERVICE_PUBLIC_URL: 'https://oncall.bank.example/' } });
   await makeOperating(ta, OWNER);
-  t.is((await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, mail_from: 'oncall-service@bank.example' } })).status, 200);
+  t.is(
+    (await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, mail_from: 'oncall-service@bank.example' } })).status,
+    200,
+  );
   t.is((await ta.call('POST', '/v1/people', { body: { email: ONCALL, name: 'On Call', role: 'viewer' } })).status, 201);
   const hook = await receiver(t);
   t.is((await ta.call('PUT', '/v1/connectors/hook', { body: { kind: 'webhook', settings: { url: hook.url, secret: HOOK_SECRET } } })).status, 201);
@@ -92,7 +102,12 @@ function signatureHolds(body: Buffer, header: unknown, secret = HOOK_SECRET): bo
 async function assertNoSecrets(t: ExecutionContext, ta: TestApp, seen: unknown[]): Promise<void> {
   const ledger = JSON.stringify((await ta.call('GET', '/v1/ledger?order=asc&limit=2000')).body);
   const outbox = JSON.stringify(await ta.app.db('notify_outbox').select('*'));
-  for (const [where, text] of [['responses', JSON.stringify(seen)], ['ledger', ledger], ['logs', ta.logs.join('\n')], ['outbox', outbox]] as const) {
+  for (const [where, text] of [
+    ['responses', JSON.stringify(seen)],
+    ['ledger', ledger],
+    ['logs', ta.logs.join('\n')],
+    ['outbox', outbox],
+  ] as const) {
     t.false(text.includes(HOOK_SECRET), `the webhook secret is in the ${where}`);
     t.false(text.includes(ROUTING_KEY), `the routing key is in the ${where}`);
   }
@@ -116,19 +131,39 @@ test('an incident opening and closing tells the on-call recipients by e-mail and
   const [ep] = await episodes(ta);
   t.deepEqual(Object.keys(body).sort(), ['episode', 'event', 'sent_at']);
   t.is(body.event, 'incident.opened');
-  t.deepEqual(body.episode, { id: ep.id, service: 'checkout', severity: 'critical', t_open: ep.t_open, alerts: ['HighErrorRate'], outcome: null, url: `https://oncall.bank.example/episodes/${ep.id}` });
+  t.deepEqual(body.episode, {
+    id: ep.id,
+    service: 'checkout',
+    severity: 'critical',
+    t_open: ep.t_open,
+    alerts: ['HighErrorRate'],
+    outcome: null,
+    url: `https://oncall.bank.example/episodes/${ep.id}`,
+  });
   t.is(body.sent_at, ta.clock.now().toISOString());
 
   // The outcome is escalated only now, saying who and how.
   const full = (await ta.call('GET', `/v1/episodes/${ep.id}`)).body;
   t.is(full.outcome, 'escalated');
   t.deepEqual(full.outcome_detail.told.sort(), [ONCALL, 'hook'].sort());
-  t.deepEqual(full.outcome_detail.channels.sort((a: any, b: any) => (a.to < b.to ? -1 : 1)), [{ to: 'hook', how: 'webhook' }, { to: ONCALL, how: 'e-mail' }]);
+  t.deepEqual(
+    full.outcome_detail.channels.sort((a: any, b: any) => (a.to < b.to ? -1 : 1)),
+    [
+      { to: 'hook', how: 'webhook' },
+      { to: ONCALL, how: 'e-mail' },
+    ],
+  );
   t.regex(full.outcome_detail.reason, /told .*by e-mail|told .*through webhook/);
   const notified = await events(ta, 'outcome.notified');
   t.is(notified.length, 2);
   t.true(notified.every((e) => e.trace === ep.id && e.data.event === 'incident.opened' && e.data.attempt === 1));
-  t.deepEqual(notified.map((e) => [e.data.to, e.data.kind]).sort(), [['hook', 'webhook'], [ONCALL, 'email']].sort());
+  t.deepEqual(
+    notified.map((e) => [e.data.to, e.data.kind]).sort(),
+    [
+      ['hook', 'webhook'],
+      [ONCALL, 'email'],
+    ].sort(),
+  );
   t.is(notified.filter((e) => e.data.episode_outcome === 'escalated').length, 1, 'the first delivery escalates the episode, once');
 
   // Closed: the same people are told.
@@ -173,7 +208,10 @@ test('PagerDuty: trigger on open and resolve on close against a local Events API
   t.is(pd.got.length, 2);
   t.like(JSON.parse(pd.got[1]!.body.toString('utf8')), { event_action: 'trigger', dedup_key: ep.id, payload: { severity: 'critical' } });
 
-  await push(ta, [{ ...fire('SlowRequests', 'payments', 'warning'), status: 'resolved' }, { ...fire('Down', 'payments'), status: 'resolved' }]);
+  await push(ta, [
+    { ...fire('SlowRequests', 'payments', 'warning'), status: 'resolved' },
+    { ...fire('Down', 'payments'), status: 'resolved' },
+  ]);
   await after(ta, SECOND);
   t.is(pd.got.length, 3);
   t.deepEqual(JSON.parse(pd.got[2]!.body.toString('utf8')), { routing_key: ROUTING_KEY, event_action: 'resolve', dedup_key: ep.id });
@@ -242,7 +280,10 @@ test('a receiver that never comes back is given up after at least an hour of clo
   t.regex(gaveUp[0].data.problem, /cannot reach|connection|socket|fetch failed|other side closed/i);
   // The schedule: 30 s, then doubling.
   const gaps = attempts.map((e) => Date.parse(e.data.next_at) - Date.parse(e.at));
-  t.deepEqual(gaps, attempts.map((_, i) => retryDelayMs(i + 1)));
+  t.deepEqual(
+    gaps,
+    attempts.map((_, i) => retryDelayMs(i + 1)),
+  );
   t.deepEqual(gaps.slice(0, 4), [30 * SECOND, MINUTE, 2 * MINUTE, 4 * MINUTE]);
   const full = (await ta.call('GET', `/v1/episodes/${ep.id}`)).body;
   t.is(full.outcome, '');
@@ -266,7 +307,7 @@ test('with nobody configured the episode says so plainly and the doctor warns th
   const [ep] = await episodes(ta);
   t.is(ep.outcome, '');
   t.is(ep.outcome_detail.reason, 'nobody to tell: no on-call recipients or targets are set');
-  t.is((await ta.app.db('notify_outbox').count({ n: '*' }).first() as any).n == 0, true);
+  t.is(((await ta.app.db('notify_outbox').count({ n: '*' }).first()) as any).n == 0, true);
 });
 
 test('the doctor warns when on-call recipients are set but no mail provider is configured', async (t) => {
@@ -379,7 +420,10 @@ test('a lease: a delivery taken by one host cannot be taken by another until the
 test('concurrent workers on one database deliver every message exactly once', async (t) => {
   const { ta, hook } = await setup(t, { recipients: [] });
   const services = Array.from({ length: 12 }, (_, i) => `svc-${i}`);
-  await push(ta, services.map((s) => fire('Down', s)));
+  await push(
+    ta,
+    services.map((s) => fire('Down', s)),
+  );
   ta.clock.advance(20 * SECOND);
   await ta.app.episodes.process();
   // A second worker with its own holder, as another host process would have, counting what it sends.

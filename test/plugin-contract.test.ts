@@ -23,7 +23,10 @@ function pluginFolders(): string[] {
   const walk = (dir: string, depth: number): void => {
     if (depth > 0 && existsSync(path.join(dir, MANIFEST_FILE))) return void out.push(dir);
     if (depth === 3) return;
-    for (const d of readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && !d.name.startsWith('.') && d.name !== 'node_modules').sort((a, b) => (a.name < b.name ? -1 : 1))) walk(path.join(dir, d.name), depth + 1);
+    for (const d of readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && !d.name.startsWith('.') && d.name !== 'node_modules')
+      .sort((a, b) => (a.name < b.name ? -1 : 1)))
+      walk(path.join(dir, d.name), depth + 1);
   };
   for (const r of ROOTS) if (existsSync(r)) walk(r, 0);
   return out;
@@ -40,7 +43,8 @@ const SECRET_NAME = /(password|passphrase|secret|token|credential|(^|_)key$)/i;
 
 test('the suite finds the shipped plugins', (t) => {
   const names = folders.map(shown);
-  for (const expected of ['plugins/connectors/http', 'plugins/connectors/alertmanager', 'plugins/normalisers/generic', 'examples/vendor-connector']) t.true(names.includes(expected), expected);
+  for (const expected of ['plugins/connectors/http', 'plugins/connectors/alertmanager', 'plugins/normalisers/generic', 'examples/vendor-connector'])
+    t.true(names.includes(expected), expected);
 });
 
 for (const dir of folders) {
@@ -53,8 +57,14 @@ for (const dir of folders) {
 
   test(`${name}: the loader accepts it (imports stay in its folder) and uses it`, (t) => {
     const r = registryOf(dir);
-    t.deepEqual(r.broken.filter((b) => b.dir === dir).map((b) => b.problem), []);
-    t.true(r.loaded.some((l) => l.dir === dir), 'loaded, not superseded');
+    t.deepEqual(
+      r.broken.filter((b) => b.dir === dir).map((b) => b.problem),
+      [],
+    );
+    t.true(
+      r.loaded.some((l) => l.dir === dir),
+      'loaded, not superseded',
+    );
   });
 
   if (manifest.kind === 'connector') {
@@ -78,14 +88,21 @@ for (const dir of folders) {
   if (manifest.kind === 'normaliser' && existsSync(path.join(dir, 'fixtures'))) {
     const loaded = registryOf(dir).loaded.filter((l) => l.dir === dir);
     const normalisers = new Normalisers(loaded);
-    const fixtures = readdirSync(path.join(dir, 'fixtures')).filter((f) => f.endsWith('.json') && !f.endsWith('.expected.json')).sort();
+    const fixtures = readdirSync(path.join(dir, 'fixtures'))
+      .filter((f) => f.endsWith('.json') && !f.endsWith('.expected.json'))
+      .sort();
     test(`${name}: has fixtures, each with its expected file`, (t) => {
       t.true(fixtures.length > 0);
-      for (const f of fixtures) t.true(existsSync(path.join(dir, 'fixtures', f.replace(/\.json$/, '.expected.json'))), `${f} has ${f.replace(/\.json$/, '.expected.json')}`);
+      for (const f of fixtures)
+        t.true(existsSync(path.join(dir, 'fixtures', f.replace(/\.json$/, '.expected.json'))), `${f} has ${f.replace(/\.json$/, '.expected.json')}`);
     });
     for (const f of fixtures) {
       test(`${name}: fixtures/${f} normalises to its expected file`, (t) => {
-        const expected = JSON.parse(readFileSync(path.join(dir, 'fixtures', f.replace(/\.json$/, '.expected.json')), 'utf8')) as { source: string; signals?: Signal[]; error?: string };
+        const expected = JSON.parse(readFileSync(path.join(dir, 'fixtures', f.replace(/\.json$/, '.expected.json')), 'utf8')) as {
+          source: string;
+          signals?: Signal[];
+          error?: string;
+        };
         let got: Signal[] | { error: string };
         try {
           got = normalisers.normalise(expected.source, JSON.parse(readFileSync(path.join(dir, 'fixtures', f), 'utf8')));
@@ -100,7 +117,7 @@ for (const dir of folders) {
   }
 }
 
-test('the alertmanager connector maps alerts with an identical copy of the normaliser\'s map.ts', (t) => {
+test("the alertmanager connector maps alerts with an identical copy of the normaliser's map.ts", (t) => {
   const connector = readFileSync(path.join(REPO, 'plugins/connectors/alertmanager/map.ts'), 'utf8');
   const normaliser = readFileSync(path.join(REPO, 'plugins/normalisers/alertmanager/map.ts'), 'utf8');
   t.is(connector, normaliser, 'change both copies together');

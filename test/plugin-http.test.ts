@@ -15,14 +15,29 @@ async function server(t: ExecutionContext, handle: (req: IncomingMessage, res: S
 test('basic and bearer auth are sent; auth replaces an authorization header given', async (t) => {
   const base = await server(t, (req, res) => res.end(req.headers.authorization ?? 'none'));
   const http = pluginHttp({ settings: {}, secrets: [] });
-  t.like(await http.request({ url: `${base}/a`, auth: { basic: { username: 'u', password: 'p' } } }), { ok: true, status: 200, text: `Basic ${Buffer.from('u:p').toString('base64')}` });
+  t.like(await http.request({ url: `${base}/a`, auth: { basic: { username: 'u', password: 'p' } } }), {
+    ok: true,
+    status: 200,
+    text: `Basic ${Buffer.from('u:p').toString('base64')}`,
+  });
   t.like(await http.request({ url: `${base}/a`, headers: { Authorization: 'Token x' }, auth: { bearer: 'tok' } }), { ok: true, text: 'Bearer tok' });
-  t.like(await http.request({ url: `${base}/a`, query: [['q', 'a b'], ['q', 'c']] }), { ok: true, where: `${base}/a` });
+  t.like(
+    await http.request({
+      url: `${base}/a`,
+      query: [
+        ['q', 'a b'],
+        ['q', 'c'],
+      ],
+    }),
+    { ok: true, where: `${base}/a` },
+  );
 });
 
 test('a redirect is answered as is, never followed', async (t) => {
   let followed = false;
-  const base = await server(t, (req, res) => (req.url === '/there' ? ((followed = true), res.end('x')) : (res.writeHead(302, { location: '/there' }), res.end())));
+  const base = await server(t, (req, res) =>
+    req.url === '/there' ? ((followed = true), res.end('x')) : (res.writeHead(302, { location: '/there' }), res.end()),
+  );
   const r = await pluginHttp({ settings: {}, secrets: [] }).request({ url: `${base}/here` });
   t.like(r, { ok: true, status: 302, headers: { location: '/there' } });
   t.false(followed);
@@ -39,8 +54,14 @@ test('the body is read up to maxBodyBytes and marked truncated beyond', async (t
 
 test('a request gives up at timeoutS, else at the timeout_s setting, and at once when the host aborts', async (t) => {
   const base = await server(t, () => {}); // never answers
-  t.deepEqual(await pluginHttp({ settings: {}, secrets: [] }).request({ url: `${base}/slow?k=v`, timeoutS: 0.2 }), { ok: false, problem: `no answer from ${base}/slow within 0.2 s` });
-  t.deepEqual(await pluginHttp({ settings: { timeout_s: 0.3 }, secrets: [] }).request({ url: `${base}/slow` }), { ok: false, problem: `no answer from ${base}/slow within 0.3 s` });
+  t.deepEqual(await pluginHttp({ settings: {}, secrets: [] }).request({ url: `${base}/slow?k=v`, timeoutS: 0.2 }), {
+    ok: false,
+    problem: `no answer from ${base}/slow within 0.2 s`,
+  });
+  t.deepEqual(await pluginHttp({ settings: { timeout_s: 0.3 }, secrets: [] }).request({ url: `${base}/slow` }), {
+    ok: false,
+    problem: `no answer from ${base}/slow within 0.3 s`,
+  });
   const abort = new AbortController();
   const pending = pluginHttp({ settings: { timeout_s: 60 }, signal: abort.signal, secrets: [] }).request({ url: `${base}/slow` });
   abort.abort();
@@ -58,6 +79,9 @@ test('a failure is said in words, names only the origin when asked, and never sh
   const base = await server(t, () => {});
   const r = await http.request({ url: `${base}/hooks/hook-token-0123456789`, timeoutS: 0.2 });
   t.deepEqual(r, { ok: false, problem: `no answer from ${base}/hooks/[redacted] within 0.2 s` });
-  t.deepEqual(await http.request({ url: `${base}/hooks/hook-token-0123456789`, timeoutS: 0.2, shown: 'origin' }), { ok: false, problem: `no answer from ${base} within 0.2 s` });
+  t.deepEqual(await http.request({ url: `${base}/hooks/hook-token-0123456789`, timeoutS: 0.2, shown: 'origin' }), {
+    ok: false,
+    problem: `no answer from ${base} within 0.2 s`,
+  });
   t.deepEqual(await http.request({ url: 'ftp://example.com/x' }), { ok: false, problem: 'the address must be http or https, not ftp' });
 });

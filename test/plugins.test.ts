@@ -46,7 +46,14 @@ function tempPlugins(t: ExecutionContext, plugins: Record<string, TempPlugin>): 
   return root;
 }
 
-const manifest = (fields: Record<string, unknown> = {}) => ({ name: 'temp', version: '1.0.0', kind: 'normaliser', api: '^1.0.0', entry: 'index.mjs', ...fields });
+const manifest = (fields: Record<string, unknown> = {}) => ({
+  name: 'temp',
+  version: '1.0.0',
+  kind: 'normaliser',
+  api: '^1.0.0',
+  entry: 'index.mjs',
+  ...fields,
+});
 
 // ---- good plugins, and the broken twin of each
 
@@ -83,7 +90,12 @@ test('a connector whose settings schema does not compile is reported and skipped
 });
 
 test('a connector whose settings schema is not of an object is reported', async (t) => {
-  const root = tempPlugins(t, { c: { manifest: manifest({ name: 'conn', kind: 'connector', settings: { type: 'string' } }), files: { 'index.mjs': 'export default { test: () => ({ ok: true, problem: null }) };' } } });
+  const root = tempPlugins(t, {
+    c: {
+      manifest: manifest({ name: 'conn', kind: 'connector', settings: { type: 'string' } }),
+      files: { 'index.mjs': 'export default { test: () => ({ ok: true, problem: null }) };' },
+    },
+  });
   const r = await loadPlugins({ dirs: [root], log: silentLogger() });
   t.deepEqual(r.loaded, []);
   t.regex(r.broken[0]!.problem, /plugin "conn" 1\.0\.0 .*settings must be a JSON Schema with "type": "object"/);
@@ -93,7 +105,10 @@ test('a connector whose settings schema is not of an object is reported', async 
 
 test('the newest version of a name is loaded and the older one is superseded', async (t) => {
   const r = await loadFixtures();
-  t.deepEqual(r.loaded.filter((l) => l.name === 'twin').map((l) => [l.version, l.dir]), [['1.2.0', fixture('two-versions/v2')]]);
+  t.deepEqual(
+    r.loaded.filter((l) => l.name === 'twin').map((l) => [l.version, l.dir]),
+    [['1.2.0', fixture('two-versions/v2')]],
+  );
   t.deepEqual(r.superseded, [{ name: 'twin', version: '1.0.0', dir: fixture('two-versions/v1'), by: '1.2.0' }]);
 });
 
@@ -103,7 +118,10 @@ test('a newer version that is broken does not displace an older compatible one',
     new: { manifest: manifest({ name: 'twin', version: '2.0.0', api: '^2.0.0' }) },
   });
   const r = await loadPlugins({ dirs: [root], log: silentLogger() });
-  t.deepEqual(r.loaded.map((l) => l.version), ['1.0.0']);
+  t.deepEqual(
+    r.loaded.map((l) => l.version),
+    ['1.0.0'],
+  );
   t.deepEqual(r.superseded, []);
   t.like(r.broken, [{ name: 'twin', version: '2.0.0' }]);
 });
@@ -112,17 +130,29 @@ test('with the same version in two directories the one in the earlier directory 
   const first = tempPlugins(t, { a: { manifest: manifest({ name: 'twin' }) } });
   const second = tempPlugins(t, { a: { manifest: manifest({ name: 'twin' }) } });
   const r = await loadPlugins({ dirs: [first, second], log: silentLogger() });
-  t.deepEqual(r.loaded.map((l) => l.dir), [path.join(first, 'a')]);
+  t.deepEqual(
+    r.loaded.map((l) => l.dir),
+    [path.join(first, 'a')],
+  );
   t.deepEqual(r.superseded, [{ name: 'twin', version: '1.0.0', dir: path.join(second, 'a'), by: '1.0.0' }]);
 });
 
 test('a normaliser and a connector may share a name without superseding each other', async (t) => {
   const root = tempPlugins(t, {
     'normalisers/splunk': { manifest: manifest({ name: 'splunk', version: '3.0.0' }) },
-    'connectors/splunk': { manifest: manifest({ name: 'splunk', kind: 'connector', settings: { type: 'object' } }), files: { 'index.mjs': 'export default { test: () => ({ ok: true, problem: null }) };' } },
+    'connectors/splunk': {
+      manifest: manifest({ name: 'splunk', kind: 'connector', settings: { type: 'object' } }),
+      files: { 'index.mjs': 'export default { test: () => ({ ok: true, problem: null }) };' },
+    },
   });
   const r = await loadPlugins({ dirs: [root], log: silentLogger() });
-  t.deepEqual(r.loaded.map((l) => [l.name, l.kind, l.version]), [['splunk', 'connector', '1.0.0'], ['splunk', 'normaliser', '3.0.0']]);
+  t.deepEqual(
+    r.loaded.map((l) => [l.name, l.kind, l.version]),
+    [
+      ['splunk', 'connector', '1.0.0'],
+      ['splunk', 'normaliser', '3.0.0'],
+    ],
+  );
   t.deepEqual(r.superseded, []);
 });
 
@@ -138,7 +168,10 @@ test('a plugin built for another plugin API is reported with its range and the h
 test('the same plugin loads on a host whose plugin API its range accepts', async (t) => {
   const r = await loadFixtures('9.1.0');
   t.true(r.loaded.some((l) => l.name === 'wrong-api'));
-  t.true(r.broken.some((b) => b.name === 'good-normaliser' && /\^1\.0\.0/.test(b.problem)), 'and the ^1 plugins no longer fit');
+  t.true(
+    r.broken.some((b) => b.name === 'good-normaliser' && /\^1\.0\.0/.test(b.problem)),
+    'and the ^1 plugins no longer fit',
+  );
 });
 
 test('an api that is not a semver range is reported as such', async (t) => {
@@ -177,17 +210,26 @@ test('plugin.json that is not JSON is reported under its folder', async (t) => {
 test('an entry that throws while importing is reported and the other plugins still load', async (t) => {
   const r = await loadFixtures();
   t.regex(brokenAt(r, 'throwing-entry').problem, /plugin "throwing-entry" .*: entry "index\.ts" failed to import \(boom while loading throwing-entry\)/);
-  t.deepEqual(r.loaded.map((l) => l.name), ['good-connector', 'good-normaliser', 'imports-inside', 'twin']);
+  t.deepEqual(
+    r.loaded.map((l) => l.name),
+    ['good-connector', 'good-normaliser', 'imports-inside', 'twin'],
+  );
 });
 
 test('an entry that points outside the plugin folder is reported', async (t) => {
-  t.regex(brokenAt(await loadFixtures(), 'escaping-entry').problem, /plugin "escaping-entry" .*: entry "\.\.\/\.\.\/outside\.ts" points outside the plugin folder/);
+  t.regex(
+    brokenAt(await loadFixtures(), 'escaping-entry').problem,
+    /plugin "escaping-entry" .*: entry "\.\.\/\.\.\/outside\.ts" points outside the plugin folder/,
+  );
 });
 
 test('an entry in a subfolder of the plugin folder is accepted', async (t) => {
   const root = tempPlugins(t, { p: { manifest: manifest({ entry: 'lib/main.mjs' }), files: { 'lib/main.mjs': NORMALISER } } });
   const r = await loadPlugins({ dirs: [root], log: silentLogger() });
-  t.deepEqual(r.loaded.map((l) => l.name), ['temp']);
+  t.deepEqual(
+    r.loaded.map((l) => l.name),
+    ['temp'],
+  );
 });
 
 test('an entry that does not exist, or has no default export, is reported', async (t) => {
@@ -213,7 +255,10 @@ test('plugin folders are found up to three levels down and no deeper', async (t)
     'a/b/x/d': { manifest: manifest({ name: 'four-down' }) },
   });
   const r = await loadPlugins({ dirs: [root], log: silentLogger() });
-  t.deepEqual(r.loaded.map((l) => l.name), ['three-down']);
+  t.deepEqual(
+    r.loaded.map((l) => l.name),
+    ['three-down'],
+  );
   t.deepEqual(r.broken, []);
 });
 
@@ -227,7 +272,10 @@ test('every broken plugin is logged as a warning naming it, and loading gives th
   const again = await loadFixtures();
   t.deepEqual(again.broken, r.broken);
   t.deepEqual(again.superseded, r.superseded);
-  t.deepEqual(again.loaded.map((l) => l.dir), r.loaded.map((l) => l.dir));
+  t.deepEqual(
+    again.loaded.map((l) => l.dir),
+    r.loaded.map((l) => l.dir),
+  );
 });
 
 // ---- the host
@@ -236,9 +284,28 @@ test('the host starts and serves /health with broken plugins present, and record
   const ta = await startApp(t, { env: { SERVICE_PLUGINS_DIR: FIXTURES } });
   t.deepEqual((await ta.call('GET', '/health', { token: null })).body, { status: 'ok' });
   const broken = ta.app.plugins.broken;
-  t.deepEqual(broken.map((b) => path.basename(b.dir)), ['bad-json', 'bad-manifest', 'bad-settings', 'escaping-entry', 'imports-outside', 'imports-outside-deep', 'missing-function', 'throwing-entry', 'wrong-api']);
-  t.deepEqual(ta.app.plugins.loaded.filter((l) => l.dir.startsWith(FIXTURES)).map((l) => l.name), ['good-connector', 'good-normaliser', 'imports-inside', 'twin']);
-  t.true(ta.app.plugins.loaded.some((l) => l.name === 'generic' && l.kind === 'normaliser'), 'the built-in plugins load beside them');
+  t.deepEqual(
+    broken.map((b) => path.basename(b.dir)),
+    [
+      'bad-json',
+      'bad-manifest',
+      'bad-settings',
+      'escaping-entry',
+      'imports-outside',
+      'imports-outside-deep',
+      'missing-function',
+      'throwing-entry',
+      'wrong-api',
+    ],
+  );
+  t.deepEqual(
+    ta.app.plugins.loaded.filter((l) => l.dir.startsWith(FIXTURES)).map((l) => l.name),
+    ['good-connector', 'good-normaliser', 'imports-inside', 'twin'],
+  );
+  t.true(
+    ta.app.plugins.loaded.some((l) => l.name === 'generic' && l.kind === 'normaliser'),
+    'the built-in plugins load beside them',
+  );
   const res = await ta.call('GET', '/v1/ledger?type=system.plugin_broken&order=asc&limit=100');
   t.is(res.status, 200);
   t.deepEqual(
@@ -335,7 +402,10 @@ function codeFiles(dir: string): string[] {
 test('plugin code imports nothing from host/ but a type import of the plugin contract', (t) => {
   const files = ['plugins', 'packs', 'test/fixtures/plugins'].flatMap((d) => codeFiles(path.join(REPO, d)));
   t.true(files.length >= 8);
-  t.deepEqual(files.flatMap((f) => contractBreaches(f, readFileSync(f, 'utf8'))), []);
+  t.deepEqual(
+    files.flatMap((f) => contractBreaches(f, readFileSync(f, 'utf8'))),
+    [],
+  );
 });
 
 test('the contract rule flags plugin code that reaches into host internals or imports the contract as a value', (t) => {

@@ -5,7 +5,17 @@ import test, { type ExecutionContext } from 'ava';
 import { Ajv } from 'ajv';
 import { TestClock } from '../host/clock.ts';
 import { DEFAULT_POLICY, type PolicyDocument } from '../host/policy/policy.schema.ts';
-import { ceilingOf, freezeAt, inFreeze, needsApproval, parsePolicy, PolicyService, policyDiff, safeForL2, type PolicyReader } from '../host/policy/policy.service.ts';
+import {
+  ceilingOf,
+  freezeAt,
+  inFreeze,
+  needsApproval,
+  parsePolicy,
+  PolicyService,
+  policyDiff,
+  safeForL2,
+  type PolicyReader,
+} from '../host/policy/policy.service.ts';
 import { makeOperating, startApp, type TestApp } from './helpers/app.ts';
 import { signedIn } from './helpers/people.ts';
 
@@ -124,10 +134,22 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp]> = [
   ['default_autonomy L2', { default_autonomy: 'L2' }, /^default_autonomy must be one of: off, shadow$/],
   ['a bad ceiling level', { ceilings: { payments: 'L3' } }, /^ceilings\.payments must be one of: off, shadow, L1, L2$/],
   ['a bad service name', { ceilings: { 'has space': 'L1' } }, /^ceilings: "has space" is not a valid service name$/],
-  ['a window ending before it starts', { freeze_windows: [{ name: 'x', start: '2026-12-24T18:00:00Z', end: '2026-12-24T08:00:00Z' }] }, /^freeze_windows\.0\.end must be after its start$/],
+  [
+    'a window ending before it starts',
+    { freeze_windows: [{ name: 'x', start: '2026-12-24T18:00:00Z', end: '2026-12-24T08:00:00Z' }] },
+    /^freeze_windows\.0\.end must be after its start$/,
+  ],
   ['a window with equal ends', { freeze_windows: [{ name: 'x', start: '2026-12-24T18:00:00Z', end: '2026-12-24T18:00:00Z' }] }, /^freeze_windows\.0\.end/],
-  ['a window not in UTC', { freeze_windows: [{ name: 'x', start: '2026-12-24T18:00:00+01:00', end: '2026-12-25T18:00:00Z' }] }, /^freeze_windows\.0\.start must match pattern/],
-  ['a window on a day that does not exist', { freeze_windows: [{ name: 'x', start: '2026-02-30T18:00:00Z', end: '2026-03-05T18:00:00Z' }] }, /^freeze_windows\.0\.start is not a real time$/],
+  [
+    'a window not in UTC',
+    { freeze_windows: [{ name: 'x', start: '2026-12-24T18:00:00+01:00', end: '2026-12-25T18:00:00Z' }] },
+    /^freeze_windows\.0\.start must match pattern/,
+  ],
+  [
+    'a window on a day that does not exist',
+    { freeze_windows: [{ name: 'x', start: '2026-02-30T18:00:00Z', end: '2026-03-05T18:00:00Z' }] },
+    /^freeze_windows\.0\.start is not a real time$/,
+  ],
   ['a window without a name', { freeze_windows: [{ start: '2026-12-24T18:00:00Z', end: '2026-12-25T18:00:00Z' }] }, /^freeze_windows\.0: name is required$/],
   ['a negative cap', { max_actions_per_service_per_hour: -1 }, /^max_actions_per_service_per_hour must be >= 0$/],
   ['a cap over 1000', { max_actions_per_service_per_hour: 1001 }, /^max_actions_per_service_per_hour must be <= 1000$/],
@@ -135,7 +157,11 @@ const INVALID: Array<[string, Record<string, unknown>, RegExp]> = [
   ['an unknown field', { autonomy: 'L2' }, /^body: unknown field autonomy$/],
   ['a bad action kind', { safe_for_l2: ['Restart Pod'] }, /^safe_for_l2\.0 must match pattern/],
   ['a duplicate kind', { always_approve: ['a', 'a'] }, /^always_approve must NOT have duplicate items/],
-  ['a kind both safe and always approved', { safe_for_l2: ['restart_pod'], always_approve: ['drop_table', 'restart_pod'] }, /^always_approve\.1: restart_pod is also in safe_for_l2/],
+  [
+    'a kind both safe and always approved',
+    { safe_for_l2: ['restart_pod'], always_approve: ['drop_table', 'restart_pod'] },
+    /^always_approve\.1: restart_pod is also in safe_for_l2/,
+  ],
 ];
 
 test('each invalid field is refused with 400 naming it, and nothing is written', async (t) => {
@@ -204,9 +230,15 @@ test('concurrent PUTs get distinct versions, one event each', async (t) => {
   const caps = [1, 2, 3, 4, 5, 7, 8, 9];
   const results = await Promise.all(caps.map((cap) => ta.call('PUT', '/v1/policy', { body: { ...VALID, max_actions_per_service_per_hour: cap } })));
   for (const r of results) t.is(r.status, 200, JSON.stringify(r.body));
-  t.deepEqual(results.map((r) => r.body.version).sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7, 8]);
+  t.deepEqual(
+    results.map((r) => r.body.version).sort((a, b) => a - b),
+    [1, 2, 3, 4, 5, 6, 7, 8],
+  );
   const events = await policyEvents(ta);
-  t.deepEqual(events.map((e) => e.data.version), [1, 2, 3, 4, 5, 6, 7, 8]);
+  t.deepEqual(
+    events.map((e) => e.data.version),
+    [1, 2, 3, 4, 5, 6, 7, 8],
+  );
   const last = results.find((r) => r.body.version === 8)!;
   t.is((await ta.call('GET', '/v1/policy')).body.max_actions_per_service_per_hour, last.body.max_actions_per_service_per_hour);
   t.true((await ta.call('GET', '/v1/ledger/verify')).body.ok);
@@ -243,7 +275,10 @@ test('a restart with the same file records nothing new; a changed file is a new 
   const got = await changed.call('GET', '/v1/policy');
   t.like(got.body, { version: 2, source: 'file', max_actions_per_service_per_hour: 2 });
   const events = await policyEvents(changed);
-  t.deepEqual(events.map((e) => e.data.diff), [events[0].data.diff, { max_actions_per_service_per_hour: { from: 10, to: 2 } }]);
+  t.deepEqual(
+    events.map((e) => e.data.diff),
+    [events[0].data.diff, { max_actions_per_service_per_hour: { from: 10, to: 2 } }],
+  );
   t.true((await changed.call('GET', '/v1/ledger/verify')).body.ok);
 });
 
@@ -298,12 +333,20 @@ test('helpers: freeze windows, approval, L2 safety, ceilings, and the PolicyRead
   t.is(ceilingOf(policy, 'unknown'), 'L2');
   t.is(ceilingOf(policy, 'constructor'), 'L2');
   t.deepEqual(policyDiff(policy, { ...policy, safe_for_l2: ['scale_up', 'restart_pod'] }), {});
-  t.deepEqual(policyDiff(policy, { ...policy, ceilings: { ...policy.ceilings, constructor: 'L1' as const } }), { ceilings: [{ service: 'constructor', from: null, to: 'L1' }] });
+  t.deepEqual(policyDiff(policy, { ...policy, ceilings: { ...policy.ceilings, constructor: 'L1' as const } }), {
+    ceilings: [{ service: 'constructor', from: null, to: 'L1' }],
+  });
 
   const ta = await operating(t);
   t.is((await ta.call('PUT', '/v1/policy', { body: VALID })).status, 200);
   const clock = new TestClock('2026-12-25T00:00:00Z');
-  const service = new PolicyService({ settings: new (await import('../host/settings/settings.repo.ts')).SettingsRepo(ta.app.db), ledger: ta.app.ledger, clock, log: ta.app.log, configDir: null });
+  const service = new PolicyService({
+    settings: new (await import('../host/settings/settings.repo.ts')).SettingsRepo(ta.app.db),
+    ledger: ta.app.ledger,
+    clock,
+    log: ta.app.log,
+    configDir: null,
+  });
   const reader: PolicyReader = service;
   const current = await reader.current();
   t.is(current.default_autonomy, 'off');

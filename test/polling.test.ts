@@ -35,7 +35,18 @@ receivers:
   - name: nowhere
 `;
 
-type HeldRow = { fingerprint: string; status: string; name: string; severity: string; service: string | null; source: string; labels: string; summary: string; last_seen: string; ended_at: string | null };
+type HeldRow = {
+  fingerprint: string;
+  status: string;
+  name: string;
+  severity: string;
+  service: string | null;
+  source: string;
+  labels: string;
+  summary: string;
+  last_seen: string;
+  ended_at: string | null;
+};
 
 async function postToAm(t: ExecutionContext, am: RunningAlertmanager, alerts: unknown): Promise<void> {
   const res = await fetch(`${am.base}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(alerts) });
@@ -47,7 +58,8 @@ async function amAlerts(am: RunningAlertmanager): Promise<Array<Record<string, a
 }
 
 const held = async (ta: TestApp) => (await ta.app.db('held_alerts').select('*').orderBy('fingerprint')) as HeldRow[];
-const events = async (ta: TestApp, type: string) => (await ta.call('GET', `/v1/ledger?type=${type}&limit=100`)).body.events as Array<{ actor: string; reason: string; data: Record<string, any> }>;
+const events = async (ta: TestApp, type: string) =>
+  (await ta.call('GET', `/v1/ledger?type=${type}&limit=100`)).body.events as Array<{ actor: string; reason: string; data: Record<string, any> }>;
 
 // ---- the lease
 
@@ -111,106 +123,163 @@ if (ENGINE === 'sqlite') {
 
 // ---- the alertmanager connector, polled
 
-alertmanagerTest('an alertmanager connector is checked, polled: held with Alertmanager\'s own fingerprint, refreshed, grouped, resolved when gone; the ledger verifies', async (t) => {
-  const ta = await startApp(t);
-  await makeOperating(ta);
-  const am = await startAlertmanager(t, AM_CONFIG);
-  const poller = ta.app.poller;
+alertmanagerTest(
+  "an alertmanager connector is checked, polled: held with Alertmanager's own fingerprint, refreshed, grouped, resolved when gone; the ledger verifies",
+  async (t) => {
+    const ta = await startApp(t);
+    await makeOperating(ta);
+    const am = await startAlertmanager(t, AM_CONFIG);
+    const poller = ta.app.poller;
 
-  const labels = { alertname: 'DiskFull', severity: 'critical', service: 'payments', instance: 'db-1:9100' };
-  const annotations = { summary: 'disk /var is 98% full', runbook: 'https://runbooks.example/disk' };
-  const startsAt = new Date(Date.now() - 60_000).toISOString();
-  await postToAm(t, am, [{ labels, annotations, startsAt }]);
+    const labels = { alertname: 'DiskFull', severity: 'critical', service: 'payments', instance: 'db-1:9100' };
+    const annotations = { summary: 'disk /var is 98% full', runbook: 'https://runbooks.example/disk' };
+    const startsAt = new Date(Date.now() - 60_000).toISOString();
+    await postToAm(t, am, [{ labels, annotations, startsAt }]);
 
-  const put = await ta.call('PUT', '/v1/connectors/am', { body: { kind: 'alertmanager', settings: { url: am.base } } });
-  t.is(put.status, 201, JSON.stringify(put.body));
-  const check = await ta.call('POST', '/v1/connectors/am/check');
-  t.is(check.status, 200);
-  t.like(check.body, { name: 'am', kind: 'alertmanager', state: 'ok', last_problem: null, check: { ok: true, problem: null } });
-  t.regex(check.body.check.found.version, /^\d+\.\d+/);
-  t.is(check.body.check.found.cluster_status, 'disabled');
-  const catalogue = (await ta.call('GET', '/v1/connectors/catalogue')).body;
-  const kind = (Array.isArray(catalogue) ? catalogue : catalogue.kinds).find((k: { kind: string }) => k.kind === 'alertmanager');
-  t.deepEqual(kind.capabilities, ['test', 'poll_alerts']);
+    const put = await ta.call('PUT', '/v1/connectors/am', { body: { kind: 'alertmanager', settings: { url: am.base } } });
+    t.is(put.status, 201, JSON.stringify(put.body));
+    const check = await ta.call('POST', '/v1/connectors/am/check');
+    t.is(check.status, 200);
+    t.like(check.body, { name: 'am', kind: 'alertmanager', state: 'ok', last_problem: null, check: { ok: true, problem: null } });
+    t.regex(check.body.check.found.version, /^\d+\.\d+/);
+    t.is(check.body.check.found.cluster_status, 'disabled');
+    const catalogue = (await ta.call('GET', '/v1/connectors/catalogue')).body;
+    const kind = (Array.isArray(catalogue) ? catalogue : catalogue.kinds).find((k: { kind: string }) => k.kind === 'alertmanager');
+    t.deepEqual(kind.capabilities, ['test', 'poll_alerts']);
 
-  // First poll: the alert is held firing with Alertmanager's own fingerprint.
-  await poller.pollNow();
-  // GET /v1/live shows the poll and when its next turn is due.
-  const polls = (await ta.call('GET', '/v1/live')).body.polls;
-  t.like(polls, [{ connector: 'am', kind: 'alertmanager', every_s: 60, polling_here: false, last_by: poller.holder, next_at: new Date(ta.clock.now().getTime() + 60_000).toISOString() }]);
-  const [fromAm] = await amAlerts(am);
-  let rows = await held(ta);
-  t.is(rows.length, 1);
-  t.like(rows[0], { fingerprint: fromAm!.fingerprint, status: 'firing', name: 'DiskFull', severity: 'critical', service: 'payments', source: 'alertmanager', summary: 'disk /var is 98% full' });
-  t.deepEqual(JSON.parse(rows[0]!.labels), { ...labels, siem: 'alertmanager', poller: 'am' });
+    // First poll: the alert is held firing with Alertmanager's own fingerprint.
+    await poller.pollNow();
+    // GET /v1/live shows the poll and when its next turn is due.
+    const polls = (await ta.call('GET', '/v1/live')).body.polls;
+    t.like(polls, [
+      {
+        connector: 'am',
+        kind: 'alertmanager',
+        every_s: 60,
+        polling_here: false,
+        last_by: poller.holder,
+        next_at: new Date(ta.clock.now().getTime() + 60_000).toISOString(),
+      },
+    ]);
+    const [fromAm] = await amAlerts(am);
+    let rows = await held(ta);
+    t.is(rows.length, 1);
+    t.like(rows[0], {
+      fingerprint: fromAm!.fingerprint,
+      status: 'firing',
+      name: 'DiskFull',
+      severity: 'critical',
+      service: 'payments',
+      source: 'alertmanager',
+      summary: 'disk /var is 98% full',
+    });
+    t.deepEqual(JSON.parse(rows[0]!.labels), { ...labels, siem: 'alertmanager', poller: 'am' });
 
-  // Exactly what the webhook path gives for the same alert (Alertmanager's webhook body).
-  const webhook = {
-    version: '4', groupKey: '{}:{alertname="DiskFull"}', status: 'firing', receiver: 'oncall', externalURL: am.base, truncatedAlerts: 0,
-    groupLabels: { alertname: 'DiskFull' }, commonLabels: fromAm!.labels, commonAnnotations: fromAm!.annotations,
-    alerts: [{ status: 'firing', labels: fromAm!.labels, annotations: fromAm!.annotations, startsAt: fromAm!.startsAt, endsAt: '0001-01-01T00:00:00Z', generatorURL: fromAm!.generatorURL, fingerprint: fromAm!.fingerprint }],
-  };
-  const [pushed] = new Normalisers(ta.app.plugins.loaded).normalise('alertmanager', webhook);
-  const polledLabels = JSON.parse(rows[0]!.labels) as Record<string, string>;
-  delete polledLabels.poller;
-  t.deepEqual(
-    { fingerprint: rows[0]!.fingerprint, name: rows[0]!.name, severity: rows[0]!.severity, service: rows[0]!.service, summary: rows[0]!.summary, labels: polledLabels },
-    { fingerprint: pushed!.fingerprint, name: pushed!.name, severity: pushed!.severity, service: pushed!.service, summary: pushed!.summary, labels: pushed!.labels },
-  );
+    // Exactly what the webhook path gives for the same alert (Alertmanager's webhook body).
+    const webhook = {
+      version: '4',
+      groupKey: '{}:{alertname="DiskFull"}',
+      status: 'firing',
+      receiver: 'oncall',
+      externalURL: am.base,
+      truncatedAlerts: 0,
+      groupLabels: { alertname: 'DiskFull' },
+      commonLabels: fromAm!.labels,
+      commonAnnotations: fromAm!.annotations,
+      alerts: [
+        {
+          status: 'firing',
+          labels: fromAm!.labels,
+          annotations: fromAm!.annotations,
+          startsAt: fromAm!.startsAt,
+          endsAt: '0001-01-01T00:00:00Z',
+          generatorURL: fromAm!.generatorURL,
+          fingerprint: fromAm!.fingerprint,
+        },
+      ],
+    };
+    const [pushed] = new Normalisers(ta.app.plugins.loaded).normalise('alertmanager', webhook);
+    const polledLabels = JSON.parse(rows[0]!.labels) as Record<string, string>;
+    delete polledLabels.poller;
+    t.deepEqual(
+      {
+        fingerprint: rows[0]!.fingerprint,
+        name: rows[0]!.name,
+        severity: rows[0]!.severity,
+        service: rows[0]!.service,
+        summary: rows[0]!.summary,
+        labels: polledLabels,
+      },
+      {
+        fingerprint: pushed!.fingerprint,
+        name: pushed!.name,
+        severity: pushed!.severity,
+        service: pushed!.service,
+        summary: pushed!.summary,
+        labels: pushed!.labels,
+      },
+    );
 
-  let polled = await events(ta, 'signal.polled');
-  t.is(polled.length, 1);
-  t.like(polled[0], { actor: 'poller:am', data: { source: 'alertmanager', connector: 'am', returned: 1, absent: 0, fired: 1, refreshed: 0, resolved: 0, fingerprints: [fromAm!.fingerprint] } });
-  t.is((await events(ta, 'signal.pushed')).length, 0);
+    let polled = await events(ta, 'signal.polled');
+    t.is(polled.length, 1);
+    t.like(polled[0], {
+      actor: 'poller:am',
+      data: { source: 'alertmanager', connector: 'am', returned: 1, absent: 0, fired: 1, refreshed: 0, resolved: 0, fingerprints: [fromAm!.fingerprint] },
+    });
+    t.is((await events(ta, 'signal.pushed')).length, 0);
 
-  // Not due again within the minute: nothing happens.
-  t.deepEqual(await poller.pollNow(), [{ connector: 'am', polled: false }]);
-  t.is((await events(ta, 'signal.polled')).length, 1);
+    // Not due again within the minute: nothing happens.
+    t.deepEqual(await poller.pollNow(), [{ connector: 'am', polled: false }]);
+    t.is((await events(ta, 'signal.polled')).length, 1);
 
-  // A minute later: polled again, refreshed, no duplicate. The debounce has passed: one episode.
-  const firstSeen = rows[0]!.last_seen;
-  ta.clock.advance(60_000);
-  await poller.pollNow();
-  rows = await held(ta);
-  t.is(rows.length, 1);
-  t.like(rows[0], { fingerprint: fromAm!.fingerprint, status: 'firing' });
-  t.true(rows[0]!.last_seen > firstSeen);
-  polled = await events(ta, 'signal.polled');
-  t.is(polled.length, 2);
-  t.like(polled[0], { data: { fired: 0, refreshed: 1, resolved: 0 } });
-  await ta.app.tick();
-  const opened = (await ta.call('GET', '/v1/episodes')).body.episodes;
-  t.is(opened.length, 1);
-  t.like(opened[0], { service: 'payments', alerts: ['DiskFull'], state: 'open' });
+    // A minute later: polled again, refreshed, no duplicate. The debounce has passed: one episode.
+    const firstSeen = rows[0]!.last_seen;
+    ta.clock.advance(60_000);
+    await poller.pollNow();
+    rows = await held(ta);
+    t.is(rows.length, 1);
+    t.like(rows[0], { fingerprint: fromAm!.fingerprint, status: 'firing' });
+    t.true(rows[0]!.last_seen > firstSeen);
+    polled = await events(ta, 'signal.polled');
+    t.is(polled.length, 2);
+    t.like(polled[0], { data: { fired: 0, refreshed: 1, resolved: 0 } });
+    await ta.app.tick();
+    const opened = (await ta.call('GET', '/v1/episodes')).body.episodes;
+    t.is(opened.length, 1);
+    t.like(opened[0], { service: 'payments', alerts: ['DiskFull'], state: 'open' });
 
-  // Resolved in Alertmanager: the next poll no longer returns it, so it is resolved here and
-  // its episode closes.
-  await postToAm(t, am, [{ labels, annotations, startsAt, endsAt: new Date(Date.now() - 1000).toISOString() }]);
-  t.deepEqual(await amAlerts(am), []);
-  ta.clock.advance(60_000);
-  await poller.pollNow();
-  rows = await held(ta);
-  t.is(rows.length, 1);
-  t.like(rows[0], { fingerprint: fromAm!.fingerprint, status: 'resolved' });
-  t.not(rows[0]!.ended_at, null);
-  polled = await events(ta, 'signal.polled');
-  t.is(polled.length, 3);
-  t.like(polled[0], { data: { returned: 0, absent: 1, fired: 0, refreshed: 0, resolved: 1, fingerprints: [fromAm!.fingerprint] } });
-  await ta.app.episodes.process();
-  const closed = (await ta.call('GET', `/v1/episodes/${opened[0].id}`)).body;
-  t.like(closed, { state: 'closed' });
-  t.deepEqual(closed.signals.map((s: { fingerprint: string; status: string }) => [s.fingerprint, s.status]), [[fromAm!.fingerprint, 'resolved']]);
+    // Resolved in Alertmanager: the next poll no longer returns it, so it is resolved here and
+    // its episode closes.
+    await postToAm(t, am, [{ labels, annotations, startsAt, endsAt: new Date(Date.now() - 1000).toISOString() }]);
+    t.deepEqual(await amAlerts(am), []);
+    ta.clock.advance(60_000);
+    await poller.pollNow();
+    rows = await held(ta);
+    t.is(rows.length, 1);
+    t.like(rows[0], { fingerprint: fromAm!.fingerprint, status: 'resolved' });
+    t.not(rows[0]!.ended_at, null);
+    polled = await events(ta, 'signal.polled');
+    t.is(polled.length, 3);
+    t.like(polled[0], { data: { returned: 0, absent: 1, fired: 0, refreshed: 0, resolved: 1, fingerprints: [fromAm!.fingerprint] } });
+    await ta.app.episodes.process();
+    const closed = (await ta.call('GET', `/v1/episodes/${opened[0].id}`)).body;
+    t.like(closed, { state: 'closed' });
+    t.deepEqual(
+      closed.signals.map((s: { fingerprint: string; status: string }) => [s.fingerprint, s.status]),
+      [[fromAm!.fingerprint, 'resolved']],
+    );
 
-  // Nothing firing, nothing to resolve: a poll writes nothing.
-  ta.clock.advance(60_000);
-  await poller.pollNow();
-  t.is((await events(ta, 'signal.polled')).length, 3);
+    // Nothing firing, nothing to resolve: a poll writes nothing.
+    ta.clock.advance(60_000);
+    await poller.pollNow();
+    t.is((await events(ta, 'signal.polled')).length, 3);
 
-  const connector = (await ta.call('GET', '/v1/connectors/am')).body;
-  t.like(connector, { state: 'ok', last_problem: null });
-  const verify = await ta.call('GET', '/v1/ledger/verify');
-  t.true(verify.body.ok, JSON.stringify(verify.body));
-});
+    const connector = (await ta.call('GET', '/v1/connectors/am')).body;
+    t.like(connector, { state: 'ok', last_problem: null });
+    const verify = await ta.call('GET', '/v1/ledger/verify');
+    t.true(verify.body.ok, JSON.stringify(verify.body));
+  },
+);
 
 alertmanagerTest('a poll resolves only what its own connector held; a push of the same alert takes it over; filter and poll_s apply', async (t) => {
   const ta = await startApp(t);
@@ -220,27 +289,59 @@ alertmanagerTest('a poll resolves only what its own connector held; a push of th
   const startsAt = new Date(Date.now() - 5000).toISOString();
   const polledLabels = { alertname: 'Polled', service: 'api' };
   const takenLabels = { alertname: 'TakenOver', service: 'api' };
-  await postToAm(t, am, [{ labels: polledLabels, startsAt }, { labels: takenLabels, startsAt }, { labels: { alertname: 'Elsewhere', service: 'web' }, startsAt }]);
-  t.is((await ta.call('PUT', '/v1/connectors/am', { body: { kind: 'alertmanager', settings: { url: am.base, poll_s: 30, filter: ['service="api"'] } } })).status, 201);
+  await postToAm(t, am, [
+    { labels: polledLabels, startsAt },
+    { labels: takenLabels, startsAt },
+    { labels: { alertname: 'Elsewhere', service: 'web' }, startsAt },
+  ]);
+  t.is(
+    (await ta.call('PUT', '/v1/connectors/am', { body: { kind: 'alertmanager', settings: { url: am.base, poll_s: 30, filter: ['service="api"'] } } })).status,
+    201,
+  );
   // An alert pushed by another tool: no poll ever resolves it.
   const push = await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { name: 'Pushed', service: 'api', severity: 'warning' } });
   t.is(push.status, 202, JSON.stringify(push.body));
   await poller.pollNow();
   const state = async () => (await held(ta)).map((r) => [r.name, r.status, JSON.parse(r.labels).poller ?? null]).sort();
-  t.deepEqual(await state(), [['Polled', 'firing', 'am'], ['Pushed', 'firing', null], ['TakenOver', 'firing', 'am']], 'the filter leaves Elsewhere out');
+  t.deepEqual(
+    await state(),
+    [
+      ['Polled', 'firing', 'am'],
+      ['Pushed', 'firing', null],
+      ['TakenOver', 'firing', 'am'],
+    ],
+    'the filter leaves Elsewhere out',
+  );
 
   // Alertmanager's webhook delivers TakenOver too: the push refreshes it and it is the push's now.
   const taken = (await amAlerts(am)).find((x) => x.labels.alertname === 'TakenOver')!;
-  const webhook = { version: '4', groupKey: '{}', status: 'firing', receiver: 'oncall', alerts: [{ status: 'firing', labels: taken.labels, annotations: {}, startsAt: taken.startsAt, fingerprint: taken.fingerprint }] };
+  const webhook = {
+    version: '4',
+    groupKey: '{}',
+    status: 'firing',
+    receiver: 'oncall',
+    alerts: [{ status: 'firing', labels: taken.labels, annotations: {}, startsAt: taken.startsAt, fingerprint: taken.fingerprint }],
+  };
   t.is((await ta.call('POST', '/v1/alerts/alertmanager', { token: INGEST_TOKEN, body: webhook })).status, 202);
-  t.deepEqual(await state(), [['Polled', 'firing', 'am'], ['Pushed', 'firing', null], ['TakenOver', 'firing', null]]);
+  t.deepEqual(await state(), [
+    ['Polled', 'firing', 'am'],
+    ['Pushed', 'firing', null],
+    ['TakenOver', 'firing', null],
+  ]);
 
   // Both end in Alertmanager; due again after poll_s (30 s, not 60): only the connector's own is resolved.
   const endsAt = new Date(Date.now() - 1000).toISOString();
-  await postToAm(t, am, [{ labels: polledLabels, startsAt, endsAt }, { labels: takenLabels, startsAt, endsAt }]);
+  await postToAm(t, am, [
+    { labels: polledLabels, startsAt, endsAt },
+    { labels: takenLabels, startsAt, endsAt },
+  ]);
   ta.clock.advance(30_000);
   await poller.pollNow();
-  t.deepEqual(await state(), [['Polled', 'resolved', 'am'], ['Pushed', 'firing', null], ['TakenOver', 'firing', null]]);
+  t.deepEqual(await state(), [
+    ['Polled', 'resolved', 'am'],
+    ['Pushed', 'firing', null],
+    ['TakenOver', 'firing', null],
+  ]);
   t.like((await events(ta, 'signal.polled'))[0], { data: { returned: 0, absent: 1, resolved: 1 } });
   t.true((await ta.app.verifyLedger()).ok);
 });

@@ -216,7 +216,6 @@ function evaluate(n: QueryNode, ep: Episode, now: number): boolean {
 
 // ---- random episodes ------------------------------------------------------------------------
 
-
 class Rng {
   readonly next: () => number;
   constructor(seed: number) {
@@ -234,19 +233,121 @@ class Rng {
 }
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
-const SERVICES = ['db', 'DB', 'db-primary', 'Db.Primary', 'café', 'CAFÉ', 'Über_svc', 'über_SVC', 'straße', 'STRASSE', 'svc%1', 'svc_1', 'svcX1', 'a!b', 'a!!b', 'api/v2', 'x\\y', 'OR', 'or', 'İstanbul', 'web-01', 'web-10', 'pay.eu-1', 'ñandú', '𝔘nicode', 'quote"d', 'star*svc'];
+const SERVICES = [
+  'db',
+  'DB',
+  'db-primary',
+  'Db.Primary',
+  'café',
+  'CAFÉ',
+  'Über_svc',
+  'über_SVC',
+  'straße',
+  'STRASSE',
+  'svc%1',
+  'svc_1',
+  'svcX1',
+  'a!b',
+  'a!!b',
+  'api/v2',
+  'x\\y',
+  'OR',
+  'or',
+  'İstanbul',
+  'web-01',
+  'web-10',
+  'pay.eu-1',
+  'ñandú',
+  '𝔘nicode',
+  'quote"d',
+  'star*svc',
+];
 const OUTCOMES = ['mitigated', 'escalated', 'dismissed', 'expired'];
 const RESULTS = ['none', 'restarted', 'rolled-back', 'scaled_up', '50%', 'a!b', 'x_y'];
-const NOTE_WORDS = ['Disk', 'full', 'FULL', 'on', '/var', 'Ünïcode', 'straße', 'STRASSE', '100%', 'cpu', 'under_score', 'bang!', 'back\\slash', '"quoted"', 'web-01', 'Café', 'au', 'lait', 'OR', 'and', 'x?y', 'star*', 'ÄÖÜ', 'äöü', '(paren)', 'a:b', 'ß'];
-const ALERTS = ['HighCPU', 'highcpu', 'DiskFull', 'disk_full', 'Disk%Full', 'Disk*Full', 'Latency>1s', 'Ünreachable', 'ünreachable', 'Straße-Down', 'api.5xx', 'a!b_c', 'x\\y', 'Node Down', 'OR'];
+const NOTE_WORDS = [
+  'Disk',
+  'full',
+  'FULL',
+  'on',
+  '/var',
+  'Ünïcode',
+  'straße',
+  'STRASSE',
+  '100%',
+  'cpu',
+  'under_score',
+  'bang!',
+  'back\\slash',
+  '"quoted"',
+  'web-01',
+  'Café',
+  'au',
+  'lait',
+  'OR',
+  'and',
+  'x?y',
+  'star*',
+  'ÄÖÜ',
+  'äöü',
+  '(paren)',
+  'a:b',
+  'ß',
+];
+const ALERTS = [
+  'HighCPU',
+  'highcpu',
+  'DiskFull',
+  'disk_full',
+  'Disk%Full',
+  'Disk*Full',
+  'Latency>1s',
+  'Ünreachable',
+  'ünreachable',
+  'Straße-Down',
+  'api.5xx',
+  'a!b_c',
+  'x\\y',
+  'Node Down',
+  'OR',
+];
 const DATA_KEYS = ['env', 'Env', 'region', 'k8s.ns', 'team-name', 'a/b', 'x_y'];
-const DATA_VALUES = ['prod', 'Prod', 'PROD', 'staging', 'eu-west-1', 'EU-West-1', 'größe', 'GRÖSSE', '50%', 'a_b', 'aXb', 'x!y', 'ns/kube-system', '10.0.0.1', 'é', 'two words'];
+const DATA_VALUES = [
+  'prod',
+  'Prod',
+  'PROD',
+  'staging',
+  'eu-west-1',
+  'EU-West-1',
+  'größe',
+  'GRÖSSE',
+  '50%',
+  'a_b',
+  'aXb',
+  'x!y',
+  'ns/kube-system',
+  '10.0.0.1',
+  'é',
+  'two words',
+];
 const NICE_AGES = [H, D, 7 * D, 30 * D, 90 * D, 5 * 60_000];
 const NICE_DURATIONS = [30_000, 5 * 60_000, H, 1.5 * H, D, 2 * D, 0];
 /** Spans the queries use: text as written, and its value in ms. */
 const SPANS: Array<[string, number]> = [
-  ['30s', 30_000], ['30', 30_000], ['0.5m', 30_000], ['5m', 5 * 60_000], ['1h', H], ['1.5h', 1.5 * H], ['90m', 1.5 * H],
-  ['1d', D], ['2d', 2 * D], ['7d', 7 * D], ['1w', 7 * D], ['30d', 30 * D], ['90d', 90 * D], ['0', 0], ['0s', 0],
+  ['30s', 30_000],
+  ['30', 30_000],
+  ['0.5m', 30_000],
+  ['5m', 5 * 60_000],
+  ['1h', H],
+  ['1.5h', 1.5 * H],
+  ['90m', 1.5 * H],
+  ['1d', D],
+  ['2d', 2 * D],
+  ['7d', 7 * D],
+  ['1w', 7 * D],
+  ['30d', 30 * D],
+  ['90d', 90 * D],
+  ['0', 0],
+  ['0s', 0],
 ];
 
 function randomEpisodes(rng: Rng, count: number): Episode[] {
@@ -258,8 +359,7 @@ function randomEpisodes(rng: Rng, count: number): Episode[] {
     let t_close_ms: number | null = null;
     if (!open) t_close_ms = t_open_ms + Math.min(age, rng.chance(0.3) ? rng.pick(NICE_DURATIONS) : rng.int(5 * D));
     const noteRoll = rng.next();
-    const note =
-      noteRoll < 0.3 ? null : noteRoll < 0.34 ? '' : Array.from({ length: 1 + rng.int(4) }, () => rng.pick(NOTE_WORDS)).join(' ');
+    const note = noteRoll < 0.3 ? null : noteRoll < 0.34 ? '' : Array.from({ length: 1 + rng.int(4) }, () => rng.pick(NOTE_WORDS)).join(' ');
     const alerts = Array.from({ length: rng.int(4) }, () => rng.pick(ALERTS));
     const data = new Map<string, [string, string]>();
     for (let j = rng.int(5); j > 0; j--) {
@@ -374,7 +474,12 @@ function randomLeaf(rng: Rng, eps: Episode[]): QueryNode {
   const kind = rng.next();
   if (kind < 0.35) return { type: 'exact', field, key, value: rng.chance(0.1) ? '' : recase(rng, value) };
   if (kind < 0.6) {
-    const p = recase(rng, Array.from(value).slice(0, 1 + rng.int(Array.from(value).length)).join(''));
+    const p = recase(
+      rng,
+      Array.from(value)
+        .slice(0, 1 + rng.int(Array.from(value).length))
+        .join(''),
+    );
     return p === '' ? { type: 'present', field, key } : { type: 'prefix', field, key, prefix: p };
   }
   if (kind < 0.68) return { type: 'present', field, key };
@@ -481,7 +586,10 @@ async function propertyRun(t: ExecutionContext, seed: number): Promise<void> {
         failures++;
         continue;
       }
-      const expected = eps.filter((e) => evaluate(node, e, NOW)).map((e) => e.id).sort();
+      const expected = eps
+        .filter((e) => evaluate(node, e, NOW))
+        .map((e) => e.id)
+        .sort();
       // Alternate the two ways alert/data terms are looked up (IN by index, correlated EXISTS):
       // both must give the reference answer.
       const selective = i % 2 === 0;
@@ -533,8 +641,18 @@ test('alerts and data are searched in their own tables, not in episodes.alert_na
   try {
     await migrate(db);
     const ep: Episode = {
-      id: 'ep-1', kind: 'incident', state: 'closed', service: 'Checkout', t_open_ms: NOW - H, t_close_ms: NOW - 1000,
-      decision: 'act', outcome: 'mitigated', result: 'none', note: null, alerts: ['RealAlert'], data: [['env', 'Prod']],
+      id: 'ep-1',
+      kind: 'incident',
+      state: 'closed',
+      service: 'Checkout',
+      t_open_ms: NOW - H,
+      t_close_ms: NOW - 1000,
+      decision: 'act',
+      outcome: 'mitigated',
+      result: 'none',
+      note: null,
+      alerts: ['RealAlert'],
+      data: [['env', 'Prod']],
     };
     await insertEpisodes(db, [ep]);
     // A decoy in the JSON copy that the query language must not read.

@@ -45,7 +45,9 @@ const DOCS: Record<string, Doc> = {
   access: {
     path: '/v1/settings/access',
     prepare: async (ta) => {
-      const res = await ta.call('PUT', '/v1/settings/access', { body: { allowed_domains: ['bank.example'], blocked: ['mallory@bank.example'], block_webmail: false } });
+      const res = await ta.call('PUT', '/v1/settings/access', {
+        body: { allowed_domains: ['bank.example'], blocked: ['mallory@bank.example'], block_webmail: false },
+      });
       if (res.status !== 200) throw new Error(JSON.stringify(res.body));
     },
     change: (b) => ({ ...b, block_webmail: true }),
@@ -154,7 +156,9 @@ test('connectors: a GET answer sent back (secrets masked) is 200 and changes not
   const ta = await startApp(t);
   await makeOperating(ta);
   const path = '/v1/connectors/orders-api';
-  const created = await ta.call('PUT', path, { body: { kind: 'http', settings: { base_url: 'http://127.0.0.1:9', health_path: '/healthz', bearer_token: 'orders-token-0123456789', timeout_s: 5 } } });
+  const created = await ta.call('PUT', path, {
+    body: { kind: 'http', settings: { base_url: 'http://127.0.0.1:9', health_path: '/healthz', bearer_token: 'orders-token-0123456789', timeout_s: 5 } },
+  });
   t.is(created.status, 201, JSON.stringify(created.body));
   const got = (await ta.call('GET', path)).body;
   t.deepEqual(got.settings.bearer_token, { set: true });

@@ -22,14 +22,19 @@ import { UnitOfWork } from '../host/storage/unit-of-work.ts';
 const OWNER = 'owner@bank.example';
 const PERSON = 'ada@bank.example';
 
-interface Ctx { ta: TestApp; smtp: TestSmtp }
+interface Ctx {
+  ta: TestApp;
+  smtp: TestSmtp;
+}
 
 /** An operating install, trusting 127.0.0.1 as a proxy so each test names its own client, with mail to a real SMTP server. */
 async function withMail(t: Parameters<typeof startApp>[0]): Promise<Ctx> {
   const smtp = await startSmtp(t);
   const ta = await startApp(t, { env: { SERVICE_MAIL_CA_FILE: smtp.caFile, SERVICE_TRUSTED_PROXIES: '127.0.0.1,::1' } });
   await makeOperating(ta, OWNER);
-  const put = await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' } });
+  const put = await ta.call('PUT', '/v1/settings/mail', {
+    body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' },
+  });
   if (put.status !== 200) throw new Error(`mail settings: ${JSON.stringify(put.body)}`);
   return { ta, smtp };
 }
@@ -37,7 +42,8 @@ async function withMail(t: Parameters<typeof startApp>[0]): Promise<Ctx> {
 const post = (ta: TestApp, path: string, body: unknown, client: string) =>
   fetch(ta.base + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': client }, body: JSON.stringify(body) });
 
-const statuses = (xs: Response[]): Record<number, number> => xs.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
+const statuses = (xs: Response[]): Record<number, number> =>
+  xs.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
 
 async function events(ta: TestApp, type: string): Promise<Array<{ type: string; actor: string; reason: string; data: any }>> {
   return (await ta.call('GET', `/v1/ledger?type=${type}&order=asc&limit=2000`)).body.events;
@@ -62,8 +68,13 @@ test('nineteen wrong passwords and the right one at once: five count, then the a
   const wrong = Array.from({ length: 19 }, (_, i) => post(ta, '/v1/auth/password', { email: PERSON, password: `wrong-password-${i}-0000` }, client));
   const right = post(ta, '/v1/auth/password', { email: PERSON, password }, client);
   const answers = await Promise.all([...wrong, right]);
-  t.true(answers.every((r) => r.status === 401 || r.status === 200), JSON.stringify(statuses(answers)));
-  const evs = (await events(ta, 'identity.')).filter((e) => (e.type === 'identity.password_wrong' || e.type === 'identity.signed_in') && e.data.email === PERSON);
+  t.true(
+    answers.every((r) => r.status === 401 || r.status === 200),
+    JSON.stringify(statuses(answers)),
+  );
+  const evs = (await events(ta, 'identity.')).filter(
+    (e) => (e.type === 'identity.password_wrong' || e.type === 'identity.signed_in') && e.data.email === PERSON,
+  );
   t.is(evs.length, 20, 'each try is one event');
   t.is(lockRuleBroken(evs), null);
   t.is(evs.filter((e) => e.type === 'identity.password_wrong' && e.data.locks === true).length, 1, 'one try sets the lock');
@@ -90,12 +101,17 @@ test('40 code requests at once from one client: exactly 20 are accepted', async 
   t.is((await events(ta, 'identity.code_rate_limited')).length, 1);
   ta.clock.advance(MINUTE);
   await ta.app.tick();
-  t.deepEqual((await events(ta, 'identity.code_rate_limited')).map((e) => e.data.rate_limited), [1, 19]);
+  t.deepEqual(
+    (await events(ta, 'identity.code_rate_limited')).map((e) => e.data.rate_limited),
+    [1, 19],
+  );
 });
 
 test('code checks: 30 per client per 10 minutes, then 429, so failures cannot be sent without end', async (t) => {
   const { ta } = await withMail(t);
-  const answers = await Promise.all(Array.from({ length: 35 }, (_, i) => post(ta, '/v1/auth/verify', { email: `v${i}@bank.example`, code: '123456' }, '203.0.113.25')));
+  const answers = await Promise.all(
+    Array.from({ length: 35 }, (_, i) => post(ta, '/v1/auth/verify', { email: `v${i}@bank.example`, code: '123456' }, '203.0.113.25')),
+  );
   t.deepEqual(statuses(answers), { 401: 30, 429: 5 });
   t.is((await events(ta, 'identity.code_wrong')).length, 30);
   t.is((await post(ta, '/v1/auth/verify', { email: 'v@bank.example', code: '123456' }, '203.0.113.26')).status, 401, 'another client is not limited');
@@ -114,10 +130,16 @@ test('10 code requests at once for one address: exactly 3 codes are sent', async
 
 test('45 passwords at once from one client: exactly 30 tries are counted, the rest answer 429', async (t) => {
   const { ta } = await withMail(t);
-  const answers = await Promise.all(Array.from({ length: 45 }, (_, i) => post(ta, '/v1/auth/password', { email: `u${i}@bank.example`, password: 'not-the-password-0000' }, '203.0.113.50')));
+  const answers = await Promise.all(
+    Array.from({ length: 45 }, (_, i) => post(ta, '/v1/auth/password', { email: `u${i}@bank.example`, password: 'not-the-password-0000' }, '203.0.113.50')),
+  );
   t.deepEqual(statuses(answers), { 401: 30, 429: 15 });
   t.is((await events(ta, 'identity.password_wrong')).length, 30);
-  t.is(Number((await ta.app.db('auth_limits').where({ kind: 'password_address' }).count({ n: '*' }).first())?.n), 30, 'a refused try leaves no row for its address');
+  t.is(
+    Number((await ta.app.db('auth_limits').where({ kind: 'password_address' }).count({ n: '*' }).first())?.n),
+    30,
+    'a refused try leaves no row for its address',
+  );
   t.is(Number((await ta.app.db('auth_attempts').where({ kind: 'password_client', subject: '203.0.113.50' }).count({ n: '*' }).first())?.n), 30);
 });
 
@@ -168,14 +190,24 @@ test('a break-glass session ends when break-glass closes: mail works, and the ol
   const glass = await breakGlass(ta);
   const other = await breakGlass(ta);
   t.is((await ta.call('GET', '/v1/auth/me', { token: glass })).status, 200);
-  t_ok(await ta.call('PUT', '/v1/settings/mail', { token: glass, body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' } }), 200);
+  t_ok(
+    await ta.call('PUT', '/v1/settings/mail', {
+      token: glass,
+      body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' },
+    }),
+    200,
+  );
   t_ok(await ta.call('POST', '/v1/settings/mail/test', { token: glass, body: { to: OWNER } }), 200);
   t.is(smtp.messages.length, 1);
   for (const token of [glass, other]) {
     const after = await ta.call('GET', '/v1/auth/me', { token });
     t.is(after.status, 401);
     t.regex(after.body.message, /break-glass has closed/);
-    t.is((await ta.call('POST', '/v1/people', { token, body: { email: 'mallory@bank.example', name: 'M', role: 'owner' } })).status, 401, 'it can no longer make an owner');
+    t.is(
+      (await ta.call('POST', '/v1/people', { token, body: { email: 'mallory@bank.example', name: 'M', role: 'owner' } })).status,
+      401,
+      'it can no longer make an owner',
+    );
   }
   const closed = await events(ta, 'identity.break_glass_closed');
   t.is(closed.length, 1);
@@ -195,7 +227,10 @@ test('a break-glass sign-in racing the send that closes break-glass: the session
   const reads = [true, false];
   const admin = new AdminLoginService({
     breakGlass: async () => ({ open: reads.shift() ?? false, reason: null }),
-    sessions, limits, refusals: new Refusals({ locks: new LimitLocksRepo(ta.app.db), limits, ledger: ta.app.ledger, clock: ta.clock }), ledger: ta.app.ledger,
+    sessions,
+    limits,
+    refusals: new Refusals({ locks: new LimitLocksRepo(ta.app.db), limits, ledger: ta.app.ledger, clock: ta.clock }),
+    ledger: ta.app.ledger,
   });
   const err = await t.throwsAsync(admin.login('203.0.113.70'));
   t.is((err as AppError).code, 'use_email');
@@ -204,7 +239,12 @@ test('a break-glass sign-in racing the send that closes break-glass: the session
   t.is(rows[0].end_reason, 'break_glass_closed', 'the session it opened has ended');
 });
 
-for (const [what, body] of [['null', 'null'], ['an array', '[]'], ['a number', '7'], ['a string', '"x"']] as const) {
+for (const [what, body] of [
+  ['null', 'null'],
+  ['an array', '[]'],
+  ['a number', '7'],
+  ['a string', '"x"'],
+] as const) {
   test(`a body of ${what} where an object is expected answers 400 on every people and sign-in route`, async (t) => {
     const ta = await startApp(t);
     await makeOperating(ta, OWNER);

@@ -36,7 +36,8 @@ async function call(h: HostProcess, method: string, route: string, opts: { token
 const tally = (xs: Answer[]): Record<number, number> => xs.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
 
 /** `n` requests at once, alternating between the hosts. */
-const spread = (hosts: HostProcess[], n: number, one: (h: HostProcess, i: number) => Promise<Answer>) => Promise.all(Array.from({ length: n }, (_, i) => one(hosts[i % hosts.length]!, i)));
+const spread = (hosts: HostProcess[], n: number, one: (h: HostProcess, i: number) => Promise<Answer>) =>
+  Promise.all(Array.from({ length: n }, (_, i) => one(hosts[i % hosts.length]!, i)));
 
 async function ledger(h: HostProcess, type: string): Promise<Array<{ type: string; data: any }>> {
   return (await call(h, 'GET', `/v1/ledger?type=${type}&order=asc&limit=2000`, { token: ADMIN_TOKEN })).body.events;
@@ -59,7 +60,15 @@ await mariadbTest('two host processes on one MariaDB: every sign-in limit holds 
   const [one] = hosts as [HostProcess, HostProcess];
   must(t, await call(one, 'POST', '/v1/licence', { token: ADMIN_TOKEN, body: { licence: signLicence() } }), 200, 'licence');
   must(t, await call(one, 'POST', '/v1/auth/bootstrap', { token: ADMIN_TOKEN, body: { email: OWNER, name: 'First Owner' } }), 201, 'bootstrap');
-  must(t, await call(one, 'PUT', '/v1/settings/mail', { token: ADMIN_TOKEN, body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' } }), 200, 'mail settings');
+  must(
+    t,
+    await call(one, 'PUT', '/v1/settings/mail', {
+      token: ADMIN_TOKEN,
+      body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' },
+    }),
+    200,
+    'mail settings',
+  );
   must(t, await call(one, 'POST', '/v1/people', { token: ADMIN_TOKEN, body: { email: PERSON, name: 'Ada', role: 'viewer' } }), 201, 'person');
   const given = await call(one, 'POST', `/v1/people/${PERSON}/password`, { token: ADMIN_TOKEN, body: { expires: '30d' } });
   must(t, given, 201, 'password');
@@ -80,18 +89,26 @@ await mariadbTest('two host processes on one MariaDB: every sign-in limit holds 
   t.is(smtp.messages.filter((m) => m.to.includes(OWNER)).length, 3, 'three codes arrived');
 
   // 45 passwords from one client: exactly 30 tries counted.
-  const tries = await spread(hosts, 45, (h, i) => call(h, 'POST', '/v1/auth/password', { body: { email: `u${i}@bank.example`, password: 'not-the-password-0000' }, client: '203.0.113.2' }));
+  const tries = await spread(hosts, 45, (h, i) =>
+    call(h, 'POST', '/v1/auth/password', { body: { email: `u${i}@bank.example`, password: 'not-the-password-0000' }, client: '203.0.113.2' }),
+  );
   t.deepEqual(tally(tries), { 401: 30, 429: 15 }, '45 passwords from one client');
 
   // 35 code checks from one client: exactly 30 checked.
-  const checks = await spread(hosts, 35, (h, i) => call(h, 'POST', '/v1/auth/verify', { body: { email: `v${i}@bank.example`, code: '123456' }, client: '203.0.113.6' }));
+  const checks = await spread(hosts, 35, (h, i) =>
+    call(h, 'POST', '/v1/auth/verify', { body: { email: `v${i}@bank.example`, code: '123456' }, client: '203.0.113.6' }),
+  );
   t.deepEqual(tally(checks), { 401: 30, 429: 5 }, '35 code checks from one client');
 
   // Nineteen wrong passwords and the right one: no session once the address is locked.
-  const wrong = spread(hosts, 19, (h, i) => call(h, 'POST', '/v1/auth/password', { body: { email: PERSON, password: `wrong-password-${i}-0000` }, client: '203.0.113.3' }));
+  const wrong = spread(hosts, 19, (h, i) =>
+    call(h, 'POST', '/v1/auth/password', { body: { email: PERSON, password: `wrong-password-${i}-0000` }, client: '203.0.113.3' }),
+  );
   const right = call(hosts[1]!, 'POST', '/v1/auth/password', { body: { email: PERSON, password }, client: '203.0.113.3' });
   await Promise.all([wrong, right]);
-  const evs = (await ledger(one, 'identity.')).filter((e) => (e.type === 'identity.password_wrong' || e.type === 'identity.signed_in') && e.data.email === PERSON);
+  const evs = (await ledger(one, 'identity.')).filter(
+    (e) => (e.type === 'identity.password_wrong' || e.type === 'identity.signed_in') && e.data.email === PERSON,
+  );
   t.is(evs.length, 20, 'each try is one event');
   t.is(lockRuleBroken(evs), null, 'the lock rule holds in ledger order');
   t.is((await call(one, 'POST', '/v1/auth/password', { body: { email: PERSON, password }, client: '203.0.113.4' })).status, 401, 'the address is locked');

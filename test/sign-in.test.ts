@@ -7,14 +7,19 @@ import { startSmtp, type TestSmtp } from './helpers/smtp.ts';
 
 const OWNER = 'owner@bank.example';
 
-interface Ctx { ta: TestApp; smtp: TestSmtp }
+interface Ctx {
+  ta: TestApp;
+  smtp: TestSmtp;
+}
 
 /** An operating install whose mail goes to a real SMTP server (STARTTLS, self-signed CA trusted). */
 async function withMail(t: Parameters<typeof startApp>[0], env: Record<string, string> = {}): Promise<Ctx> {
   const smtp = await startSmtp(t);
   const ta = await startApp(t, { env: { SERVICE_MAIL_CA_FILE: smtp.caFile, ...env } });
   await makeOperating(ta, OWNER);
-  const put = await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' } });
+  const put = await ta.call('PUT', '/v1/settings/mail', {
+    body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' },
+  });
   if (put.status !== 200) throw new Error(`mail settings: ${JSON.stringify(put.body)}`);
   return { ta, smtp };
 }
@@ -28,7 +33,10 @@ async function codeFor({ ta, smtp }: Ctx, email: string): Promise<string> {
   const res = await request(ta, email);
   if (res.status !== 202) throw new Error(`request: ${res.status} ${await res.text()}`);
   await ta.app.signIn.idle();
-  const mail = smtp.messages.slice(before).reverse().find((m) => m.to.includes(email));
+  const mail = smtp.messages
+    .slice(before)
+    .reverse()
+    .find((m) => m.to.includes(email));
   if (mail === undefined) throw new Error(`no code arrived for ${email}`);
   return /\b(\d{6})\b/.exec(mail.text)![1]!;
 }
@@ -42,7 +50,8 @@ async function signIn(c: Ctx, email: string): Promise<string> {
 }
 
 const me = (ta: TestApp, token: string) => ta.call('GET', '/v1/auth/me', { token });
-const types = async (ta: TestApp, prefix: string) => ((await ta.call('GET', `/v1/ledger?type=${prefix}&order=asc&limit=2000`)).body.events as { type: string }[]).map((e) => e.type);
+const types = async (ta: TestApp, prefix: string) =>
+  ((await ta.call('GET', `/v1/ledger?type=${prefix}&order=asc&limit=2000`)).body.events as { type: string }[]).map((e) => e.type);
 
 test('an owner signs in with an e-mailed code, is who /v1/auth/me says, and signs out', async (t) => {
   const c = await withMail(t);
@@ -75,7 +84,10 @@ test('known and unknown addresses get byte-identical answers; nothing is sent to
   const c = await withMail(t);
   const answer = async (email: string) => {
     const res = await request(c.ta, email);
-    const headers = [...res.headers.entries()].filter(([k]) => k !== 'date').map(([k, v]) => `${k}: ${v}`).join('\n');
+    const headers = [...res.headers.entries()]
+      .filter(([k]) => k !== 'date')
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\n');
     return `${res.status}\n${headers}\n\n${await res.text()}`;
   };
   const known = await answer(OWNER);
@@ -84,7 +96,10 @@ test('known and unknown addresses get byte-identical answers; nothing is sent to
   t.is(unknown, known);
   t.is(refused, known);
   await c.ta.app.signIn.idle();
-  t.deepEqual(c.smtp.messages.map((m) => m.to), [[OWNER]]);
+  t.deepEqual(
+    c.smtp.messages.map((m) => m.to),
+    [[OWNER]],
+  );
   t.deepEqual((await types(c.ta, 'identity.code')).sort(), ['identity.code_ignored', 'identity.code_ignored', 'identity.code_sent']);
   t.is((await verify(c.ta, 'nobody@bank.example', '123456')).body.error, 'invalid_code');
 });
@@ -102,7 +117,14 @@ test('a code request answers before anything about the address is looked at: a m
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
   const ta = await startApp(t);
   await makeOperating(ta, OWNER);
-  t.is((await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: '127.0.0.1', smtp_port: (silent.address() as AddressInfo).port, smtp_security: 'none', mail_from: 'oncall@bank.example' } })).status, 200);
+  t.is(
+    (
+      await ta.call('PUT', '/v1/settings/mail', {
+        body: { smtp_host: '127.0.0.1', smtp_port: (silent.address() as AddressInfo).port, smtp_security: 'none', mail_from: 'oncall@bank.example' },
+      })
+    ).status,
+    200,
+  );
   t.teardown(() => new Promise<void>((resolve) => silent.close(() => resolve())));
   t.is((await request(ta, OWNER)).status, 202);
   t.is((await request(ta, 'nobody@bank.example')).status, 202);
@@ -183,7 +205,10 @@ test('at most 3 codes per address per 10 minutes, counted the same for unknown a
   await c.ta.app.tick();
   const limited = (await c.ta.call('GET', '/v1/ledger?type=identity.code_rate_limited&order=asc')).body.events;
   t.is(limited.length, 2);
-  t.deepEqual(limited.map((e: { data: { rate_limited: number } }) => e.data.rate_limited), [1, 1]);
+  t.deepEqual(
+    limited.map((e: { data: { rate_limited: number } }) => e.data.rate_limited),
+    [1, 1],
+  );
 });
 
 test('at most 20 code requests per client address per 10 minutes; X-Forwarded-For is believed only from a trusted proxy', async (t) => {
@@ -278,7 +303,15 @@ test('people: viewers read, admins manage non-owners, only an owner touches owne
 test('tightening the access policy ends the sessions of people it no longer admits, at once', async (t) => {
   const c = await withMail(t);
   const owner = await signIn(c, OWNER);
-  t.is((await c.ta.call('PUT', '/v1/settings/access', { token: owner, body: { allowed_domains: ['bank.example', 'partner.example'], blocked: [], block_webmail: false } })).status, 200);
+  t.is(
+    (
+      await c.ta.call('PUT', '/v1/settings/access', {
+        token: owner,
+        body: { allowed_domains: ['bank.example', 'partner.example'], blocked: [], block_webmail: false },
+      })
+    ).status,
+    200,
+  );
   t.is((await c.ta.call('POST', '/v1/people', { token: owner, body: { email: 'pat@partner.example', name: 'Pat', role: 'viewer' } })).status, 201);
   const partner = await signIn(c, 'pat@partner.example');
   t.is((await me(c.ta, partner)).status, 200);
@@ -333,12 +366,16 @@ test('a password for one person: shown once, hashed, five wrong tries lock the a
   const s2 = (await login(fresh.password)).body.token;
   t.is((await c.ta.call('DELETE', '/v1/people/ada@bank.example/password', { token: await signIn(c, OWNER) })).status, 200);
   t.is((await me(c.ta, s2)).status, 401);
-  t.deepEqual((await types(c.ta, 'identity.password_')).filter((x) => x !== 'identity.password_wrong'), ['identity.password_set', 'identity.password_set', 'identity.password_removed']);
+  t.deepEqual(
+    (await types(c.ta, 'identity.password_')).filter((x) => x !== 'identity.password_wrong'),
+    ['identity.password_set', 'identity.password_set', 'identity.password_removed'],
+  );
 });
 
 test('30 password tries from one client in 10 minutes are refused with 429', async (t) => {
   const c = await withMail(t);
-  for (let i = 0; i < 30; i++) t.is((await c.ta.call('POST', '/v1/auth/password', { token: null, body: { email: `u${i}@bank.example`, password: 'x' } })).status, 401);
+  for (let i = 0; i < 30; i++)
+    t.is((await c.ta.call('POST', '/v1/auth/password', { token: null, body: { email: `u${i}@bank.example`, password: 'x' } })).status, 401);
   const res = await c.ta.call('POST', '/v1/auth/password', { token: null, body: { email: 'u@bank.example', password: 'x' } });
   t.is(res.status, 429);
   t.truthy(res.headers.get('retry-after'));
@@ -360,7 +397,15 @@ test('break-glass: while no code can be sent the admin token opens a session, re
   t.is(ev[0].actor, 'admin-token');
 
   // The break-glass session configures mail; a code is sent; break-glass closes.
-  t.is((await ta.call('PUT', '/v1/settings/mail', { token: glass.body.token, body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' } })).status, 200);
+  t.is(
+    (
+      await ta.call('PUT', '/v1/settings/mail', {
+        token: glass.body.token,
+        body: { smtp_host: smtp.host, smtp_port: smtp.port, smtp_security: 'starttls', mail_from: 'oncall@bank.example' },
+      })
+    ).status,
+    200,
+  );
   await codeFor({ ta, smtp }, OWNER);
   t.like((await ta.call('GET', '/v1/status', { token: null })).body.auth.break_glass, { open: false });
   t.is((await me(ta, glass.body.token)).status, 401, 'the code sent closed break-glass and ended its session');
@@ -408,8 +453,14 @@ test('settings by role: a viewer reads mail and access settings but changes neit
   t.is((await c.ta.call('PUT', '/v1/settings/mail', { token: viewer, body: { smtp_port: 2525 } })).status, 403);
   t.is((await c.ta.call('POST', '/v1/settings/mail/test', { token: viewer })).status, 403);
   t.is((await c.ta.call('GET', '/v1/settings/access', { token: viewer })).status, 200);
-  t.is((await c.ta.call('PUT', '/v1/settings/access', { token: viewer, body: { allowed_domains: ['bank.example'], blocked: [], block_webmail: true } })).status, 403);
-  t.is((await c.ta.call('PUT', '/v1/settings/access', { token: admin, body: { allowed_domains: ['bank.example'], blocked: [], block_webmail: true } })).status, 200);
+  t.is(
+    (await c.ta.call('PUT', '/v1/settings/access', { token: viewer, body: { allowed_domains: ['bank.example'], blocked: [], block_webmail: true } })).status,
+    403,
+  );
+  t.is(
+    (await c.ta.call('PUT', '/v1/settings/access', { token: admin, body: { allowed_domains: ['bank.example'], blocked: [], block_webmail: true } })).status,
+    200,
+  );
   const before = c.smtp.messages.length;
   const sent = await c.ta.call('POST', '/v1/settings/mail/test', { token: admin });
   t.is(sent.status, 200);

@@ -15,5 +15,14 @@ registerHooks({
 });
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-process.argv = [process.argv[0]!, 'svelte-check', '--workspace', `${root}web`, '--tsconfig', `${root}web/tsconfig.json`, '--fail-on-warnings', ...process.argv.slice(2)];
+process.argv = [
+  process.argv[0]!,
+  'svelte-check',
+  '--workspace',
+  `${root}web`,
+  '--tsconfig',
+  `${root}web/tsconfig.json`,
+  '--fail-on-warnings',
+  ...process.argv.slice(2),
+];
 createRequire(import.meta.url)(`${root}node_modules/svelte-check/bin/svelte-check`);

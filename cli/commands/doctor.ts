@@ -17,7 +17,7 @@ export default class Doctor extends ServiceCommand {
   static override description =
     'Asks the running service first (GET /v1/doctor?fresh=1 on http://127.0.0.1:$SERVICE_PORT, with SERVICE_ADMIN_TOKEN or --token), ' +
     "so that the report judges the service's own environment. When the service does not answer, or there is no token it " +
-    "accepts, or with --local, runs the same checks in this process on the database the SERVICE_* variables name, and says " +
+    'accepts, or with --local, runs the same checks in this process on the database the SERVICE_* variables name, and says ' +
     "that it judged this CLI process's environment. It reports pending migrations but never applies them. Exits 1 when any " +
     'check fails; a warning does not.';
   static override examples = ['<%= config.bin %> doctor', '<%= config.bin %> doctor --json', '<%= config.bin %> doctor --local'];
@@ -37,7 +37,8 @@ export default class Doctor extends ServiceCommand {
     let url: string | null = null;
     if (!flags.local) {
       url = (flags.url ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, '');
-      if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url)) throw new CliProblem('bad_url', `--url must be an http:// or https:// address, not ${url}`, EXIT_USAGE);
+      if (!/^https?:\/\/[^/]/.test(url) || !URL.canParse(url))
+        throw new CliProblem('bad_url', `--url must be an http:// or https:// address, not ${url}`, EXIT_USAGE);
       const { askService } = await import('../service-doctor.ts');
       const asked = await askService(url, flags.token ?? config.adminToken, flags.timeout);
       if (asked.report !== null) result = { ...asked.report, service_url: url, service_problem: null };
@@ -64,14 +65,15 @@ export default class Doctor extends ServiceCommand {
   /** The checks run in this process, on the database the SERVICE_* variables name. */
   private async judgeHere(): Promise<DoctorReport> {
     const config = readConfig();
-    const [{ withContext }, { doctorDeps, runDoctor }, { loadPlugins, pluginDirs }, { silentLogger }, { systemClock }, { PLUGIN_API_VERSION }] = await Promise.all([
-      import('../context.ts'),
-      import('../../host/doctor/doctor.service.ts'),
-      import('../../host/plugins/loader.ts'),
-      import('../../host/log.ts'),
-      import('../../host/clock.ts'),
-      import('../../host/version.ts'),
-    ]);
+    const [{ withContext }, { doctorDeps, runDoctor }, { loadPlugins, pluginDirs }, { silentLogger }, { systemClock }, { PLUGIN_API_VERSION }] =
+      await Promise.all([
+        import('../context.ts'),
+        import('../../host/doctor/doctor.service.ts'),
+        import('../../host/plugins/loader.ts'),
+        import('../../host/log.ts'),
+        import('../../host/clock.ts'),
+        import('../../host/version.ts'),
+      ]);
     return withContext(config, (ctx) =>
       runDoctor(
         doctorDeps({

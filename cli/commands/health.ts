@@ -23,7 +23,8 @@ export default class Health extends ServiceCommand {
   async run(): Promise<HealthResult> {
     const { flags } = await this.parse(Health);
     const base = (flags.url ?? `http://127.0.0.1:${readConfig().port}`).replace(/\/+$/, '');
-    if (!/^https?:\/\/[^/]/.test(base) || !URL.canParse(base)) throw new CliProblem('bad_url', `--url must be an http:// or https:// address, not ${base}`, EXIT_USAGE);
+    if (!/^https?:\/\/[^/]/.test(base) || !URL.canParse(base))
+      throw new CliProblem('bad_url', `--url must be an http:// or https:// address, not ${base}`, EXIT_USAGE);
     const get = async (path: string): Promise<{ status: number; body: unknown }> => {
       const res = await fetch(base + path, { signal: AbortSignal.timeout(flags.timeout * 1000), headers: { accept: 'application/json' } });
       const text = await res.text();
@@ -58,7 +59,9 @@ export default class Health extends ServiceCommand {
       this.log(`  version      ${status.version}`);
       this.log(`  fingerprint  ${status.fingerprint}`);
       this.log(`  mode         ${status.mode}`);
-      this.log(`  licence      ${status.licence.state}${status.licence.customer === null ? '' : ` (${status.licence.customer}, expires ${status.licence.expires_at})`}`);
+      this.log(
+        `  licence      ${status.licence.state}${status.licence.customer === null ? '' : ` (${status.licence.customer}, expires ${status.licence.expires_at})`}`,
+      );
       this.log(`  ledger head  seq ${status.ledger_head.seq}`);
     }
     return this.outcome({ ok: problem === null, url: base, health: health.body, status, problem }, problem === null);

@@ -39,7 +39,11 @@ export default class LedgerVerify extends ServiceCommand {
     else this.log(`BROKEN: ${describeLedger(report)}\nfirst bad seq: ${report.first_bad_seq}`);
     const e = report.expected;
     if (e !== null) {
-      this.log(e.matches ? `expected: seq ${e.seq} has hash ${e.hash}` : `expected: seq ${e.seq} has ${e.found === null ? 'no entry' : `hash ${e.found}`}, not ${e.hash}`);
+      this.log(
+        e.matches
+          ? `expected: seq ${e.seq} has hash ${e.hash}`
+          : `expected: seq ${e.seq} has ${e.found === null ? 'no entry' : `hash ${e.found}`}, not ${e.hash}`,
+      );
     }
     return this.outcome(report, report.ok);
   }

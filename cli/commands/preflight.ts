@@ -39,7 +39,11 @@ export default class Preflight extends ServiceCommand {
     for (const c of report.checks) this.log(`${MARK[c.level]}  ${c.name.padEnd(width)}  ${c.detail}`);
     const failed = report.checks.filter((c) => !c.ok).length;
     const warned = report.checks.filter((c) => c.level === 'warn').length;
-    this.log(failed > 0 ? `\n${failed} of ${report.checks.length} checks failed` : `\nready to start: all ${report.checks.length} checks passed${warned > 0 ? ` (${warned} with a warning)` : ''}`);
+    this.log(
+      failed > 0
+        ? `\n${failed} of ${report.checks.length} checks failed`
+        : `\nready to start: all ${report.checks.length} checks passed${warned > 0 ? ` (${warned} with a warning)` : ''}`,
+    );
     if (report.checks[0]?.name === 'config' && !report.checks[0].ok) {
       process.exitCode = 2;
       return report;

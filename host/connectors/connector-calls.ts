@@ -22,7 +22,12 @@ export interface Callable {
 }
 
 /** The connector ready to call, or why it cannot be (a configuration fault first). */
-export function callable(r: Resolved, job: CallJob, has: ((type: ConnectorKind) => boolean) | null, cannot: string): { ok: true; c: Callable } | { ok: false; failure: ConnectorFailure } {
+export function callable(
+  r: Resolved,
+  job: CallJob,
+  has: ((type: ConnectorKind) => boolean) | null,
+  cannot: string,
+): { ok: true; c: Callable } | { ok: false; failure: ConnectorFailure } {
   if (r.fault !== null) return { ok: false, failure: failure(job, 'unusable', r.fault) };
   if (has !== null && (r.type === null || !has(r.type))) return { ok: false, failure: failure(job, 'unusable', cannot) };
   if (r.type === null || r.settings === null) return { ok: false, failure: failure(job, 'unusable', 'its settings are incomplete') };

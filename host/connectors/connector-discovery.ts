@@ -42,10 +42,25 @@ export async function discoverWith(d: { store: ConnectorStore; log: Logger }, na
   const ready = callable(r, 'discovery', (t) => typeof t.plugin.discover === 'function', `connectors of kind ${r.kind} cannot discover`);
   if (!ready.ok) return { ok: false, problem: clipProblem(ready.failure.problem), cut_off: false, services: [], dropped: 0, took_ms: took() };
   const { c } = ready;
-  const outcome = await callConnector({ job: 'discovery', c, timeoutMs, log: d.log, call: (ctx) => (c.type.plugin.discover as (x: unknown) => unknown).call(c.type.plugin, ctx) });
-  if (!outcome.ok) return { ok: false, problem: clipProblem(outcome.failure.problem), cut_off: outcome.failure.reason === 'cut_off', services: [], dropped: 0, took_ms: took() };
+  const outcome = await callConnector({
+    job: 'discovery',
+    c,
+    timeoutMs,
+    log: d.log,
+    call: (ctx) => (c.type.plugin.discover as (x: unknown) => unknown).call(c.type.plugin, ctx),
+  });
+  if (!outcome.ok)
+    return {
+      ok: false,
+      problem: clipProblem(outcome.failure.problem),
+      cut_off: outcome.failure.reason === 'cut_off',
+      services: [],
+      dropped: 0,
+      took_ms: took(),
+    };
   const v = outcome.value as { services?: unknown } | null;
-  if (typeof v !== 'object' || v === null || !Array.isArray(v.services)) return { ok: false, problem: 'the discovery answered something that is not {services: [...]}', cut_off: false, services: [], dropped: 0, took_ms: took() };
+  if (typeof v !== 'object' || v === null || !Array.isArray(v.services))
+    return { ok: false, problem: 'the discovery answered something that is not {services: [...]}', cut_off: false, services: [], dropped: 0, took_ms: took() };
   const services: DiscoveredService[] = [];
   let dropped = 0;
   for (const item of v.services as unknown[]) {

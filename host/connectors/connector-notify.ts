@@ -23,16 +23,31 @@ export function canNotify(kinds: ConnectorKinds, kind: string): boolean {
  * throws for the plugin's sake: a throw, a bad answer, the cut-off or a connector that is gone
  * or cannot notify is the problem, scrubbed of the connector's secrets.
  */
-export async function notifyWith(d: { store: ConnectorStore; log: Logger }, name: string, message: NotifyMessage): Promise<{ ok: boolean; problem: string | null; kind: string | null }> {
+export async function notifyWith(
+  d: { store: ConnectorStore; log: Logger },
+  name: string,
+  message: NotifyMessage,
+): Promise<{ ok: boolean; problem: string | null; kind: string | null }> {
   const r = await d.store.resolve(name).catch(() => null);
   if (r === null) return { ok: false, problem: `no connector named ${name} is configured`, kind: null };
   const ready = callable(r, 'notification', (t) => typeof t.plugin.notify === 'function', `connectors of kind ${r.kind} cannot notify`);
   if (!ready.ok) return { ok: false, problem: clipProblem(ready.failure.problem), kind: r.kind };
   const { c } = ready;
-  const outcome = await callConnector({ job: 'notification', c, timeoutMs: cutOffMs(c.settings), log: d.log, call: (ctx) => (c.type.plugin.notify as (x: unknown, m: unknown) => unknown).call(c.type.plugin, ctx, clone(message)) });
+  const outcome = await callConnector({
+    job: 'notification',
+    c,
+    timeoutMs: cutOffMs(c.settings),
+    log: d.log,
+    call: (ctx) => (c.type.plugin.notify as (x: unknown, m: unknown) => unknown).call(c.type.plugin, ctx, clone(message)),
+  });
   if (!outcome.ok) return { ok: false, problem: clipProblem(outcome.failure.problem), kind: r.kind };
   const v = outcome.value as { ok?: unknown; problem?: unknown } | null;
-  if (typeof v !== 'object' || v === null || typeof v.ok !== 'boolean') return { ok: false, problem: 'the notification answered something that is not {ok, problem}', kind: r.kind };
+  if (typeof v !== 'object' || v === null || typeof v.ok !== 'boolean')
+    return { ok: false, problem: 'the notification answered something that is not {ok, problem}', kind: r.kind };
   if (v.ok) return { ok: true, problem: null, kind: r.kind };
-  return { ok: false, problem: clipProblem(scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the notification failed without a reason', c.secrets)), kind: r.kind };
+  return {
+    ok: false,
+    problem: clipProblem(scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the notification failed without a reason', c.secrets)),
+    kind: r.kind,
+  };
 }

@@ -8,7 +8,8 @@ import type { ConnectorStore } from './connectors.store.ts';
 import { cutOffMs } from './runner.ts';
 import { scrubJson } from './secrets.ts';
 
-export type PollReport<T> = { ok: true; kind: string; alerts: number; taken: T; took_ms: number } | { ok: false; kind: string; problem: string; took_ms: number };
+export type PollReport<T> =
+  { ok: true; kind: string; alerts: number; taken: T; took_ms: number } | { ok: false; kind: string; problem: string; took_ms: number };
 
 export interface PollDeps {
   store: ConnectorStore;
@@ -53,7 +54,13 @@ export async function pollWith<T>(d: PollDeps, name: string, take: (kind: string
   if (!ready.ok) failed = ready.failure;
   else {
     const { c } = ready;
-    const outcome = await callConnector({ job: 'poll', c, timeoutMs: cutOffMs(c.settings), log: d.log, call: (ctx) => (c.type.plugin.pollAlerts as (x: unknown) => unknown).call(c.type.plugin, ctx) });
+    const outcome = await callConnector({
+      job: 'poll',
+      c,
+      timeoutMs: cutOffMs(c.settings),
+      log: d.log,
+      call: (ctx) => (c.type.plugin.pollAlerts as (x: unknown) => unknown).call(c.type.plugin, ctx),
+    });
     if (!outcome.ok) failed = outcome.failure;
     else if (!Array.isArray(outcome.value)) failed = failure('poll', 'bad_answer', 'the poll answered something that is not a list of alerts');
     else alerts = scrubJson(jsonOnly(outcome.value), c.secrets) as unknown[];
@@ -78,7 +85,12 @@ export async function pollWith<T>(d: PollDeps, name: string, take: (kind: string
     else {
       await d.ledger.transact(async (trx, record) => {
         await d.repo.putStatus(status, trx);
-        await record({ type: 'connector.poll_failed', actor: 'system', reason: `polling connector ${name} failed: ${problem}`, data: { name, kind: r.kind, problem } });
+        await record({
+          type: 'connector.poll_failed',
+          actor: 'system',
+          reason: `polling connector ${name} failed: ${problem}`,
+          data: { name, kind: r.kind, problem },
+        });
       });
     }
     return { ok: false, kind: r.kind, problem, took_ms: took() };

@@ -25,9 +25,15 @@ const MAX_DATA_BYTES = 1024 * 1024;
  * off at its timeout; the answer is scrubbed of the connector's secrets and recorded in the ledger.
  * A connector that cannot be used is 400 `invalid_settings`; a kind without `query` is 400 `query_not_supported`.
  */
-export async function queryConnector(d: { store: ConnectorStore; ledger: Ledger; log: Logger }, name: string, request: ConnectorQueryRequest, who: Principal): Promise<QueryReport> {
+export async function queryConnector(
+  d: { store: ConnectorStore; ledger: Ledger; log: Logger },
+  name: string,
+  request: ConnectorQueryRequest,
+  who: Principal,
+): Promise<QueryReport> {
   const r = await d.store.resolve(name);
-  if (r.fault !== null || r.type === null || r.settings === null) throw new AppError('invalid_settings', `connector ${name} cannot be used: ${r.fault ?? 'its settings are incomplete'}`);
+  if (r.fault !== null || r.type === null || r.settings === null)
+    throw new AppError('invalid_settings', `connector ${name} cannot be used: ${r.fault ?? 'its settings are incomplete'}`);
   const fn = r.type.plugin.query;
   if (typeof fn !== 'function') throw new AppError('query_not_supported', `connectors of kind ${r.kind} do not answer queries`);
   const ready = callable(r, 'query', null, '');
@@ -35,7 +41,13 @@ export async function queryConnector(d: { store: ConnectorStore; ledger: Ledger;
   const { c } = ready;
   const timeoutMs = cutOffMs(c.settings);
   const started = performance.now();
-  const outcome = await callConnector({ job: 'query', c, timeoutMs, log: d.log, call: (ctx) => (fn as (x: unknown, q: unknown) => unknown).call(c.type.plugin, ctx, clone(request)) });
+  const outcome = await callConnector({
+    job: 'query',
+    c,
+    timeoutMs,
+    log: d.log,
+    call: (ctx) => (fn as (x: unknown, q: unknown) => unknown).call(c.type.plugin, ctx, clone(request)),
+  });
   const took = Math.round(performance.now() - started);
   const answered = outcome.ok ? readAnswer(outcome.value, c.secrets) : { failure: outcome.failure, data: null };
   const report: QueryReport = {
@@ -60,9 +72,19 @@ export async function queryConnector(d: { store: ConnectorStore; ledger: Ledger;
  */
 function readAnswer(value: unknown, secrets: string[]): { failure: ConnectorFailure | null; data: unknown } {
   const v = value as { ok?: unknown; problem?: unknown; data?: unknown } | null;
-  if (typeof v !== 'object' || v === null || typeof v.ok !== 'boolean') return { failure: failure('query', 'bad_answer', 'the query answered something that is not {ok, problem, data}'), data: null };
+  if (typeof v !== 'object' || v === null || typeof v.ok !== 'boolean')
+    return { failure: failure('query', 'bad_answer', 'the query answered something that is not {ok, problem, data}'), data: null };
   const data = scrubJson(jsonOnly(v.data), secrets);
-  if (JSON.stringify(data ?? null).length > MAX_DATA_BYTES) return { failure: failure('query', 'too_large', `the answer is larger than ${MAX_DATA_BYTES / 1024} KiB; narrow the query`), data: null };
-  if (!v.ok) return { failure: failure('query', 'said_no', scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the query failed without a reason', secrets)), data: data ?? null };
+  if (JSON.stringify(data ?? null).length > MAX_DATA_BYTES)
+    return { failure: failure('query', 'too_large', `the answer is larger than ${MAX_DATA_BYTES / 1024} KiB; narrow the query`), data: null };
+  if (!v.ok)
+    return {
+      failure: failure(
+        'query',
+        'said_no',
+        scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the query failed without a reason', secrets),
+      ),
+      data: data ?? null,
+    };
   return { failure: null, data: data ?? null };
 }

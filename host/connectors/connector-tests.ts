@@ -133,10 +133,13 @@ export class ConnectorTests {
     const base = { kind: type.name, version: type.version, took_ms: took, timeout_s: timeoutMs / 1000, checked_at: this.#d.clock.now().toISOString() };
     if (!outcome.ok) return { ok: false, problem: clipProblem(outcome.failure.problem), found: null, ...base };
     const v = outcome.value as { ok?: unknown; problem?: unknown; found?: unknown } | null;
-    if (typeof v !== 'object' || v === null || typeof v.ok !== 'boolean') return { ok: false, problem: 'the test answered something that is not {ok, problem}', found: null, ...base };
+    if (typeof v !== 'object' || v === null || typeof v.ok !== 'boolean')
+      return { ok: false, problem: 'the test answered something that is not {ok, problem}', found: null, ...base };
     let found = isObj(v.found) ? (scrubJson(jsonOnly(v.found), secrets) as Record<string, unknown>) : null;
     if (found !== null && JSON.stringify(found).length > MAX_FOUND_BYTES) found = { truncated: true };
-    const problem = v.ok ? null : clipProblem(scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the test failed without a reason', secrets));
+    const problem = v.ok
+      ? null
+      : clipProblem(scrubText(typeof v.problem === 'string' && v.problem !== '' ? v.problem : 'the test failed without a reason', secrets));
     return { ok: v.ok, problem, found, ...base };
   }
 }

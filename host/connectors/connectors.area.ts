@@ -17,10 +17,23 @@ export interface ConnectorsArea extends Area {
 }
 
 /** Connectors (configured in the console or in connectors.json); owns `connectors`. */
-export function createConnectorsArea(d: { db: Db; cipher: SecretCipher; plugins: PluginRegistry; ledger: Ledger; clock: Clock; log: Logger; config: Config }): ConnectorsArea {
+export function createConnectorsArea(d: {
+  db: Db;
+  cipher: SecretCipher;
+  plugins: PluginRegistry;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+  config: Config;
+}): ConnectorsArea {
   const connectors = new ConnectorService({
-    repo: new ConnectorsRepo(d.db), cipher: d.cipher, ledger: d.ledger, clock: d.clock, log: d.log,
-    kinds: new ConnectorKinds(d.plugins.loaded, d.plugins.broken), file: readConnectorsFile(d.config.configDir),
+    repo: new ConnectorsRepo(d.db),
+    cipher: d.cipher,
+    ledger: d.ledger,
+    clock: d.clock,
+    log: d.log,
+    kinds: new ConnectorKinds(d.plugins.loaded, d.plugins.broken),
+    file: readConnectorsFile(d.config.configDir),
   });
   return { connectors, routes: ({ server, log, guard }: Http) => connectorRoutes(server, { log, guard, connectors }) };
 }

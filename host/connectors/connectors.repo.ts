@@ -39,8 +39,17 @@ interface RawStatus extends Omit<ConnectorStatus, 'ok' | 'found' | 'failed_by'> 
   failed_by: string | null;
 }
 
-const fromRaw = (r: RawRow): ConnectorRow => ({ ...r, settings: JSON.parse(r.settings) as Record<string, unknown>, secrets: JSON.parse(r.secrets) as Record<string, string> });
-const statusFromRaw = (r: RawStatus): ConnectorStatus => ({ ...r, ok: r.ok === true || r.ok === 1, found: r.found === null ? null : (JSON.parse(r.found) as Record<string, unknown>), failed_by: r.failed_by === 'poll' || r.failed_by === 'test' ? r.failed_by : null });
+const fromRaw = (r: RawRow): ConnectorRow => ({
+  ...r,
+  settings: JSON.parse(r.settings) as Record<string, unknown>,
+  secrets: JSON.parse(r.secrets) as Record<string, string>,
+});
+const statusFromRaw = (r: RawStatus): ConnectorStatus => ({
+  ...r,
+  ok: r.ok === true || r.ok === 1,
+  found: r.found === null ? null : (JSON.parse(r.found) as Record<string, unknown>),
+  failed_by: r.failed_by === 'poll' || r.failed_by === 'test' ? r.failed_by : null,
+});
 
 /** The only code that touches `connectors` and `connector_status`. */
 export class ConnectorsRepo {

@@ -53,52 +53,76 @@ const nameOf = (params: Record<string, unknown> | undefined): string => String(p
 export function connectorRoutes(server: Server, deps: { log: Logger; guard: Guard; connectors: ConnectorService }): void {
   const { log, guard, connectors } = deps;
 
-  server.get('/v1/connectors/catalogue', route(log, async (req) => {
-    await guard.withRole(req, 'viewer');
-    await guard.operating();
-    return [200, { kinds: connectors.kinds.catalogue() }];
-  }));
+  server.get(
+    '/v1/connectors/catalogue',
+    route(log, async (req) => {
+      await guard.withRole(req, 'viewer');
+      await guard.operating();
+      return [200, { kinds: connectors.kinds.catalogue() }];
+    }),
+  );
 
-  server.get('/v1/connectors', route(log, async (req) => {
-    await guard.withRole(req, 'viewer');
-    await guard.operating();
-    return [200, await connectors.list()];
-  }));
+  server.get(
+    '/v1/connectors',
+    route(log, async (req) => {
+      await guard.withRole(req, 'viewer');
+      await guard.operating();
+      return [200, await connectors.list()];
+    }),
+  );
 
-  server.post('/v1/connectors/test', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    await guard.operating();
-    return [200, await connectors.test(testBody(await readJson(req)), who)];
-  }));
+  server.post(
+    '/v1/connectors/test',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      await guard.operating();
+      return [200, await connectors.test(testBody(await readJson(req)), who)];
+    }),
+  );
 
-  server.get('/v1/connectors/:name', route(log, async (req) => {
-    await guard.withRole(req, 'viewer');
-    await guard.operating();
-    return [200, await connectors.get(nameOf(req.params))];
-  }));
+  server.get(
+    '/v1/connectors/:name',
+    route(log, async (req) => {
+      await guard.withRole(req, 'viewer');
+      await guard.operating();
+      return [200, await connectors.get(nameOf(req.params))];
+    }),
+  );
 
-  server.put('/v1/connectors/:name', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    await guard.operating();
-    const { created, connector } = await connectors.put(nameOf(req.params), inputOf(putBody(await readJson(req))), who);
-    return [created ? 201 : 200, connector];
-  }));
+  server.put(
+    '/v1/connectors/:name',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      await guard.operating();
+      const { created, connector } = await connectors.put(nameOf(req.params), inputOf(putBody(await readJson(req))), who);
+      return [created ? 201 : 200, connector];
+    }),
+  );
 
-  server.del('/v1/connectors/:name', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    await guard.operating();
-    return [200, await connectors.remove(nameOf(req.params), who)];
-  }));
+  server.del(
+    '/v1/connectors/:name',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      await guard.operating();
+      return [200, await connectors.remove(nameOf(req.params), who)];
+    }),
+  );
 
-  server.post('/v1/connectors/:name/check', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    await guard.operating();
-    return [200, await connectors.check(nameOf(req.params), who)];
-  }));
+  server.post(
+    '/v1/connectors/:name/check',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      await guard.operating();
+      return [200, await connectors.check(nameOf(req.params), who)];
+    }),
+  );
 
-  server.post('/v1/connectors/:name/query', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    await guard.operating();
-    return [200, await connectors.query(nameOf(req.params), queryBody(await readJson(req)), who)];
-  }));
+  server.post(
+    '/v1/connectors/:name/query',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      await guard.operating();
+      return [200, await connectors.query(nameOf(req.params), queryBody(await readJson(req)), who)];
+    }),
+  );
 }

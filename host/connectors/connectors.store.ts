@@ -39,7 +39,6 @@ export interface ConnectorInput {
   settings: Record<string, unknown>;
 }
 
-
 /** A configured connector with its secrets in the clear: only ever held in memory. */
 export interface Resolved {
   name: string;
@@ -127,9 +126,11 @@ export class ConnectorStore {
 
   /** Adds or updates a console connector; answers whether it was created. */
   async put(name: string, input: ConnectorInput, who: Principal): Promise<{ created: boolean; connector: ConnectorView }> {
-    if (!NAME_PATTERN.test(name)) throw new AppError('invalid_connector_name', 'a connector name is lower case: a letter or digit, then up to 62 letters, digits and hyphens');
+    if (!NAME_PATTERN.test(name))
+      throw new AppError('invalid_connector_name', 'a connector name is lower case: a letter or digit, then up to 62 letters, digits and hyphens');
     if (RESERVED_NAMES.has(name)) throw new AppError('invalid_connector_name', `"${name}" is reserved by the API (/v1/connectors/${name})`);
-    if (this.isFileManaged(name)) throw new AppError('connector_file_managed', `connector ${name} is defined in connectors.json in SERVICE_CONFIG_DIR; change it there`);
+    if (this.isFileManaged(name))
+      throw new AppError('connector_file_managed', `connector ${name} is defined in connectors.json in SERVICE_CONFIG_DIR; change it there`);
     const type = this.kinds.require(input.kind);
     const stored = await this.repo.get(name);
     const before = stored !== null && stored.kind === input.kind ? this.fromRow(stored) : null;
@@ -148,7 +149,15 @@ export class ConnectorStore {
     const at = this.clock.now().toISOString();
     // Saved right after a test of exactly these settings: that test is its first check.
     const tested = this.tests.recall(input.kind, settings);
-    const row: ConnectorRow = { name, kind: input.kind, settings: plain, secrets: sealed, created_at: stored?.created_at ?? at, updated_at: at, updated_by: who.actor };
+    const row: ConnectorRow = {
+      name,
+      kind: input.kind,
+      settings: plain,
+      secrets: sealed,
+      created_at: stored?.created_at ?? at,
+      updated_at: at,
+      updated_by: who.actor,
+    };
     await this.ledger.transact(async (trx, record) => {
       await this.repo.upsert(trx, row);
       if (tested === null) await this.repo.clearStatus(trx, name);
@@ -173,12 +182,18 @@ export class ConnectorStore {
   }
 
   async remove(name: string, who: Principal): Promise<{ name: string; removed: true }> {
-    if (this.isFileManaged(name)) throw new AppError('connector_file_managed', `connector ${name} is defined in connectors.json in SERVICE_CONFIG_DIR; remove it there`);
+    if (this.isFileManaged(name))
+      throw new AppError('connector_file_managed', `connector ${name} is defined in connectors.json in SERVICE_CONFIG_DIR; remove it there`);
     const stored = NAME_PATTERN.test(name) ? await this.repo.get(name) : null;
     if (stored === null) throw new AppError('not_found', 'no such connector');
     await this.ledger.transact(async (trx, record) => {
       await this.repo.remove(trx, name);
-      await record({ type: 'config.connector_removed', actor: who.actor, reason: `connector removed: ${name} (${stored.kind})`, data: { name, kind: stored.kind } });
+      await record({
+        type: 'config.connector_removed',
+        actor: who.actor,
+        reason: `connector removed: ${name} (${stored.kind})`,
+        data: { name, kind: stored.kind },
+      });
     });
     this.log.info({ connector: name, kind: stored.kind }, 'connector removed');
     return { name, removed: true };

@@ -66,7 +66,9 @@ export class ConnectorKinds {
   /** Why a kind is not available: not loaded, or its plugin is broken (with the loader's problem). */
   missing(kind: string): string {
     const broken = this.#broken.find((b) => b.name === kind);
-    return broken === undefined ? `no connector plugin of kind "${kind.slice(0, 64)}" is loaded` : `the connector plugin "${kind}" is broken: ${broken.problem}`;
+    return broken === undefined
+      ? `no connector plugin of kind "${kind.slice(0, 64)}" is loaded`
+      : `the connector plugin "${kind}" is broken: ${broken.problem}`;
   }
 
   catalogue(): CatalogueEntry[] {
@@ -78,7 +80,13 @@ export class ConnectorKinds {
         description: k.description,
         settings: k.schema,
         secrets: k.pointers.map((p) => fieldName(p).slice('settings.'.length)),
-        capabilities: ['test', ...(typeof k.plugin.query === 'function' ? ['query'] : []), ...(typeof k.plugin.pollAlerts === 'function' ? ['poll_alerts'] : []), ...(typeof k.plugin.discover === 'function' ? ['discover'] : []), ...(typeof k.plugin.notify === 'function' ? ['notify'] : [])],
+        capabilities: [
+          'test',
+          ...(typeof k.plugin.query === 'function' ? ['query'] : []),
+          ...(typeof k.plugin.pollAlerts === 'function' ? ['poll_alerts'] : []),
+          ...(typeof k.plugin.discover === 'function' ? ['discover'] : []),
+          ...(typeof k.plugin.notify === 'function' ? ['notify'] : []),
+        ],
       }));
   }
 }

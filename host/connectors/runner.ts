@@ -41,7 +41,13 @@ export async function runGuarded<T>(opts: {
   const { what, timeoutMs, secrets } = opts;
   const abort = new AbortController();
   const settings = Object.freeze(opts.settings);
-  const ctx: ConnectorContext = { log: pluginLog(opts.log, secrets), settings, signal: abort.signal, timeoutMs, http: pluginHttp({ settings, signal: abort.signal, secrets }) };
+  const ctx: ConnectorContext = {
+    log: pluginLog(opts.log, secrets),
+    settings,
+    signal: abort.signal,
+    timeoutMs,
+    http: pluginHttp({ settings, signal: abort.signal, secrets }),
+  };
   let timer: NodeJS.Timeout | undefined;
   const cutOff = new Promise<Outcome<T>>((resolve) => {
     timer = setTimeout(() => {

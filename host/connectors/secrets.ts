@@ -45,7 +45,19 @@ export function setAt(obj: Obj, p: Pointer, value: unknown): void {
 /** Whether the parent object of the field exists (top-level fields always have one). */
 function parentExists(obj: Obj, p: Pointer): boolean {
   const keys = keysOf(p);
-  return keys.length === 1 || isObj(getAt(obj, '/' + keys.slice(0, -1).map((k) => k.replaceAll('~', '~0').replaceAll('/', '~1')).join('/')));
+  return (
+    keys.length === 1 ||
+    isObj(
+      getAt(
+        obj,
+        '/' +
+          keys
+            .slice(0, -1)
+            .map((k) => k.replaceAll('~', '~0').replaceAll('/', '~1'))
+            .join('/'),
+      ),
+    )
+  );
 }
 
 /** What a caller gave for a secret on update. */

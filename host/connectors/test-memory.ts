@@ -22,7 +22,15 @@ const TESTS_REMEMBERED = 200;
 
 /** A test's outcome as the connector's last check. */
 export function statusOfTest(name: string, report: TestReport, kind = report.kind): ConnectorStatus {
-  return { name, kind, ok: report.ok, last_problem: report.problem, last_checked_at: report.checked_at, found: report.found, failed_by: report.ok ? null : 'test' };
+  return {
+    name,
+    kind,
+    ok: report.ok,
+    last_problem: report.problem,
+    last_checked_at: report.checked_at,
+    found: report.found,
+    failed_by: report.ok ? null : 'test',
+  };
 }
 
 /**
@@ -55,5 +63,7 @@ export class TestMemory {
 }
 
 function testKey(kind: string, settings: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalize({ kind, settings }) ?? '').digest('hex');
+  return createHash('sha256')
+    .update(canonicalize({ kind, settings }) ?? '')
+    .digest('hex');
 }

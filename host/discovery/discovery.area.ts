@@ -24,14 +24,31 @@ export interface DiscoveryArea extends Area {
 }
 
 /** Discovery jobs and their candidates; owns `discovery_jobs`, `discovery_steps` and `service_candidates`. */
-export function createDiscoveryArea(d: { db: Db; work: UnitOfWork; connectors: ConnectorService; ledger: Ledger; clock: Clock; log: Logger; timeoutS: number }): DiscoveryArea {
+export function createDiscoveryArea(d: {
+  db: Db;
+  work: UnitOfWork;
+  connectors: ConnectorService;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+  timeoutS: number;
+}): DiscoveryArea {
   const repo = new JobsRepo(d.db);
   const discovery = new DiscoveryService({ repo, work: d.work, connectors: d.connectors, ledger: d.ledger, clock: d.clock, log: d.log, timeoutS: d.timeoutS });
   return {
     discovery,
     running: async () => {
       const job = await repo.running();
-      return job === null ? [] : [{ id: job.id, kind: 'discovery', started_at: job.started_at, progress: { state: job.state, connections: job.connections, found: job.found, failed: job.failed } }];
+      return job === null
+        ? []
+        : [
+            {
+              id: job.id,
+              kind: 'discovery',
+              started_at: job.started_at,
+              progress: { state: job.state, connections: job.connections, found: job.found, failed: job.failed },
+            },
+          ];
     },
     routes: ({ server, log, guard }: Http) => discoveryRoutes(server, { log, guard, discovery }),
   };

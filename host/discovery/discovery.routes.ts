@@ -12,17 +12,23 @@ import type { DiscoveryService } from './discovery.service.ts';
 export function discoveryRoutes(server: Server, deps: { log: Logger; guard: Guard; discovery: DiscoveryService }): void {
   const { log, guard, discovery } = deps;
 
-  server.post('/v1/discover', route(log, async (req, res) => {
-    const who = await guard.withRole(req, 'admin');
-    await guard.operating();
-    const job = await discovery.start(who);
-    res.header('location', `/v1/jobs/${job.id}`);
-    return [202, { job }];
-  }));
+  server.post(
+    '/v1/discover',
+    route(log, async (req, res) => {
+      const who = await guard.withRole(req, 'admin');
+      await guard.operating();
+      const job = await discovery.start(who);
+      res.header('location', `/v1/jobs/${job.id}`);
+      return [202, { job }];
+    }),
+  );
 
-  server.get('/v1/jobs/:id', route(log, async (req) => {
-    await guard.withRole(req, 'viewer');
-    await guard.operating();
-    return [200, { job: await discovery.job(String(req.params?.id ?? '')) }];
-  }));
+  server.get(
+    '/v1/jobs/:id',
+    route(log, async (req) => {
+      await guard.withRole(req, 'viewer');
+      await guard.operating();
+      return [200, { job: await discovery.job(String(req.params?.id ?? '')) }];
+    }),
+  );
 }

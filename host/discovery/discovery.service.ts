@@ -102,10 +102,16 @@ export class DiscoveryService {
     };
     try {
       await this.#ledger.transact(async (trx, record) => {
-        await this.#repo.insert(trx, job, targets.map((t) => ({ connector: t.name, kind: t.kind }))).catch((e: unknown) => {
-          // Another job took the running key first (a race here, or another host).
-          throw isDuplicate(e) ? new AppError('discovery_running') : e;
-        });
+        await this.#repo
+          .insert(
+            trx,
+            job,
+            targets.map((t) => ({ connector: t.name, kind: t.kind })),
+          )
+          .catch((e: unknown) => {
+            // Another job took the running key first (a race here, or another host).
+            throw isDuplicate(e) ? new AppError('discovery_running') : e;
+          });
         await record({
           type: 'discovery.started',
           actor: who.actor,
@@ -182,7 +188,11 @@ export class DiscoveryService {
   async #refuseRunning(): Promise<never> {
     const running = await this.#repo.running();
     const id = running?.id ?? 'unknown';
-    throw new AppError('discovery_running', `discovery job ${id} is running; follow it at /v1/jobs/${id}`, running === null ? {} : { location: `/v1/jobs/${id}` });
+    throw new AppError(
+      'discovery_running',
+      `discovery job ${id} is running; follow it at /v1/jobs/${id}`,
+      running === null ? {} : { location: `/v1/jobs/${id}` },
+    );
   }
 
   /** A job left running by a host that stopped (no progress for longer than a connection may take) is failed, freeing the key. */
@@ -195,7 +205,14 @@ export class DiscoveryService {
     const problem = `abandoned: no progress for ${Math.round(idleMs / 1000)} s (the host running it stopped)`;
     await this.#ledger.transact(async (trx, record) => {
       await this.#repo.failOpenSteps(trx, running.id, problem, now.toISOString());
-      await this.#repo.finish(trx, running.id, { state: 'failed', finished_at: now.toISOString(), found: running.found, new_candidates: running.new_candidates, failed: running.failed, problem });
+      await this.#repo.finish(trx, running.id, {
+        state: 'failed',
+        finished_at: now.toISOString(),
+        found: running.found,
+        new_candidates: running.new_candidates,
+        failed: running.failed,
+        problem,
+      });
       await record({ type: 'discovery.failed', actor: 'system', reason: `discovery job ${running.id} ${problem}`, data: { job: running.id, problem } });
     });
     this.#log.warn({ job: running.id }, problem);
@@ -241,7 +258,12 @@ export class DiscoveryService {
       await this.#ledger.transact(async (trx, record) => {
         await this.#repo.failOpenSteps(trx, job.id, problem, at);
         await this.#repo.finish(trx, job.id, { state: 'failed', finished_at: at, found, new_candidates: fresh, failed, problem });
-        await record({ type: 'discovery.failed', actor: 'system', reason: `discovery job ${job.id}: ${problem}`, data: { job: job.id, problem, found, new_candidates: fresh } });
+        await record({
+          type: 'discovery.failed',
+          actor: 'system',
+          reason: `discovery job ${job.id}: ${problem}`,
+          data: { job: job.id, problem, found, new_candidates: fresh },
+        });
       });
     }
   }
@@ -252,7 +274,10 @@ export class DiscoveryService {
     await this.#repo.startStep(jobId, step.connector, started.toISOString(), started.getTime());
     const r = await this.#connectors.discover(step.connector, this.timeoutS * 1000).catch((e: unknown) => ({
       ok: false,
-      problem: e instanceof AppError && e.code === 'not_found' ? 'the connector was removed while the job ran' : clip(`the discovery failed: ${e instanceof Error ? e.message : String(e)}`, 1000),
+      problem:
+        e instanceof AppError && e.code === 'not_found'
+          ? 'the connector was removed while the job ran'
+          : clip(`the discovery failed: ${e instanceof Error ? e.message : String(e)}`, 1000),
       cut_off: false,
       services: [],
       dropped: 0,
@@ -272,10 +297,22 @@ export class DiscoveryService {
     const now = this.#clock.now();
     let fresh = 0;
     await this.#work.run(async (trx) => {
-      if (merged.size > 0) fresh = await this.#repo.putCandidates(trx, { source: step.connector, kind: step.kind, jobId, at: now.toISOString(), found: merged });
+      if (merged.size > 0)
+        fresh = await this.#repo.putCandidates(trx, { source: step.connector, kind: step.kind, jobId, at: now.toISOString(), found: merged });
       await this.#repo.finishStep(
         trx,
-        { job_id: jobId, connector: step.connector, state: r.ok ? 'finished' : 'failed', found: merged.size, dropped: r.dropped, problem: r.problem, cut_off: r.cut_off, took_ms: r.took_ms, finished_at: now.toISOString(), names: [...merged.keys()] },
+        {
+          job_id: jobId,
+          connector: step.connector,
+          state: r.ok ? 'finished' : 'failed',
+          found: merged.size,
+          dropped: r.dropped,
+          problem: r.problem,
+          cut_off: r.cut_off,
+          took_ms: r.took_ms,
+          finished_at: now.toISOString(),
+          names: [...merged.keys()],
+        },
         now.getTime(),
       );
     });

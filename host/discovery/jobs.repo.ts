@@ -121,7 +121,22 @@ export class JobsRepo {
   async insert(trx: Trx, job: JobRow, steps: Array<{ connector: string; kind: string }>): Promise<void> {
     await trx('discovery_jobs').insert({ ...job, running_key: RUNNING_KEY });
     for (let i = 0; i < steps.length; i += CHUNK) {
-      await trx('discovery_steps').insert(steps.slice(i, i + CHUNK).map((s) => ({ job_id: job.id, connector: s.connector, kind: s.kind, state: 'queued', found: 0, dropped: 0, problem: null, cut_off: false, took_ms: null, started_at: null, finished_at: null, names: null })));
+      await trx('discovery_steps').insert(
+        steps.slice(i, i + CHUNK).map((s) => ({
+          job_id: job.id,
+          connector: s.connector,
+          kind: s.kind,
+          state: 'queued',
+          found: 0,
+          dropped: 0,
+          problem: null,
+          cut_off: false,
+          took_ms: null,
+          started_at: null,
+          finished_at: null,
+          names: null,
+        })),
+      );
     }
   }
 
@@ -152,15 +167,23 @@ export class JobsRepo {
     });
   }
 
-  async finishStep(trx: Trx, step: Pick<StepRow, 'job_id' | 'connector' | 'state' | 'found' | 'dropped' | 'problem' | 'cut_off' | 'took_ms' | 'finished_at' | 'names'>, ms: number): Promise<void> {
+  async finishStep(
+    trx: Trx,
+    step: Pick<StepRow, 'job_id' | 'connector' | 'state' | 'found' | 'dropped' | 'problem' | 'cut_off' | 'took_ms' | 'finished_at' | 'names'>,
+    ms: number,
+  ): Promise<void> {
     const { job_id, connector, names, ...rest } = step;
-    await trx('discovery_steps').where({ job_id, connector }).update({ ...rest, names: JSON.stringify(names) });
+    await trx('discovery_steps')
+      .where({ job_id, connector })
+      .update({ ...rest, names: JSON.stringify(names) });
     await trx('discovery_jobs').where({ id: job_id }).update({ touched_ms: ms });
   }
 
   /** Ends a job (finished or failed) and releases the running key. */
   async finish(trx: Trx, id: string, end: Pick<JobRow, 'state' | 'finished_at' | 'found' | 'new_candidates' | 'failed' | 'problem'>): Promise<void> {
-    await trx('discovery_jobs').where({ id }).update({ ...end, running_key: null });
+    await trx('discovery_jobs')
+      .where({ id })
+      .update({ ...end, running_key: null });
   }
 
   /** Steps of a job still queued or running, marked failed with `problem` (the job was abandoned). */
@@ -172,23 +195,40 @@ export class JobsRepo {
    * Records what one connector found in one job: new names inserted, known ones updated with the
    * latest evidence. Answers how many names were new for this connector.
    */
-  async putCandidates(trx: Trx, c: { source: string; kind: string; jobId: string; at: string; found: Map<string, Array<Record<string, unknown>>> }): Promise<number> {
+  async putCandidates(
+    trx: Trx,
+    c: { source: string; kind: string; jobId: string; at: string; found: Map<string, Array<Record<string, unknown>>> },
+  ): Promise<number> {
     const names = [...c.found.keys()];
     const known = new Set<string>();
     for (let i = 0; i < names.length; i += CHUNK) {
-      const rows = (await trx('service_candidates').select('name').where({ source: c.source }).whereIn('name', names.slice(i, i + CHUNK))) as Array<{ name: string }>;
+      const rows = (await trx('service_candidates')
+        .select('name')
+        .where({ source: c.source })
+        .whereIn('name', names.slice(i, i + CHUNK))) as Array<{ name: string }>;
       for (const r of rows) known.add(r.name.toLowerCase());
     }
     // Compared without case: a MySQL database with a case-insensitive collation sees them as one.
     const fresh = names.filter((n) => !known.has(n.toLowerCase()));
     for (let i = 0; i < fresh.length; i += CHUNK) {
       await trx('service_candidates').insert(
-        fresh.slice(i, i + CHUNK).map((name) => ({ name, source: c.source, kind: c.kind, evidence: JSON.stringify(c.found.get(name)), first_found_at: c.at, last_found_at: c.at, first_job_id: c.jobId, last_job_id: c.jobId })),
+        fresh.slice(i, i + CHUNK).map((name) => ({
+          name,
+          source: c.source,
+          kind: c.kind,
+          evidence: JSON.stringify(c.found.get(name)),
+          first_found_at: c.at,
+          last_found_at: c.at,
+          first_job_id: c.jobId,
+          last_job_id: c.jobId,
+        })),
       );
     }
     for (const name of names) {
       if (!known.has(name.toLowerCase())) continue;
-      await trx('service_candidates').where({ name, source: c.source }).update({ kind: c.kind, evidence: JSON.stringify(c.found.get(name)), last_found_at: c.at, last_job_id: c.jobId });
+      await trx('service_candidates')
+        .where({ name, source: c.source })
+        .update({ kind: c.kind, evidence: JSON.stringify(c.found.get(name)), last_found_at: c.at, last_job_id: c.jobId });
     }
     return fresh.length;
   }
@@ -197,7 +237,10 @@ export class JobsRepo {
   async candidates(source: string, names: string[], trx?: Trx): Promise<CandidateRow[]> {
     const out: CandidateRow[] = [];
     for (let i = 0; i < names.length; i += CHUNK) {
-      const rows = (await (trx ?? this.#db)('service_candidates').select('*').where({ source }).whereIn('name', names.slice(i, i + CHUNK))) as Array<Record<string, unknown>>;
+      const rows = (await (trx ?? this.#db)('service_candidates')
+        .select('*')
+        .where({ source })
+        .whereIn('name', names.slice(i, i + CHUNK))) as Array<Record<string, unknown>>;
       out.push(...rows.map(candidateFromRaw));
     }
     return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -19,7 +19,7 @@ export class DoctorReports {
   constructor(deps: { run: () => Promise<DoctorReport>; clock: Clock; maxAgeMs?: number }) {
     this.#run = deps.run;
     this.#clock = deps.clock;
-    this.#maxAgeMs = (deps.maxAgeMs ?? DOCTOR_REUSE_MS);
+    this.#maxAgeMs = deps.maxAgeMs ?? DOCTOR_REUSE_MS;
   }
 
   async get(fresh: boolean): Promise<DoctorReport> {

@@ -15,20 +15,46 @@ import { doctorDeps, runDoctor, type DoctorExtras } from './doctor.service.ts';
 
 /** GET /v1/doctor: the same checks as `oncall doctor`, judged as the running service, with what only the service knows. */
 export function createDoctorArea(d: {
-  db: Db; config: Config; install: Pick<Install, 'get'>; clock: Clock; plugins: PluginRegistry; verify: (opts?: VerifyOptions) => Promise<VerifyReport>;
-  connectors: Pick<ConnectorService, 'list'>; mail: Pick<MailService, 'breakGlass'>; licence: LicenceArea; ticks: Pick<TickMonitor, 'seen'>; notifications: Pick<NotifyDelivery, 'status'>;
+  db: Db;
+  config: Config;
+  install: Pick<Install, 'get'>;
+  clock: Clock;
+  plugins: PluginRegistry;
+  verify: (opts?: VerifyOptions) => Promise<VerifyReport>;
+  connectors: Pick<ConnectorService, 'list'>;
+  mail: Pick<MailService, 'breakGlass'>;
+  licence: LicenceArea;
+  ticks: Pick<TickMonitor, 'seen'>;
+  notifications: Pick<NotifyDelivery, 'status'>;
 }): Area {
   const { mail, licence } = d;
   const extras: DoctorExtras = {
     connectors: () => d.connectors.list(),
     mail: () => mail.breakGlass(),
-    licence: async () => ({ status: await licence.licences.status(), confirmation: await licence.confirmation.view(), usage: await licence.limits.usage(), overLimit: await licence.limits.overLimit() }),
+    licence: async () => ({
+      status: await licence.licences.status(),
+      confirmation: await licence.confirmation.view(),
+      usage: await licence.limits.usage(),
+      overLimit: await licence.limits.overLimit(),
+    }),
     schedules: async () => d.ticks.seen(),
     notifications: async () => {
       const glass = await mail.breakGlass();
       return { ...(await d.notifications.status()), mailProblem: glass.open && glass.reason === NO_PROVIDER ? NO_PROVIDER : null };
     },
   };
-  const run = () => runDoctor(doctorDeps({ db: d.db, config: d.config, installs: d.install, clock: d.clock, plugins: async () => d.plugins, verifyLedger: d.verify, extras, judge: 'service' }));
+  const run = () =>
+    runDoctor(
+      doctorDeps({
+        db: d.db,
+        config: d.config,
+        installs: d.install,
+        clock: d.clock,
+        plugins: async () => d.plugins,
+        verifyLedger: d.verify,
+        extras,
+        judge: 'service',
+      }),
+    );
   return { routes: ({ server, log, guard }: Http) => doctorRoutes(server, { log, guard, clock: d.clock, run }) };
 }

@@ -12,10 +12,17 @@ import type { DoctorReport } from './doctor.service.ts';
 export function doctorRoutes(server: Server, deps: { log: Logger; guard: Guard; clock: Clock; run: () => Promise<DoctorReport> }): void {
   const reports = new DoctorReports({ run: deps.run, clock: deps.clock });
 
-  server.get('/v1/doctor', route(deps.log, async (req) => {
-    await deps.guard.bearer(req);
-    const fresh = queryOf(req).get('fresh') ?? '0';
-    if (fresh !== '0' && fresh !== '1') throw new AppError('invalid_parameter', 'fresh must be 1 (run now) or 0');
-    return [200, await reports.get(fresh === '1')];
-  }, { query: ['fresh'] }));
+  server.get(
+    '/v1/doctor',
+    route(
+      deps.log,
+      async (req) => {
+        await deps.guard.bearer(req);
+        const fresh = queryOf(req).get('fresh') ?? '0';
+        if (fresh !== '0' && fresh !== '1') throw new AppError('invalid_parameter', 'fresh must be 1 (run now) or 0');
+        return [200, await reports.get(fresh === '1')];
+      },
+      { query: ['fresh'] },
+    ),
+  );
 }

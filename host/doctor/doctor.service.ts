@@ -222,15 +222,39 @@ export async function runDoctor(deps: DoctorDeps): Promise<DoctorReport> {
     deps.judge === 'service'
       ? `the running service (process ${process.pid}): its own SERVICE_* environment, the plugins it loaded at start, its database`
       : `this CLI process (process ${process.pid}): its own SERVICE_* environment, plugins loaded afresh, the database it names; the running service may see other values`;
-  return { ok: checks.every((c) => c.ok) && components.every((c) => c.status !== 'fail'), checked_at: checkedAt, judged_by: deps.judge, judged, checks, components };
+  return {
+    ok: checks.every((c) => c.ok) && components.every((c) => c.status !== 'fail'),
+    checked_at: checkedAt,
+    judged_by: deps.judge,
+    judged,
+    checks,
+    components,
+  };
 }
 
 /** Components of the report: the first checks seen as parts, then what the running service adds. */
 async function runComponents(deps: DoctorDeps, first: { database: Finding; ledger: Finding; plugins: Finding }): Promise<DoctorComponent[]> {
   const out: DoctorComponent[] = [
-    { name: 'database', ...part(first.database.level, first.database.detail, 'check SERVICE_DATABASE_URL (or SERVICE_DATA_DIR for SQLite) and that the database server is running') },
-    { name: 'ledger', ...part(first.ledger.level, first.ledger.detail, 'run `oncall ledger-verify` and restore the ledger from a backup taken before the first bad seq (docs/ledger.md)') },
-    { name: 'plugins', ...part(first.plugins.level, first.plugins.detail, 'fix or remove the broken plugin folder named above and restart; the others still load') },
+    {
+      name: 'database',
+      ...part(
+        first.database.level,
+        first.database.detail,
+        'check SERVICE_DATABASE_URL (or SERVICE_DATA_DIR for SQLite) and that the database server is running',
+      ),
+    },
+    {
+      name: 'ledger',
+      ...part(
+        first.ledger.level,
+        first.ledger.detail,
+        'run `oncall ledger-verify` and restore the ledger from a backup taken before the first bad seq (docs/ledger.md)',
+      ),
+    },
+    {
+      name: 'plugins',
+      ...part(first.plugins.level, first.plugins.detail, 'fix or remove the broken plugin folder named above and restart; the others still load'),
+    },
   ];
   const now = deps.clock.now().getTime();
   for (const c of EXTRA_COMPONENTS) {

@@ -15,4 +15,3 @@ export async function attemptPart(fn: () => Promise<Part>, what: string, fix: st
 }
 
 export const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-

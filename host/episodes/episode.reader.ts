@@ -53,7 +53,13 @@ export class EpisodeReader {
   async list(r: ListRequest): Promise<{ episodes: EpisodeSummary[]; more: boolean; cursor: string | null }> {
     const nowMs = this.#clock.now().getTime();
     const query = r.query === null ? null : parseQuery(r.query);
-    const { episodes, more } = await this.#episodes.list({ limit: r.limit, incidentsOnly: r.group === 'incident', query, after: decodeCursor(r.cursor), nowMs });
+    const { episodes, more } = await this.#episodes.list({
+      limit: r.limit,
+      incidentsOnly: r.group === 'incident',
+      query,
+      after: decodeCursor(r.cursor),
+      nowMs,
+    });
     const last = episodes.at(-1);
     const worst = await this.#episodes.worstSeverities(episodes.map((e) => e.id));
     return { episodes: episodes.map((e) => summary(e, nowMs, worst.get(e.id) ?? null)), more, cursor: more && last !== undefined ? encodeCursor(last) : null };
@@ -76,7 +82,11 @@ export class EpisodeReader {
       verdicts: [],
       evidence: [],
       proposal: null,
-      policy_decision: { decision: episode.decision, outcome: episode.outcome, reason: timeline.events.find((e) => e.type === 'episode.decided')?.reason ?? null },
+      policy_decision: {
+        decision: episode.decision,
+        outcome: episode.outcome,
+        reason: timeline.events.find((e) => e.type === 'episode.decided')?.reason ?? null,
+      },
       rehearsal: null,
       approvals: [],
       timeline: timeline.events,

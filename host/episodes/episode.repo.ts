@@ -78,7 +78,12 @@ const CHUNK = 200;
 /** An `alert:`/`data.` term matching fewer rows than this is looked up by its index first. */
 const SELECTIVE = 2000;
 
-type Row = Omit<Episode, 'alerts' | 't_open_ms' | 't_close_ms' | 'outcome_detail'> & { alert_names: string; t_open_ms: number | string; t_close_ms: number | string | null; outcome_detail: string | null };
+type Row = Omit<Episode, 'alerts' | 't_open_ms' | 't_close_ms' | 'outcome_detail'> & {
+  alert_names: string;
+  t_open_ms: number | string;
+  t_close_ms: number | string | null;
+  outcome_detail: string | null;
+};
 const fromRow = (r: Row): Episode => ({
   id: r.id,
   kind: r.kind,
@@ -95,7 +100,22 @@ const fromRow = (r: Row): Episode => ({
   note: r.note,
   outcome_detail: r.outcome_detail === null || r.outcome_detail === undefined ? null : (JSON.parse(r.outcome_detail) as OutcomeDetail),
 });
-const COLUMNS = ['id', 'kind', 'state', 'service', 'alert_names', 't_open', 't_open_ms', 't_close', 't_close_ms', 'decision', 'outcome', 'result', 'note', 'outcome_detail'];
+const COLUMNS = [
+  'id',
+  'kind',
+  'state',
+  'service',
+  'alert_names',
+  't_open',
+  't_open_ms',
+  't_close',
+  't_close_ms',
+  'decision',
+  'outcome',
+  'result',
+  'note',
+  'outcome_detail',
+];
 const SEVERITY_RANK: Record<string, number> = { info: 0, warning: 1, critical: 2 };
 
 /** The only code that touches `episodes`, `episode_alerts` and `episode_data`. */
@@ -140,7 +160,9 @@ export class EpisodeRepo {
 
   /** Sets the outcome and how it came about. */
   async setOutcome(trx: Trx, id: string, outcome: string, detail: OutcomeDetail): Promise<void> {
-    await trx('episodes').where({ id }).update({ outcome, outcome_detail: JSON.stringify(detail) });
+    await trx('episodes')
+      .where({ id })
+      .update({ outcome, outcome_detail: JSON.stringify(detail) });
   }
 
   /** The episode locked on MySQL for the rest of `trx` (outcome changes from several hosts queue). */
@@ -195,7 +217,10 @@ export class EpisodeRepo {
     }
     const pairs = [...data.values()];
     for (let i = 0; i < pairs.length; i += CHUNK) {
-      await trx('episode_data').insert(pairs.slice(i, i + CHUNK)).onConflict(['episode_id', 'key', 'value']).ignore();
+      await trx('episode_data')
+        .insert(pairs.slice(i, i + CHUNK))
+        .onConflict(['episode_id', 'key', 'value'])
+        .ignore();
     }
   }
 
@@ -216,7 +241,10 @@ export class EpisodeRepo {
 
   /** How each alert of an episode ended. */
   async endings(trx: Trx, episodeId: string): Promise<{ resolved: number; released: number }> {
-    const rows = (await trx('episode_alerts').select('end_status').count({ n: '*' }).where({ episode_id: episodeId }).groupBy('end_status')) as { end_status: string | null; n: number | string }[];
+    const rows = (await trx('episode_alerts').select('end_status').count({ n: '*' }).where({ episode_id: episodeId }).groupBy('end_status')) as {
+      end_status: string | null;
+      n: number | string;
+    }[];
     const count = (s: string): number => Number(rows.find((r) => r.end_status === s)?.n ?? 0);
     return { resolved: count('resolved'), released: count('released') };
   }
@@ -224,7 +252,10 @@ export class EpisodeRepo {
   /** Newest first, after the cursor, filtered in SQL; one row more than `limit` tells of more. */
   /** Episodes opened since `sinceMs`, by service and opening time (the estate counts co-firing services). */
   async openedSince(sinceMs: number): Promise<Array<{ service: string; t_open_ms: number }>> {
-    const rows = (await this.#db('episodes').select('service', 't_open_ms').where('t_open_ms', '>=', sinceMs).orderBy('t_open_ms').limit(100_000)) as Array<{ service: string; t_open_ms: number | string }>;
+    const rows = (await this.#db('episodes').select('service', 't_open_ms').where('t_open_ms', '>=', sinceMs).orderBy('t_open_ms').limit(100_000)) as Array<{
+      service: string;
+      t_open_ms: number | string;
+    }>;
     return rows.map((r) => ({ service: r.service, t_open_ms: Number(r.t_open_ms) }));
   }
 
@@ -239,7 +270,14 @@ export class EpisodeRepo {
       const selective = await this.#selectiveTerms(f.query);
       q.where((w) => void applyQuery(w, f.query!, f.nowMs, { selective: (leaf) => selective.has(leaf) }));
     }
-    const rows = ((await q.orderBy([{ column: 'episodes.t_open_ms', order: 'desc' }, { column: 'episodes.id', order: 'desc' }]).limit(f.limit + 1)) as Row[]).map(fromRow);
+    const rows = (
+      (await q
+        .orderBy([
+          { column: 'episodes.t_open_ms', order: 'desc' },
+          { column: 'episodes.id', order: 'desc' },
+        ])
+        .limit(f.limit + 1)) as Row[]
+    ).map(fromRow);
     const more = rows.length > f.limit;
     if (more) rows.pop();
     return { episodes: rows, more };
@@ -264,7 +302,9 @@ export class EpisodeRepo {
   async worstSeverities(ids: string[]): Promise<Map<string, string>> {
     const out = new Map<string, string>();
     for (let i = 0; i < ids.length; i += CHUNK) {
-      const rows = (await this.#db('episode_alerts').distinct('episode_id', 'severity').whereIn('episode_id', ids.slice(i, i + CHUNK))) as { episode_id: string; severity: string }[];
+      const rows = (await this.#db('episode_alerts')
+        .distinct('episode_id', 'severity')
+        .whereIn('episode_id', ids.slice(i, i + CHUNK))) as { episode_id: string; severity: string }[];
       for (const r of rows) {
         const before = out.get(r.episode_id);
         if (before === undefined || severityRank(r.severity) > severityRank(before)) out.set(r.episode_id, r.severity);
@@ -284,7 +324,10 @@ export class EpisodeRepo {
 
   /** The searchable label values of an episode, by key. */
   async dataOf(id: string): Promise<Record<string, string[]>> {
-    const rows = (await this.#db('episode_data').select('key', 'value').where({ episode_id: id }).orderBy(['key', 'value']).limit(5000)) as { key: string; value: string }[];
+    const rows = (await this.#db('episode_data').select('key', 'value').where({ episode_id: id }).orderBy(['key', 'value']).limit(5000)) as {
+      key: string;
+      value: string;
+    }[];
     const out: Record<string, string[]> = {};
     for (const r of rows) (out[r.key] ??= []).push(r.value);
     return out;

@@ -124,30 +124,48 @@ export class EpisodeService {
       // Nothing to do yet: no episode to join, and the window still runs.
       if (!due && !open.has(service)) continue;
       for (;;) {
-        const taken = await ledger.transact(async (trx, record) => {
-          const open = await episodes.openFor(trx, service);
-          if (open === null && !due) return 0;
-          const alerts = await held.ungroupedOf(trx, group.service, BATCH);
-          if (alerts.length === 0) return 0;
-          if (open === null) await this.#open(trx, record, service, alerts, now);
-          else await this.#join(trx, record, open, alerts, now);
-          return alerts.length;
-        }, { headFirst: true });
+        const taken = await ledger.transact(
+          async (trx, record) => {
+            const open = await episodes.openFor(trx, service);
+            if (open === null && !due) return 0;
+            const alerts = await held.ungroupedOf(trx, group.service, BATCH);
+            if (alerts.length === 0) return 0;
+            if (open === null) await this.#open(trx, record, service, alerts, now);
+            else await this.#join(trx, record, open, alerts, now);
+            return alerts.length;
+          },
+          { headFirst: true },
+        );
         if (taken < BATCH) break;
       }
     }
     this.#nudgeNotifier();
     if ((await episodes.closable()).length === 0) return this.#next(nextDue, now);
-    await ledger.transact(async (trx, record) => {
-      for (const id of await episodes.closable(trx)) {
-        const ended = await episodes.endings(trx, id);
-        const episode = await episodes.get(id, trx);
-        await episodes.close(trx, id, now);
-        const duration_s = episode === null ? null : Math.round((now.getTime() - episode.t_open_ms) / SECOND);
-        await record({ type: 'episode.closed', actor: 'system', reason: 'none of its alerts fire any more', trace: id, data: { service: episode?.service ?? null, duration_s, ...ended } });
-        if (episode !== null && episode.kind === 'incident') await this.#tell(trx, 'incident.closed', { ...episode, state: 'closed', t_close: now.toISOString(), t_close_ms: now.getTime() }, await episodes.worstSeverity(trx, id));
-      }
-    }, { headFirst: true });
+    await ledger.transact(
+      async (trx, record) => {
+        for (const id of await episodes.closable(trx)) {
+          const ended = await episodes.endings(trx, id);
+          const episode = await episodes.get(id, trx);
+          await episodes.close(trx, id, now);
+          const duration_s = episode === null ? null : Math.round((now.getTime() - episode.t_open_ms) / SECOND);
+          await record({
+            type: 'episode.closed',
+            actor: 'system',
+            reason: 'none of its alerts fire any more',
+            trace: id,
+            data: { service: episode?.service ?? null, duration_s, ...ended },
+          });
+          if (episode !== null && episode.kind === 'incident')
+            await this.#tell(
+              trx,
+              'incident.closed',
+              { ...episode, state: 'closed', t_close: now.toISOString(), t_close_ms: now.getTime() },
+              await episodes.worstSeverity(trx, id),
+            );
+        }
+      },
+      { headFirst: true },
+    );
     this.#nudgeNotifier();
     this.#next(nextDue, now);
   }
@@ -177,13 +195,25 @@ export class EpisodeService {
     };
     await this.#d.episodes.insert(trx, episode);
     await this.#d.episodes.addAlerts(trx, episode.id, members);
-    await this.#d.held.setEpisode(trx, alerts.map((a) => a.fingerprint), episode.id);
+    await this.#d.held.setEpisode(
+      trx,
+      alerts.map((a) => a.fingerprint),
+      episode.id,
+    );
     await record({
       type: 'episode.opened',
       actor: 'system',
       reason: `${alerts.length} alert(s) of ${service} firing for ${this.#d.debounceS} s`,
       trace: episode.id,
-      data: { service, kind: episode.kind, alerts: episode.alerts, count: alerts.length, first_fired: first.fired_at, fingerprints: listed(alerts), flapping: members.filter((m) => m.baseline.flapping).length },
+      data: {
+        service,
+        kind: episode.kind,
+        alerts: episode.alerts,
+        count: alerts.length,
+        first_fired: first.fired_at,
+        fingerprints: listed(alerts),
+        flapping: members.filter((m) => m.baseline.flapping).length,
+      },
     });
     const to = kind === 'incident' ? await this.#tell(trx, 'incident.opened', episode, worstOf(alerts.map((a) => a.severity))) : null;
     const detail = this.#pending(to, now);
@@ -225,7 +255,11 @@ export class EpisodeService {
     const after = worstOf([before, ...alerts.map((a) => a.severity)]);
     await this.#d.episodes.addAlerts(trx, episode.id, members);
     await this.#d.episodes.update(trx, next);
-    await this.#d.held.setEpisode(trx, alerts.map((a) => a.fingerprint), episode.id);
+    await this.#d.held.setEpisode(
+      trx,
+      alerts.map((a) => a.fingerprint),
+      episode.id,
+    );
     await record({
       type: 'episode.alerts_joined',
       actor: 'system',
@@ -238,14 +272,24 @@ export class EpisodeService {
       const to = await this.#tell(trx, 'incident.opened', next, after);
       const detail = this.#pending(to, now);
       await this.#d.episodes.setOutcome(trx, episode.id, DECISION.outcome, detail);
-      await record({ type: 'episode.decided', actor: 'system', reason: `the notice became an incident: ${DECISION_REASON}; ${detail.reason}`, trace: episode.id, data: { service: episode.service, decision: DECISION.decision, outcome: null, to } });
+      await record({
+        type: 'episode.decided',
+        actor: 'system',
+        reason: `the notice became an incident: ${DECISION_REASON}; ${detail.reason}`,
+        trace: episode.id,
+        data: { service: episode.service, decision: DECISION.decision, outcome: null, to },
+      });
     } else if (kind === 'incident' && SEVERITY_RANK[after] > SEVERITY_RANK[before]) {
       await this.#tell(trx, 'incident.escalated', next, after);
     }
   }
 
   async #members(trx: Trx, alerts: HeldAlert[], now: Date): Promise<(EpisodeAlert & { labels: Record<string, string> })[]> {
-    const counts = await this.#d.held.histories(trx, alerts.map((a) => a.fingerprint), now.getTime());
+    const counts = await this.#d.held.histories(
+      trx,
+      alerts.map((a) => a.fingerprint),
+      now.getTime(),
+    );
     return alerts.map((a) => {
       const c = counts.get(a.fingerprint) ?? { d7: 0, d30: 0, flapping: false };
       return {

@@ -37,7 +37,14 @@ export interface EpisodesArea extends Area {
  * ended alert is noted in its episode inside intake's transaction.
  */
 export function createEpisodesArea(d: {
-  db: Db; held: HeldAlerts; intake: IntakeService; notifier: EpisodeNotifier; ledger: Ledger; clock: Clock; log: Logger; debounceS: number;
+  db: Db;
+  held: HeldAlerts;
+  intake: IntakeService;
+  notifier: EpisodeNotifier;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+  debounceS: number;
 }): EpisodesArea {
   const { ledger, clock } = d;
   const repo = new EpisodeRepo(d.db);
@@ -50,8 +57,14 @@ export function createEpisodesArea(d: {
     episodes,
     outcomes: repo,
     openings: { openedSince: (sinceMs) => repo.openedSince(sinceMs) },
-    open: async (limit) => (await repo.list({ limit, incidentsOnly: false, query: openQuery, after: null, nowMs: clock.now().getTime() })).episodes
-      .map((e) => ({ id: e.id, kind: e.kind, service: e.service, t_open: e.t_open, alerts: e.alerts })),
+    open: async (limit) =>
+      (await repo.list({ limit, incidentsOnly: false, query: openQuery, after: null, nowMs: clock.now().getTime() })).episodes.map((e) => ({
+        id: e.id,
+        kind: e.kind,
+        service: e.service,
+        t_open: e.t_open,
+        alerts: e.alerts,
+      })),
     routes: ({ server, log, guard }: Http) => episodeRoutes(server, { log, guard, reader }),
   };
 }

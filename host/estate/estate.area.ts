@@ -70,13 +70,34 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
   const repo = new EstateRepo(deps.db);
   const log = deps.log.child({ component: 'estate' });
   const estate = new EstateService({
-    repo, revisions: new Revisions(deps.settings), ledger: deps.ledger, clock: deps.clock, log,
+    repo,
+    revisions: new Revisions(deps.settings),
+    ledger: deps.ledger,
+    clock: deps.clock,
+    log,
     people: { isPerson: async (email, trx) => (await deps.people.get(email, trx)) !== null },
-    licence: { limit: async () => { const l = await deps.licences.inForce(); return { tier: l?.tier ?? null, services: serviceLimit(l) }; } },
-    file: readEstateFile(deps.config.configDir), unplaced: deps.held,
+    licence: {
+      limit: async () => {
+        const l = await deps.licences.inForce();
+        return { tier: l?.tier ?? null, services: serviceLimit(l) };
+      },
+    },
+    file: readEstateFile(deps.config.configDir),
+    unplaced: deps.held,
   });
   await estate.start();
-  const builder = new EstateBuilder({ repo, estate, alerts: deps.held, discovery: deps.discovery, episodes: deps.episodes, deploys: deploysFrom(deps.ledger), ledger: deps.ledger, clock: deps.clock, log, debounceS: deps.config.debounceS });
+  const builder = new EstateBuilder({
+    repo,
+    estate,
+    alerts: deps.held,
+    discovery: deps.discovery,
+    episodes: deps.episodes,
+    deploys: deploysFrom(deps.ledger),
+    ledger: deps.ledger,
+    clock: deps.clock,
+    log,
+    debounceS: deps.config.debounceS,
+  });
   return {
     routes: ({ server, log: httpLog, guard }: Http) => estateRoutes(server, { log: httpLog, guard, estate, builder }),
     estate,

@@ -105,9 +105,15 @@ export class EstateBuilder {
         const p = typeof e.path === 'string' ? e.path : null;
         if (c.kind === 'git' && p !== null) {
           const folder = how === 'manifest' ? path.posix.dirname(p) : p;
-          link(d, { kind: 'repository', connector: c.source, path: folder === '.' ? '/' : folder, origin: how === 'manifest' ? 'deployed' : how === 'codeowners' ? 'codeowners' : 'name' });
+          link(d, {
+            kind: 'repository',
+            connector: c.source,
+            path: folder === '.' ? '/' : folder,
+            origin: how === 'manifest' ? 'deployed' : how === 'codeowners' ? 'codeowners' : 'name',
+          });
         }
-        if (c.kind === 'prometheus' && typeof e.label === 'string') link(d, { kind: 'workload', connector: c.source, match: `${e.label}="${c.name}"`, origin: 'label' });
+        if (c.kind === 'prometheus' && typeof e.label === 'string')
+          link(d, { kind: 'workload', connector: c.source, match: `${e.label}="${c.name}"`, origin: 'label' });
         const owner = typeof e.owner === 'string' ? e.owner : null;
         if (owner !== null) {
           if (EMAIL.test(owner)) d.owner ??= owner;
@@ -122,7 +128,7 @@ export class EstateBuilder {
     }
     // A name alerts gave as their service: a candidate with a certain alert link (its label),
     // unless it is a service already (a service's own name needs no link).
-    const added = new Set((await this.#d.estate.addedInOrder()));
+    const added = new Set(await this.#d.estate.addedInOrder());
     for (const { service } of await this.#d.alerts.servicesNamed()) {
       if (added.has(service) || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/.test(service)) continue;
       const d = doc(service);
@@ -141,7 +147,12 @@ export class EstateBuilder {
       await this.#d.repo.replaceFound(trx, found);
       await this.#d.repo.putSuggestions(trx, suggestions);
       await this.#d.repo.bump(trx, { at, job: jobId });
-      await record({ type: 'estate.built', actor, reason: `estate built: ${found.size} name(s) found, ${suggestions.length} suggestion(s)`, data: { job: jobId, found: found.size, suggestions: suggestions.length } });
+      await record({
+        type: 'estate.built',
+        actor,
+        reason: `estate built: ${found.size} name(s) found, ${suggestions.length} suggestion(s)`,
+        data: { job: jobId, found: found.size, suggestions: suggestions.length },
+      });
     });
     await this.#d.estate.changed();
     return { found: found.size, suggestions: suggestions.length };
@@ -152,8 +163,10 @@ export class EstateBuilder {
     const view = await this.#d.estate.estate();
     const known = new Set([...view.services.map((s) => s.name), ...found.keys()]);
     const databases = new Map<string, Set<string>>();
-    for (const s of view.services) for (const l of s.links) if (l.kind === 'database' && l.name !== undefined) databases.set(l.name, (databases.get(l.name) ?? new Set()).add(s.name));
-    for (const [name, d] of found) for (const l of d.links) if (l.kind === 'database' && l.name !== undefined) databases.set(l.name, (databases.get(l.name) ?? new Set()).add(name));
+    for (const s of view.services)
+      for (const l of s.links) if (l.kind === 'database' && l.name !== undefined) databases.set(l.name, (databases.get(l.name) ?? new Set()).add(s.name));
+    for (const [name, d] of found)
+      for (const l of d.links) if (l.kind === 'database' && l.name !== undefined) databases.set(l.name, (databases.get(l.name) ?? new Set()).add(name));
     const out = new Map<string, Omit<SuggestionRow, 'state' | 'decided_by'>>();
     const at = this.#d.clock.now().toISOString();
     const add = (a: string, b: string, evidence: Record<string, unknown>, score: number) => {

@@ -45,14 +45,25 @@ function mergeLinks(found: Link[], given: LinkInput[] | undefined): Link[] {
 }
 
 /** The services: each person-added entry over what the last build found for the name. */
-export function assemble(overrides: OverrideRow[], found: Map<string, FoundDoc>, deps: DependencyRow[]): { services: ServiceView[]; candidates: CandidateView[] } {
+export function assemble(
+  overrides: OverrideRow[],
+  found: Map<string, FoundDoc>,
+  deps: DependencyRow[],
+): { services: ServiceView[]; candidates: CandidateView[] } {
   const confirmed = new Map<string, DependencyRow[]>();
   for (const d of deps) confirmed.set(d.service, [...(confirmed.get(d.service) ?? []), d]);
   const services = overrides.map((o) => serviceOf(o, found.get(o.name), confirmed.get(o.name) ?? [])).sort((a, b) => a.name.localeCompare(b.name));
   const added = new Set(overrides.map((o) => o.name));
   const candidates = [...found]
     .filter(([name]) => !added.has(name))
-    .map(([name, f]) => ({ name, owner: f.owner, team: f.team, technologies: f.technologies, links: f.links.map((l) => ({ ...l, certain: isCertain(l.origin) })), sources: f.sources }))
+    .map(([name, f]) => ({
+      name,
+      owner: f.owner,
+      team: f.team,
+      technologies: f.technologies,
+      links: f.links.map((l) => ({ ...l, certain: isCertain(l.origin) })),
+      sources: f.sources,
+    }))
     .sort((a, b) => a.name.localeCompare(b.name));
   return { services, candidates };
 }

@@ -71,18 +71,34 @@ export class EstateRepo {
   /** A new version: every host process rebuilds its resolver index when it sees it. */
   async bump(trx: Trx, built?: { at: string; job: string | null }): Promise<number> {
     const now = await this.lock(trx);
-    await trx('estate_state').where({ id: 1 }).update({ version: now.version + 1, ...(built === undefined ? {} : { built_at: built.at, build_job: built.job }) });
+    await trx('estate_state')
+      .where({ id: 1 })
+      .update({ version: now.version + 1, ...(built === undefined ? {} : { built_at: built.at, build_job: built.job }) });
     return now.version + 1;
   }
 
   async overrides(trx?: Trx): Promise<OverrideRow[]> {
     const rows = (await (trx ?? this.db)('estate_overrides').select().orderBy('added_seq')) as Array<Record<string, unknown>>;
-    return rows.map((r) => ({ name: String(r.name), entry: JSON.parse(String(r.doc)) as OverrideEntry, added_by: String(r.added_by), added_at: String(r.added_at), added_seq: Number(r.added_seq), updated_at: String(r.updated_at) }));
+    return rows.map((r) => ({
+      name: String(r.name),
+      entry: JSON.parse(String(r.doc)) as OverrideEntry,
+      added_by: String(r.added_by),
+      added_at: String(r.added_at),
+      added_seq: Number(r.added_seq),
+      updated_at: String(r.updated_at),
+    }));
   }
 
   async putOverride(trx: Trx, row: OverrideRow): Promise<void> {
     await trx('estate_overrides')
-      .insert({ name: row.name, doc: JSON.stringify(row.entry), added_by: row.added_by, added_at: row.added_at, added_seq: row.added_seq, updated_at: row.updated_at })
+      .insert({
+        name: row.name,
+        doc: JSON.stringify(row.entry),
+        added_by: row.added_by,
+        added_at: row.added_at,
+        added_seq: row.added_seq,
+        updated_at: row.updated_at,
+      })
       .onConflict('name')
       .merge(['doc', 'updated_at']);
   }
@@ -111,7 +127,9 @@ export class EstateRepo {
   }
 
   async suggestions(state?: SuggestionState, trx?: Trx): Promise<SuggestionRow[]> {
-    const q = (trx ?? this.db)('estate_suggestions').select().orderBy([{ column: 'score', order: 'desc' }, { column: 'id' }]);
+    const q = (trx ?? this.db)('estate_suggestions')
+      .select()
+      .orderBy([{ column: 'score', order: 'desc' }, { column: 'id' }]);
     if (state !== undefined) void q.where({ state });
     return ((await q) as Array<Record<string, unknown>>).map(suggestionFromRaw);
   }
@@ -134,7 +152,10 @@ export class EstateRepo {
     for (const s of list) {
       const was = existing.get(s.id);
       if (was === undefined) await trx('estate_suggestions').insert({ ...s, evidence: JSON.stringify(s.evidence), state: 'open', decided_by: null });
-      else if (was.state === 'open') await trx('estate_suggestions').where({ id: s.id }).update({ evidence: JSON.stringify(s.evidence), score: s.score, updated_at: s.updated_at });
+      else if (was.state === 'open')
+        await trx('estate_suggestions')
+          .where({ id: s.id })
+          .update({ evidence: JSON.stringify(s.evidence), score: s.score, updated_at: s.updated_at });
     }
   }
 
@@ -145,7 +166,13 @@ export class EstateRepo {
 
 function suggestionFromRaw(r: Record<string, unknown>): SuggestionRow {
   return {
-    id: String(r.id), service: String(r.service), depends_on: String(r.depends_on), evidence: JSON.parse(String(r.evidence)) as SuggestionRow['evidence'],
-    score: Number(r.score), state: r.state as SuggestionState, updated_at: String(r.updated_at), decided_by: (r.decided_by as string | null) ?? null,
+    id: String(r.id),
+    service: String(r.service),
+    depends_on: String(r.depends_on),
+    evidence: JSON.parse(String(r.evidence)) as SuggestionRow['evidence'],
+    score: Number(r.score),
+    state: r.state as SuggestionState,
+    updated_at: String(r.updated_at),
+    decided_by: (r.decided_by as string | null) ?? null,
   };
 }

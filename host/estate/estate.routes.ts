@@ -27,52 +27,76 @@ export function estateRoutes(server: Server, deps: { log: Logger; guard: Guard; 
     await guard.operating();
   };
 
-  server.get('/v1/estate', route(log, async (req) => {
-    await viewer(req);
-    return [200, await estate.estate()];
-  }));
+  server.get(
+    '/v1/estate',
+    route(log, async (req) => {
+      await viewer(req);
+      return [200, await estate.estate()];
+    }),
+  );
 
-  server.get('/v1/estate/services/:name', route(log, async (req) => {
-    await viewer(req);
-    return [200, { service: await estate.service(String(req.params?.name ?? '')) }];
-  }));
+  server.get(
+    '/v1/estate/services/:name',
+    route(log, async (req) => {
+      await viewer(req);
+      return [200, { service: await estate.service(String(req.params?.name ?? '')) }];
+    }),
+  );
 
-  server.get('/v1/estate/overrides/schema', route(log, async (req) => {
-    await viewer(req);
-    return [200, OVERRIDES_SCHEMA];
-  }));
+  server.get(
+    '/v1/estate/overrides/schema',
+    route(log, async (req) => {
+      await viewer(req);
+      return [200, OVERRIDES_SCHEMA];
+    }),
+  );
 
-  server.get('/v1/estate/overrides', route(log, async (req) => {
-    await viewer(req);
-    return [200, await estate.overrides()];
-  }));
+  server.get(
+    '/v1/estate/overrides',
+    route(log, async (req) => {
+      await viewer(req);
+      return [200, await estate.overrides()];
+    }),
+  );
 
-  server.put('/v1/estate/overrides', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    await guard.operating();
-    return [200, await estate.putOverrides(await readJson(req), who)];
-  }));
-
-  server.get('/v1/estate/suggestions', route(log, async (req) => {
-    await viewer(req);
-    return [200, { suggestions: await estate.suggestions() }];
-  }));
-
-  for (const how of ['confirm', 'dismiss'] as const) {
-    server.post(`/v1/estate/suggestions/${how}`, route(log, async (req) => {
+  server.put(
+    '/v1/estate/overrides',
+    route(log, async (req) => {
       const who = await guard.withRole(req, 'admin');
       await guard.operating();
-      const { id } = suggestionBody(await readJson(req));
-      return [200, { suggestion: await estate.decide(id, how, who) }];
-    }));
+      return [200, await estate.putOverrides(await readJson(req), who)];
+    }),
+  );
+
+  server.get(
+    '/v1/estate/suggestions',
+    route(log, async (req) => {
+      await viewer(req);
+      return [200, { suggestions: await estate.suggestions() }];
+    }),
+  );
+
+  for (const how of ['confirm', 'dismiss'] as const) {
+    server.post(
+      `/v1/estate/suggestions/${how}`,
+      route(log, async (req) => {
+        const who = await guard.withRole(req, 'admin');
+        await guard.operating();
+        const { id } = suggestionBody(await readJson(req));
+        return [200, { suggestion: await estate.decide(id, how, who) }];
+      }),
+    );
   }
 
-  server.post('/v1/estate/build', route(log, async (req, res) => {
-    const who = await guard.withRole(req, 'admin');
-    await guard.operating();
-    await readBodyOrEmpty(req);
-    const job = await builder.start(who);
-    res.header('location', `/v1/jobs/${job.id}`);
-    return [202, { job }];
-  }));
+  server.post(
+    '/v1/estate/build',
+    route(log, async (req, res) => {
+      const who = await guard.withRole(req, 'admin');
+      await guard.operating();
+      await readBodyOrEmpty(req);
+      const job = await builder.start(who);
+      res.header('location', `/v1/jobs/${job.id}`);
+      return [202, { job }];
+    }),
+  );
 }

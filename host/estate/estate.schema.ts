@@ -69,8 +69,20 @@ export const OVERRIDES_SCHEMA = {
               owner: { type: 'string', format: 'email', maxLength: 254, description: "The owner's e-mail." },
               team: SHORT('The team that runs it.'),
               tier: { type: 'integer', minimum: 1, maximum: 4, description: 'Criticality, 1 (most critical) to 4.' },
-              approvers: { type: 'array', maxItems: 50, uniqueItems: true, items: { type: 'string', format: 'email', maxLength: 254 }, description: 'People of this install (e-mails) who may approve its actions.' },
-              technologies: { type: 'array', maxItems: 50, uniqueItems: true, items: SHORT('A technology, e.g. postgres.', 64), description: 'What it is built on.' },
+              approvers: {
+                type: 'array',
+                maxItems: 50,
+                uniqueItems: true,
+                items: { type: 'string', format: 'email', maxLength: 254 },
+                description: 'People of this install (e-mails) who may approve its actions.',
+              },
+              technologies: {
+                type: 'array',
+                maxItems: 50,
+                uniqueItems: true,
+                items: SHORT('A technology, e.g. postgres.', 64),
+                description: 'What it is built on.',
+              },
               links: {
                 type: 'array',
                 maxItems: 500,
@@ -120,9 +132,12 @@ export function validateOverrides(body: unknown): OverridesDoc {
         const p = parseMatchers(l.match);
         if (!p.ok) throw new AppError('invalid_body', `${where}.match: ${p.problem}`);
       }
-      if ((l.kind === 'alert' || l.kind === 'workload') && l.match === undefined && l.name === undefined) throw new AppError('invalid_body', `${where}: an ${l.kind} link needs match or name`);
-      if ((l.kind === 'database' || l.kind === 'runbook') && l.name === undefined) throw new AppError('invalid_body', `${where}.name is required for a ${l.kind} link`);
-      if (l.kind === 'repository' && l.connector === undefined && l.path === undefined && l.name === undefined) throw new AppError('invalid_body', `${where}: a repository link needs connector, path or name`);
+      if ((l.kind === 'alert' || l.kind === 'workload') && l.match === undefined && l.name === undefined)
+        throw new AppError('invalid_body', `${where}: an ${l.kind} link needs match or name`);
+      if ((l.kind === 'database' || l.kind === 'runbook') && l.name === undefined)
+        throw new AppError('invalid_body', `${where}.name is required for a ${l.kind} link`);
+      if (l.kind === 'repository' && l.connector === undefined && l.path === undefined && l.name === undefined)
+        throw new AppError('invalid_body', `${where}: a repository link needs connector, path or name`);
     });
     if ((entry.depends_on ?? []).includes(name)) throw new AppError('invalid_body', `services.${name}.depends_on: a service cannot depend on itself`);
   }

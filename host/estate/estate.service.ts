@@ -131,7 +131,8 @@ export class EstateService implements ServiceResolver {
 
   /** Where an alert goes; call `ready()` first. */
   place(signal: Pick<Signal, 'name' | 'service' | 'labels'>): Placement {
-    if (this.#snap === null) return signal.service === null ? { service: null, rule: 'none', certain: false } : { service: signal.service, rule: 'alert_service', certain: false };
+    if (this.#snap === null)
+      return signal.service === null ? { service: null, rule: 'none', certain: false } : { service: signal.service, rule: 'alert_service', certain: false };
     return this.#snap.index.resolve(signal);
   }
 
@@ -146,7 +147,15 @@ export class EstateService implements ServiceResolver {
         if (this.#snap !== null && this.#snap.version === state.version) return this.#snap;
         const [overrides, found, deps] = await Promise.all([this.#d.repo.overrides(), this.#d.repo.found(), this.#d.repo.dependencies()]);
         const { services, candidates } = assemble(overrides, found, deps);
-        this.#snap = { version: state.version, built_at: state.built_at, overrides, services, candidates, byName: new Map(services.map((s) => [s.name, s])), index: new EstateIndex(state.version, services) };
+        this.#snap = {
+          version: state.version,
+          built_at: state.built_at,
+          overrides,
+          services,
+          candidates,
+          byName: new Map(services.map((s) => [s.name, s])),
+          index: new EstateIndex(state.version, services),
+        };
         return this.#snap;
       } finally {
         this.#loading = null;
@@ -159,7 +168,13 @@ export class EstateService implements ServiceResolver {
 
   async estate(): Promise<EstateView> {
     const s = await this.#refresh(true);
-    return { services: s.services, candidates: s.candidates, unplaced: await this.#d.unplaced.unplaced(UNPLACED_LISTED), built_at: s.built_at, version: s.version };
+    return {
+      services: s.services,
+      candidates: s.candidates,
+      unplaced: await this.#d.unplaced.unplaced(UNPLACED_LISTED),
+      built_at: s.built_at,
+      version: s.version,
+    };
   }
 
   async service(name: string): Promise<ServiceView> {
@@ -202,7 +217,8 @@ export class EstateService implements ServiceResolver {
     const doc = validateOverrides(raw);
     for (const [name, entry] of Object.entries(doc.services)) {
       for (const [i, email] of (entry?.approvers ?? []).entries()) {
-        if (!(await this.#d.people.isPerson(email))) throw new AppError('invalid_body', `services.${name}.approvers.${i}: ${email} is not a person of this install`);
+        if (!(await this.#d.people.isPerson(email)))
+          throw new AppError('invalid_body', `services.${name}.approvers.${i}: ${email} is not a person of this install`);
       }
     }
     const limit = await this.#d.licence.limit();
@@ -212,7 +228,9 @@ export class EstateService implements ServiceResolver {
       const before = await this.#d.repo.overrides(trx);
       const names = new Set(before.map((o) => o.name));
       const countBefore = names.size;
-      for (const [n, e] of Object.entries(doc.services)) if (e === null) names.delete(n); else names.add(n);
+      for (const [n, e] of Object.entries(doc.services))
+        if (e === null) names.delete(n);
+        else names.add(n);
       if (limit.services !== null && names.size > limit.services && names.size > countBefore) {
         throw new AppError('licence_limit', `the ${tierName(limit.tier)} licence allows ${limit.services} services; this change would make ${names.size}`);
       }
@@ -222,11 +240,23 @@ export class EstateService implements ServiceResolver {
     return this.overrides();
   }
 
-  async #write(trx: Trx, record: RecordEvent, before: OverrideRow[], wanted: Record<string, OverrideEntry | null>, actor: string, via: 'api' | 'file', reason: string): Promise<void> {
+  async #write(
+    trx: Trx,
+    record: RecordEvent,
+    before: OverrideRow[],
+    wanted: Record<string, OverrideEntry | null>,
+    actor: string,
+    via: 'api' | 'file',
+    reason: string,
+  ): Promise<void> {
     const at = this.#d.clock.now().toISOString();
     const was = new Map(before.map((o) => [o.name, o]));
     let seq = before.reduce((m, o) => Math.max(m, o.added_seq), 0);
-    const diff: { added: Record<string, OverrideEntry>; removed: string[]; changed: Record<string, Record<string, { from: unknown; to: unknown }>> } = { added: {}, removed: [], changed: {} };
+    const diff: { added: Record<string, OverrideEntry>; removed: string[]; changed: Record<string, Record<string, { from: unknown; to: unknown }>> } = {
+      added: {},
+      removed: [],
+      changed: {},
+    };
     for (const name of Object.keys(wanted).sort()) {
       const entry = wanted[name] ?? null;
       const old = was.get(name);
@@ -253,11 +283,14 @@ export class EstateService implements ServiceResolver {
     const rev = await this.#d.revisions.bump(trx, REVISION, actor, at);
     await this.#d.repo.bump(trx);
     const parts = splitDiff(diff);
-    await record(parts.map((part, i) => ({
-      type: 'estate.overrides_changed', actor,
-      reason: parts.length === 1 ? reason : `${reason} (part ${i + 1} of ${parts.length})`,
-      data: { via, version: rev.version, ...(parts.length === 1 ? {} : { part: i + 1, parts: parts.length }), diff: part },
-    })));
+    await record(
+      parts.map((part, i) => ({
+        type: 'estate.overrides_changed',
+        actor,
+        reason: parts.length === 1 ? reason : `${reason} (part ${i + 1} of ${parts.length})`,
+        data: { via, version: rev.version, ...(parts.length === 1 ? {} : { part: i + 1, parts: parts.length }), diff: part },
+      })),
+    );
   }
 
   /** Confirms (a dependency with origin `confirmed`) or dismisses (for good) a suggestion; 404 for an unknown id. */
@@ -271,9 +304,15 @@ export class EstateService implements ServiceResolver {
       if (s.state === state) return s;
       if (s.state !== 'open') throw new AppError('suggestion_decided', `suggestion ${id} is already ${s.state}`);
       await this.#d.repo.decide(trx, id, state, who.actor, at);
-      if (how === 'confirm') await this.#d.repo.addDependency(trx, { service: s.service, depends_on: s.depends_on, origin: 'confirmed', suggestion_id: id, by: who.actor, at });
+      if (how === 'confirm')
+        await this.#d.repo.addDependency(trx, { service: s.service, depends_on: s.depends_on, origin: 'confirmed', suggestion_id: id, by: who.actor, at });
       await this.#d.repo.bump(trx);
-      await record({ type: how === 'confirm' ? 'estate.suggestion_confirmed' : 'estate.suggestion_dismissed', actor: who.actor, reason: `${s.service} depends on ${s.depends_on}: ${state}`, data: { id, service: s.service, depends_on: s.depends_on, score: s.score } });
+      await record({
+        type: how === 'confirm' ? 'estate.suggestion_confirmed' : 'estate.suggestion_dismissed',
+        actor: who.actor,
+        reason: `${s.service} depends on ${s.depends_on}: ${state}`,
+        data: { id, service: s.service, depends_on: s.depends_on, score: s.score },
+      });
       return { ...s, state, decided_by: who.actor, updated_at: at } as SuggestionRow;
     });
     await this.#refresh(true);

@@ -37,7 +37,8 @@ export function parseMatchers(text: string): { ok: true; matchers: Matcher[] } |
     rest = rest.slice(m[0].length);
   }
   if (matchers.length === 0) return { ok: false, problem: 'a matcher list needs at least one matcher' };
-  if (!matchers.some((x) => x.op === '=' || (x.op === '=~' && !x.re!.test('')))) return { ok: false, problem: 'a matcher list needs one matcher that selects (=, or =~ not matching the empty value)' };
+  if (!matchers.some((x) => x.op === '=' || (x.op === '=~' && !x.re!.test(''))))
+    return { ok: false, problem: 'a matcher list needs one matcher that selects (=, or =~ not matching the empty value)' };
   return { ok: true, matchers };
 }
 

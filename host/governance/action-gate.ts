@@ -51,7 +51,16 @@ export class ActionGate {
   /** Refusals given inside a caller's transaction, still being written (see {@link ActionGate.idle}). */
   readonly #writing = new Set<Promise<unknown>>();
 
-  constructor(deps: { halt: HaltRepo; approvals: ApprovalsService; autonomy: AutonomyService; policy: PolicyReader; runs: ActionRunsRepo; ledger: Ledger; clock: Clock; log: Logger }) {
+  constructor(deps: {
+    halt: HaltRepo;
+    approvals: ApprovalsService;
+    autonomy: AutonomyService;
+    policy: PolicyReader;
+    runs: ActionRunsRepo;
+    ledger: Ledger;
+    clock: Clock;
+    log: Logger;
+  }) {
     this.#halt = deps.halt;
     this.#approvals = deps.approvals;
     this.#autonomy = deps.autonomy;
@@ -75,12 +84,16 @@ export class ActionGate {
   async authorise(trx: Trx | undefined, ask: ActionAsk): Promise<void> {
     const halt = trx === undefined ? await this.#halt.read() : await this.#halt.readIn(trx, 'share');
     if (halt.halted) {
-      await this.#refuse(trx, ask, new AppError('halted', `every action is halted (by ${halt.by ?? 'unknown'}: ${halt.reason ?? ''})`), { halted_by: halt.by, halt_reason: halt.reason });
+      await this.#refuse(trx, ask, new AppError('halted', `every action is halted (by ${halt.by ?? 'unknown'}: ${halt.reason ?? ''})`), {
+        halted_by: halt.by,
+        halt_reason: halt.reason,
+      });
     }
     const now = this.#clock.now();
     const policy = await this.#policy.current(trx);
     const frozen = freezeAt(policy, now);
-    if (frozen !== null) await this.#refuse(trx, ask, new AppError('frozen', `a change freeze is in force (${frozen.name} until ${frozen.end})`), { freeze: frozen.name });
+    if (frozen !== null)
+      await this.#refuse(trx, ask, new AppError('frozen', `a change freeze is in force (${frozen.name} until ${frozen.end})`), { freeze: frozen.name });
     const level = await this.#autonomy.levelOf(ask.service, trx);
     if (level === 'off' || level === 'shadow') {
       await this.#refuse(trx, ask, new AppError('autonomy_too_low', `${ask.service} is at ${level}: it never acts`), { level });
@@ -91,23 +104,34 @@ export class ActionGate {
     }
     const cap = policy.max_actions_per_service_per_hour;
     const ran = await this.#runs.since(trx ?? null, ask.service, now.getTime() - HOUR_MS);
-    if (ran >= cap) await this.#refuse(trx, ask, new AppError('action_cap_reached', `${ask.service} has had ${ran} action(s) in the last hour: the policy allows ${cap}`), { ran, cap });
+    if (ran >= cap)
+      await this.#refuse(trx, ask, new AppError('action_cap_reached', `${ask.service} has had ${ran} action(s) in the last hour: the policy allows ${cap}`), {
+        ran,
+        cap,
+      });
     if (ask.approvalId !== undefined) {
       const r = await this.#approvals.request(ask.approvalId, trx);
       const problem =
-        r === null ? 'no such approval request'
-        : r.kind !== 'action' ? 'the approval is not for an action'
-        : r.service !== ask.service ? `the approval is for ${r.service}, not ${ask.service}`
-        : r.action !== ask.kind ? `the approval is for ${r.action ?? 'another action'}, not ${ask.kind}`
-        : r.state !== 'approved' ? `the approval request is ${r.state}`
-        : null;
+        r === null
+          ? 'no such approval request'
+          : r.kind !== 'action'
+            ? 'the approval is not for an action'
+            : r.service !== ask.service
+              ? `the approval is for ${r.service}, not ${ask.service}`
+              : r.action !== ask.kind
+                ? `the approval is for ${r.action ?? 'another action'}, not ${ask.kind}`
+                : r.state !== 'approved'
+                  ? `the approval request is ${r.state}`
+                  : null;
       if (problem !== null) await this.#refuse(trx, ask, new AppError('action_not_approved', problem), {});
     }
   }
 
   async #refuse(trx: Trx | undefined, ask: ActionAsk, err: AppError, extra: Record<string, unknown>): Promise<never> {
     const event = {
-      type: 'action.refused', actor: 'system', reason: err.message,
+      type: 'action.refused',
+      actor: 'system',
+      reason: err.message,
       data: { service: ask.service, kind: ask.kind, approval_id: ask.approvalId ?? null, refused: err.code, ...extra },
     };
     const written = this.#ledger.append(event).catch((e: unknown) => this.#log.error({ err: e, action: ask }, 'could not record a refused action'));

@@ -13,7 +13,8 @@ export class ActionRunsRepo {
   }
 
   async since(q: Trx | null, service: string, sinceMs: number): Promise<number> {
-    const row = (await (q ?? this.#db)('action_runs').count({ n: '*' }).where({ service }).andWhere('at_ms', '>', sinceMs).first()) as { n: number | string } | undefined;
+    const row = (await (q ?? this.#db)('action_runs').count({ n: '*' }).where({ service }).andWhere('at_ms', '>', sinceMs).first()) as
+      { n: number | string } | undefined;
     return Number(row?.n ?? 0);
   }
 }

@@ -35,7 +35,22 @@ export interface ApprovalDecision {
   at_ms: number;
 }
 
-const COLUMNS = ['id', 'kind', 'state', 'service', 'from_level', 'to_level', 'action', 'summary', 'requested_by', 'requested_actor', 'requested_at', 'requested_ms', 'expires_ms', 'closed_at'];
+const COLUMNS = [
+  'id',
+  'kind',
+  'state',
+  'service',
+  'from_level',
+  'to_level',
+  'action',
+  'summary',
+  'requested_by',
+  'requested_actor',
+  'requested_at',
+  'requested_ms',
+  'expires_ms',
+  'closed_at',
+];
 type Row = ApprovalRequest & { requested_ms: number | string; expires_ms: number | string };
 const fromRow = (r: Row): ApprovalRequest => ({ ...r, requested_ms: Number(r.requested_ms), expires_ms: Number(r.expires_ms) });
 const decisionFromRow = (r: ApprovalDecision): ApprovalDecision => ({ ...r, at_ms: Number(r.at_ms) });
@@ -56,7 +71,9 @@ export class ApprovalsRepo {
 
   /** The pending raise of `service`, locked on MySQL (a second raise waits for the first). */
   async lockOpenRaise(trx: Trx, service: string): Promise<ApprovalRequest | null> {
-    const q = trx('approval_requests').select(COLUMNS).where({ open_key: openKey({ kind: 'autonomy_raise', service }) });
+    const q = trx('approval_requests')
+      .select(COLUMNS)
+      .where({ open_key: openKey({ kind: 'autonomy_raise', service }) });
     const row = (await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
   }
@@ -95,7 +112,13 @@ export class ApprovalsRepo {
 
   /** Requests, newest first, optionally of one state. */
   async list(opts: { state?: ApprovalState; limit: number }): Promise<ApprovalRequest[]> {
-    const q = this.#db('approval_requests').select(COLUMNS).orderBy([{ column: 'requested_ms', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(opts.limit);
+    const q = this.#db('approval_requests')
+      .select(COLUMNS)
+      .orderBy([
+        { column: 'requested_ms', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(opts.limit);
     if (opts.state !== undefined) q.where({ state: opts.state });
     return ((await q) as Row[]).map(fromRow);
   }
@@ -107,7 +130,9 @@ export class ApprovalsRepo {
   async decisionsOf(ids: string[], trx?: Trx): Promise<ApprovalDecision[]> {
     const out: ApprovalDecision[] = [];
     for (let i = 0; i < ids.length; i += 500) {
-      const rows = (await (trx ?? this.#db)('approval_decisions').whereIn('request_id', ids.slice(i, i + 500)).orderBy([{ column: 'at_ms' }, { column: 'decider' }])) as ApprovalDecision[];
+      const rows = (await (trx ?? this.#db)('approval_decisions')
+        .whereIn('request_id', ids.slice(i, i + 500))
+        .orderBy([{ column: 'at_ms' }, { column: 'decider' }])) as ApprovalDecision[];
       out.push(...rows.map(decisionFromRow));
     }
     return out;

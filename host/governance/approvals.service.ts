@@ -100,10 +100,19 @@ export class ApprovalsService {
 
   /** Opens a raise request inside the caller's transaction (the autonomy service's). */
   async openRaise(trx: Trx, record: RecordEvent, ask: { service: string; from: Level; to: Level; asker: Asker }): Promise<ApprovalRequest> {
-    return this.#open(trx, record, {
-      kind: 'autonomy_raise', service: ask.service, from_level: ask.from, to_level: ask.to, action: null,
-      summary: `raise ${ask.service} from ${ask.from} to ${ask.to}`,
-    }, ask.asker);
+    return this.#open(
+      trx,
+      record,
+      {
+        kind: 'autonomy_raise',
+        service: ask.service,
+        from_level: ask.from,
+        to_level: ask.to,
+        action: null,
+        summary: `raise ${ask.service} from ${ask.from} to ${ask.to}`,
+      },
+      ask.asker,
+    );
   }
 
   /**
@@ -114,23 +123,46 @@ export class ApprovalsService {
     if (!/^[a-z][a-z0-9_.-]{0,99}$/.test(kind)) throw new AppError('invalid_body', 'an action kind is 1 to 100 lower-case letters, digits, _ . -');
     if (service.length === 0 || service.length > 200) throw new AppError('invalid_body', 'service must be 1 to 200 characters');
     const r = await this.#ledger.transact(
-      (trx, record) => this.#open(trx, record, { kind: 'action', service, from_level: null, to_level: null, action: kind, summary: clip(summary, 1000) }, { actor: by, by }),
+      (trx, record) =>
+        this.#open(trx, record, { kind: 'action', service, from_level: null, to_level: null, action: kind, summary: clip(summary, 1000) }, { actor: by, by }),
       { headFirst: true },
     );
     return view(r, []);
   }
 
-  async #open(trx: Trx, record: RecordEvent, ask: Pick<ApprovalRequest, 'kind' | 'service' | 'from_level' | 'to_level' | 'action' | 'summary'>, asker: Asker): Promise<ApprovalRequest> {
+  async #open(
+    trx: Trx,
+    record: RecordEvent,
+    ask: Pick<ApprovalRequest, 'kind' | 'service' | 'from_level' | 'to_level' | 'action' | 'summary'>,
+    asker: Asker,
+  ): Promise<ApprovalRequest> {
     const now = this.#clock.now();
     const r: ApprovalRequest = {
-      id: randomUUID(), state: 'pending', ...ask,
-      requested_by: asker.by, requested_actor: asker.actor,
-      requested_at: now.toISOString(), requested_ms: now.getTime(), expires_ms: now.getTime() + APPROVAL_TTL_MS, closed_at: null,
+      id: randomUUID(),
+      state: 'pending',
+      ...ask,
+      requested_by: asker.by,
+      requested_actor: asker.actor,
+      requested_at: now.toISOString(),
+      requested_ms: now.getTime(),
+      expires_ms: now.getTime() + APPROVAL_TTL_MS,
+      closed_at: null,
     };
     await this.#repo.insert(trx, r);
     await record({
-      type: 'governance.approval_requested', actor: asker.actor, reason: r.summary,
-      data: { request_id: r.id, kind: r.kind, service: r.service, from: r.from_level, to: r.to_level, action: r.action, by: asker.by, expires_at: new Date(r.expires_ms).toISOString() },
+      type: 'governance.approval_requested',
+      actor: asker.actor,
+      reason: r.summary,
+      data: {
+        request_id: r.id,
+        kind: r.kind,
+        service: r.service,
+        from: r.from_level,
+        to: r.to_level,
+        action: r.action,
+        by: asker.by,
+        expires_at: new Date(r.expires_ms).toISOString(),
+      },
     });
     return r;
   }
@@ -142,33 +174,51 @@ export class ApprovalsService {
    * `already_decided` for a second decision by the same person.
    */
   async decide(id: string, decision: Decision, note: string | null, decider: string): Promise<ApprovalView> {
-    const outcome = await this.#ledger.transact(async (trx, record) => {
-      const r = await this.#repo.lock(trx, id);
-      if (r === null) throw new AppError('not_found', 'no such approval request');
-      if (r.state !== 'pending') throw new AppError('approval_closed', `this request is ${r.state} already`);
-      const now = this.#clock.now();
-      if (now.getTime() >= r.expires_ms) {
-        await this.#expire(trx, record, r, now);
-        return 'expired' as const;
-      }
-      const who = decider.trim().toLowerCase();
-      if (who === r.requested_by.trim().toLowerCase() || who === r.requested_actor.trim().toLowerCase()) {
-        throw new AppError('own_request', 'the person who asked cannot decide their own request');
-      }
-      const before = await this.#repo.decisionsOf([id], trx);
-      if (before.some((d) => d.decider.trim().toLowerCase() === who)) throw new AppError('already_decided', 'you have decided this request already; it needs someone else');
-      const at = now.toISOString();
-      await this.#repo.addDecision(trx, { request_id: id, decider: who, decision, note, at, at_ms: now.getTime() });
-      const approvals = before.filter((d) => d.decision === 'approve').length + (decision === 'approve' ? 1 : 0);
-      const state: ApprovalState = decision === 'reject' ? 'rejected' : approvals >= APPROVALS_NEEDED ? 'approved' : 'pending';
-      if (state !== 'pending') await this.#repo.close(trx, id, state, at);
-      await record({
-        type: 'governance.approval_decided', actor: who, reason: note ?? `${decision} ${r.summary}`,
-        data: { request_id: id, kind: r.kind, service: r.service, from: r.from_level, to: r.to_level, action: r.action, decision, note, approvals, needed: APPROVALS_NEEDED, state },
-      });
-      if (state === 'approved') await this.#onApproved.get(r.kind)?.(trx, record, { ...r, state, closed_at: at }, who);
-      return 'decided' as const;
-    }, { headFirst: true });
+    const outcome = await this.#ledger.transact(
+      async (trx, record) => {
+        const r = await this.#repo.lock(trx, id);
+        if (r === null) throw new AppError('not_found', 'no such approval request');
+        if (r.state !== 'pending') throw new AppError('approval_closed', `this request is ${r.state} already`);
+        const now = this.#clock.now();
+        if (now.getTime() >= r.expires_ms) {
+          await this.#expire(trx, record, r, now);
+          return 'expired' as const;
+        }
+        const who = decider.trim().toLowerCase();
+        if (who === r.requested_by.trim().toLowerCase() || who === r.requested_actor.trim().toLowerCase()) {
+          throw new AppError('own_request', 'the person who asked cannot decide their own request');
+        }
+        const before = await this.#repo.decisionsOf([id], trx);
+        if (before.some((d) => d.decider.trim().toLowerCase() === who))
+          throw new AppError('already_decided', 'you have decided this request already; it needs someone else');
+        const at = now.toISOString();
+        await this.#repo.addDecision(trx, { request_id: id, decider: who, decision, note, at, at_ms: now.getTime() });
+        const approvals = before.filter((d) => d.decision === 'approve').length + (decision === 'approve' ? 1 : 0);
+        const state: ApprovalState = decision === 'reject' ? 'rejected' : approvals >= APPROVALS_NEEDED ? 'approved' : 'pending';
+        if (state !== 'pending') await this.#repo.close(trx, id, state, at);
+        await record({
+          type: 'governance.approval_decided',
+          actor: who,
+          reason: note ?? `${decision} ${r.summary}`,
+          data: {
+            request_id: id,
+            kind: r.kind,
+            service: r.service,
+            from: r.from_level,
+            to: r.to_level,
+            action: r.action,
+            decision,
+            note,
+            approvals,
+            needed: APPROVALS_NEEDED,
+            state,
+          },
+        });
+        if (state === 'approved') await this.#onApproved.get(r.kind)?.(trx, record, { ...r, state, closed_at: at }, who);
+        return 'decided' as const;
+      },
+      { headFirst: true },
+    );
     if (outcome === 'expired') throw new AppError('approval_closed', 'this request expired (24 hours) before it was decided');
     return this.get(id);
   }
@@ -178,12 +228,15 @@ export class ApprovalsService {
     let total = 0;
     if (!(await this.#repo.anyDue(this.#clock.now().getTime()))) return 0;
     for (;;) {
-      const n = await this.#ledger.transact(async (trx, record) => {
-        const now = this.#clock.now();
-        const due = await this.#repo.lockDue(trx, now.getTime(), EXPIRE_BATCH);
-        for (const r of due) await this.#expire(trx, record, r, now);
-        return due.length;
-      }, { headFirst: true });
+      const n = await this.#ledger.transact(
+        async (trx, record) => {
+          const now = this.#clock.now();
+          const due = await this.#repo.lockDue(trx, now.getTime(), EXPIRE_BATCH);
+          for (const r of due) await this.#expire(trx, record, r, now);
+          return due.length;
+        },
+        { headFirst: true },
+      );
       total += n;
       if (n < EXPIRE_BATCH) return total;
     }
@@ -192,7 +245,9 @@ export class ApprovalsService {
   async #expire(trx: Trx, record: RecordEvent, r: ApprovalRequest, now: Date): Promise<void> {
     await this.#repo.close(trx, r.id, 'expired', now.toISOString());
     await record({
-      type: 'governance.approval_expired', actor: 'system', reason: `not decided within 24 hours: ${r.summary}`,
+      type: 'governance.approval_expired',
+      actor: 'system',
+      reason: `not decided within 24 hours: ${r.summary}`,
       data: { request_id: r.id, kind: r.kind, service: r.service, from: r.from_level, to: r.to_level, action: r.action, requested_by: r.requested_by },
     });
   }

@@ -21,7 +21,9 @@ export class AutonomyRepo {
   }
 
   async get(service: string): Promise<StoredLevel | null> {
-    return ((await this.#db('autonomy_levels').select('service', 'level', 'changed_at', 'changed_by').where({ service }).first()) as StoredLevel | undefined) ?? null;
+    return (
+      ((await this.#db('autonomy_levels').select('service', 'level', 'changed_at', 'changed_by').where({ service }).first()) as StoredLevel | undefined) ?? null
+    );
   }
 
   /** The stored level of `service`, locked on MySQL for the rest of `trx`. */

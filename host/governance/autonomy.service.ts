@@ -61,7 +61,17 @@ export class AutonomyService {
   readonly #ledger: Ledger;
   readonly #clock: Clock;
 
-  constructor(deps: { repo: AutonomyRepo; approvals: ApprovalsService; halt: HaltService; policy: PolicyReader; coverage: ConnectorCoverage; known: KnownServices; facts?: ServiceFacts; ledger: Ledger; clock: Clock }) {
+  constructor(deps: {
+    repo: AutonomyRepo;
+    approvals: ApprovalsService;
+    halt: HaltService;
+    policy: PolicyReader;
+    coverage: ConnectorCoverage;
+    known: KnownServices;
+    facts?: ServiceFacts;
+    ledger: Ledger;
+    clock: Clock;
+  }) {
     this.#repo = deps.repo;
     this.#approvals = deps.approvals;
     this.#halt = deps.halt;
@@ -81,13 +91,24 @@ export class AutonomyService {
   }
 
   async overview(): Promise<AutonomyOverview> {
-    const [halt, policy, stored, known, open] = await Promise.all([this.#halt.state(), this.#policy.current(), this.#repo.all(), this.#known.knownServices(), this.#approvals.openRaises()]);
+    const [halt, policy, stored, known, open] = await Promise.all([
+      this.#halt.state(),
+      this.#policy.current(),
+      this.#repo.all(),
+      this.#known.knownServices(),
+      this.#approvals.openRaises(),
+    ]);
     const levels = new Map(stored.map((s) => [s.service, s.level]));
     const pending = new Map(open.map((r) => [r.service, r]));
     const names = [...new Set([...known, ...levels.keys(), ...pending.keys()])].sort();
     const services: ServiceAutonomy[] = [];
     for (const service of names) {
-      services.push({ service, level: levels.get(service) ?? policy.default_autonomy, readiness: await this.readiness(service), pending: pendingOf(pending.get(service)) });
+      services.push({
+        service,
+        level: levels.get(service) ?? policy.default_autonomy,
+        readiness: await this.readiness(service),
+        pending: pendingOf(pending.get(service)),
+      });
     }
     return { halted: halt.halted, halt: haltView(halt), services };
   }
@@ -99,9 +120,11 @@ export class AutonomyService {
    */
   async readiness(service: string): Promise<string[]> {
     const lacks: string[] = [];
-    if (!(await this.#coverage.covers(service))) lacks.push(`No connector can read ${service}'s signals yet: add a connector that covers it, so the service can check causes before it acts.`);
+    if (!(await this.#coverage.covers(service)))
+      lacks.push(`No connector can read ${service}'s signals yet: add a connector that covers it, so the service can check causes before it acts.`);
     lacks.push(`${service} has never been studied: run a study to learn which of its causes can be proven today.`);
-    if (this.#facts === null || (await this.#facts.ownerOf(service)) === null) lacks.push(`${service} has no owner: name one in the estate, so someone answers for what the service does there.`);
+    if (this.#facts === null || (await this.#facts.ownerOf(service)) === null)
+      lacks.push(`${service} has no owner: name one in the estate, so someone answers for what the service does there.`);
     return lacks;
   }
 
@@ -115,26 +138,29 @@ export class AutonomyService {
       throw new AppError('unknown_service', `no alert has named the service ${service}`);
     }
     const policy = await this.#policy.current();
-    return this.#ledger.transact(async (trx, record) => {
-      const stored = await this.#repo.lock(trx, service);
-      const from: Level = stored?.level ?? policy.default_autonomy;
-      const open = await this.#approvals.lockOpenRaise(trx, service);
-      if (rank(level) === rank(from)) return { service, level: from, changed: false, pending: pendingOf(open) };
-      if (rank(level) > rank(from)) {
-        const ceiling = policy.ceilings[service];
-        if (ceiling !== undefined && isLevel(ceiling) && rank(level) > rank(ceiling)) {
-          throw new AppError('level_not_allowed', `the policy's ceiling for ${service} is ${ceiling}`);
+    return this.#ledger.transact(
+      async (trx, record) => {
+        const stored = await this.#repo.lock(trx, service);
+        const from: Level = stored?.level ?? policy.default_autonomy;
+        const open = await this.#approvals.lockOpenRaise(trx, service);
+        if (rank(level) === rank(from)) return { service, level: from, changed: false, pending: pendingOf(open) };
+        if (rank(level) > rank(from)) {
+          const ceiling = policy.ceilings[service];
+          if (ceiling !== undefined && isLevel(ceiling) && rank(level) > rank(ceiling)) {
+            throw new AppError('level_not_allowed', `the policy's ceiling for ${service} is ${ceiling}`);
+          }
+          if (level === 'L1') {
+            // One open raise per service: a second raise finds the first (the row is locked on
+            // MySQL, and the unique open_key stops a second one in any case).
+            const request = open ?? (await this.#approvals.openRaise(trx, record, { service, from, to: level, asker }));
+            return { service, level: from, changed: false, pending: pendingOf(request) };
+          }
         }
-        if (level === 'L1') {
-          // One open raise per service: a second raise finds the first (the row is locked on
-          // MySQL, and the unique open_key stops a second one in any case).
-          const request = open ?? (await this.#approvals.openRaise(trx, record, { service, from, to: level, asker }));
-          return { service, level: from, changed: false, pending: pendingOf(request) };
-        }
-      }
-      await this.#change(trx, record, { service, from, to: level, requestId: null, actor: asker.actor, by: asker.by });
-      return { service, level, changed: true, pending: pendingOf(open) };
-    }, { headFirst: true });
+        await this.#change(trx, record, { service, from, to: level, requestId: null, actor: asker.actor, by: asker.by });
+        return { service, level, changed: true, pending: pendingOf(open) };
+      },
+      { headFirst: true },
+    );
   }
 
   async #applyRaise(trx: Trx, record: RecordEvent, r: ApprovalRequest, decider: string): Promise<void> {
@@ -149,11 +175,17 @@ export class AutonomyService {
     await this.#change(trx, record, { service: r.service, from, to, requestId: r.id, actor: decider, by: r.requested_by });
   }
 
-  async #change(trx: Trx, record: RecordEvent, c: { service: string; from: Level; to: Level; requestId: string | null; actor: string; by: string }): Promise<void> {
+  async #change(
+    trx: Trx,
+    record: RecordEvent,
+    c: { service: string; from: Level; to: Level; requestId: string | null; actor: string; by: string },
+  ): Promise<void> {
     await this.#repo.set(trx, { service: c.service, level: c.to, changed_at: this.#clock.now().toISOString(), changed_by: c.by });
     await record({
-      type: 'governance.autonomy_changed', actor: c.actor,
-      reason: c.requestId === null ? `${c.service} set from ${c.from} to ${c.to} by ${c.by}` : `${c.service} raised from ${c.from} to ${c.to}: request approved`,
+      type: 'governance.autonomy_changed',
+      actor: c.actor,
+      reason:
+        c.requestId === null ? `${c.service} set from ${c.from} to ${c.to} by ${c.by}` : `${c.service} raised from ${c.from} to ${c.to}: request approved`,
       data: { service: c.service, from: c.from, to: c.to, request_id: c.requestId, by: c.by },
     });
   }

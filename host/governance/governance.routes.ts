@@ -49,53 +49,77 @@ const MAX_PAGE = 500;
  * deciding and the switch need an admin or an owner. The switch works in every mode (a safety
  * control is never refused for a licence reason); the rest answers 503 until operating.
  */
-export function governanceRoutes(server: Server, deps: { log: Logger; guard: Guard; autonomy: AutonomyService; approvals: ApprovalsService; halt: HaltService }): void {
+export function governanceRoutes(
+  server: Server,
+  deps: { log: Logger; guard: Guard; autonomy: AutonomyService; approvals: ApprovalsService; halt: HaltService },
+): void {
   const { log, guard, autonomy, approvals, halt } = deps;
 
-  server.get('/v1/autonomy', route(log, async (req) => {
-    await guard.bearer(req);
-    await guard.operating();
-    return [200, await autonomy.overview()];
-  }));
+  server.get(
+    '/v1/autonomy',
+    route(log, async (req) => {
+      await guard.bearer(req);
+      await guard.operating();
+      return [200, await autonomy.overview()];
+    }),
+  );
 
-  server.post('/v1/autonomy', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    await guard.operating();
-    const body = autonomyBody(await readJson(req));
-    const asker = askerOf(who, body.by);
-    return [202, await autonomy.set(body.service, body.level, asker)];
-  }));
+  server.post(
+    '/v1/autonomy',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      await guard.operating();
+      const body = autonomyBody(await readJson(req));
+      const asker = askerOf(who, body.by);
+      return [202, await autonomy.set(body.service, body.level, asker)];
+    }),
+  );
 
-  server.get('/v1/approvals', route(log, async (req) => {
-    await guard.bearer(req);
-    await guard.operating();
-    const q = queryOf(req);
-    const state = q.get('state') || undefined;
-    if (state !== undefined && !(STATES as readonly string[]).includes(state)) throw new AppError('invalid_parameter', `state must be one of ${STATES.join(', ')}`);
-    const limit = pageLimit(q, DEFAULT_PAGE, MAX_PAGE);
-    return [200, { approvals: await approvals.list({ state: state as ApprovalState | undefined, limit }) }];
-  }, { query: ['state', 'limit'] }));
+  server.get(
+    '/v1/approvals',
+    route(
+      log,
+      async (req) => {
+        await guard.bearer(req);
+        await guard.operating();
+        const q = queryOf(req);
+        const state = q.get('state') || undefined;
+        if (state !== undefined && !(STATES as readonly string[]).includes(state))
+          throw new AppError('invalid_parameter', `state must be one of ${STATES.join(', ')}`);
+        const limit = pageLimit(q, DEFAULT_PAGE, MAX_PAGE);
+        return [200, { approvals: await approvals.list({ state: state as ApprovalState | undefined, limit }) }];
+      },
+      { query: ['state', 'limit'] },
+    ),
+  );
 
-  const decide = (decision: Decision) => route(log, async (req: Request) => {
-    const who = await guard.withRole(req, 'admin');
-    await guard.operating();
-    const body = decisionBody(await readBodyOrEmpty(req));
-    const id = String(req.params?.id ?? '');
-    if (id.length === 0 || id.length > 40) throw new AppError('not_found', 'no such approval request');
-    return [200, { approval: await approvals.decide(id, decision, body.note ?? null, who.actor) }];
-  });
+  const decide = (decision: Decision) =>
+    route(log, async (req: Request) => {
+      const who = await guard.withRole(req, 'admin');
+      await guard.operating();
+      const body = decisionBody(await readBodyOrEmpty(req));
+      const id = String(req.params?.id ?? '');
+      if (id.length === 0 || id.length > 40) throw new AppError('not_found', 'no such approval request');
+      return [200, { approval: await approvals.decide(id, decision, body.note ?? null, who.actor) }];
+    });
   server.post('/v1/approvals/:id/approve', decide('approve'));
   server.post('/v1/approvals/:id/reject', decide('reject'));
 
-  server.post('/v1/halt', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    const body = haltBody(await readJson(req));
-    return [200, await halt.halt(askerOf(who, body.by), body.reason.trim())];
-  }));
+  server.post(
+    '/v1/halt',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      const body = haltBody(await readJson(req));
+      return [200, await halt.halt(askerOf(who, body.by), body.reason.trim())];
+    }),
+  );
 
-  server.post('/v1/resume', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    const body = resumeBody(await readBodyOrEmpty(req));
-    return [200, await halt.resume(askerOf(who, body.by))];
-  }));
+  server.post(
+    '/v1/resume',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      const body = resumeBody(await readBodyOrEmpty(req));
+      return [200, await halt.resume(askerOf(who, body.by))];
+    }),
+  );
 }

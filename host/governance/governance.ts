@@ -27,8 +27,13 @@ export interface Governance extends Area {
 
 /** Builds governance on `db`; owns `halt`, `approvals`, `autonomy` and `action_runs`. */
 export function createGovernance(deps: {
-  db: Db; log: Logger; ledger: Ledger; clock: Clock;
-  policy: PolicyReader; coverage: ConnectorCoverage; known: KnownServices;
+  db: Db;
+  log: Logger;
+  ledger: Ledger;
+  clock: Clock;
+  policy: PolicyReader;
+  coverage: ConnectorCoverage;
+  known: KnownServices;
   /** The estate's facts (owner); without them every service lacks an owner. */
   facts?: ServiceFacts;
 }): Governance {
@@ -36,10 +41,23 @@ export function createGovernance(deps: {
   const haltRepo = new HaltRepo(db);
   const halt = new HaltService({ repo: haltRepo, ledger, clock });
   const approvals = new ApprovalsService({ repo: new ApprovalsRepo(db), ledger, clock });
-  const autonomy = new AutonomyService({ repo: new AutonomyRepo(db), approvals, halt, policy: deps.policy, coverage: deps.coverage, known: deps.known, facts: deps.facts, ledger, clock });
+  const autonomy = new AutonomyService({
+    repo: new AutonomyRepo(db),
+    approvals,
+    halt,
+    policy: deps.policy,
+    coverage: deps.coverage,
+    known: deps.known,
+    facts: deps.facts,
+    ledger,
+    clock,
+  });
   const gate = new ActionGate({ halt: haltRepo, approvals, autonomy, policy: deps.policy, runs: new ActionRunsRepo(db), ledger, clock, log });
   return {
-    autonomy, approvals, halt, gate,
+    autonomy,
+    approvals,
+    halt,
+    gate,
     tick: async () => void (await approvals.expireDue()),
     routes: ({ server, log, guard }: Http) => governanceRoutes(server, { log, guard, autonomy, approvals, halt }),
   };

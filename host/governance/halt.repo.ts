@@ -43,6 +43,9 @@ export class HaltRepo {
   }
 
   async write(trx: Trx, state: HaltState): Promise<void> {
-    await trx('halt_switch').insert({ id: 1, ...state }).onConflict('id').merge();
+    await trx('halt_switch')
+      .insert({ id: 1, ...state })
+      .onConflict('id')
+      .merge();
   }
 }

@@ -32,26 +32,34 @@ export class HaltService {
   }
 
   async halt(asker: Asker, reason: string): Promise<HaltOutcome> {
-    return this.#ledger.transact(async (trx, record) => {
-      const now = await this.#repo.readIn(trx, 'update');
-      if (now.halted) return { halted: true, halt: haltView(now), changed: false };
-      const next: HaltState = { halted: true, by: asker.by, reason, at: this.#clock.now().toISOString() };
-      await this.#repo.write(trx, next);
-      await record({ type: 'governance.halted', actor: asker.actor, reason, data: { by: asker.by } });
-      return { halted: true, halt: haltView(next), changed: true };
-    }, { headFirst: true });
+    return this.#ledger.transact(
+      async (trx, record) => {
+        const now = await this.#repo.readIn(trx, 'update');
+        if (now.halted) return { halted: true, halt: haltView(now), changed: false };
+        const next: HaltState = { halted: true, by: asker.by, reason, at: this.#clock.now().toISOString() };
+        await this.#repo.write(trx, next);
+        await record({ type: 'governance.halted', actor: asker.actor, reason, data: { by: asker.by } });
+        return { halted: true, halt: haltView(next), changed: true };
+      },
+      { headFirst: true },
+    );
   }
 
   async resume(asker: Asker): Promise<HaltOutcome> {
-    return this.#ledger.transact(async (trx, record) => {
-      const now = await this.#repo.readIn(trx, 'update');
-      if (!now.halted) return { halted: false, halt: null, changed: false };
-      await this.#repo.write(trx, { halted: false, by: null, reason: null, at: null });
-      await record({
-        type: 'governance.resumed', actor: asker.actor, reason: `halt released by ${asker.by}`,
-        data: { by: asker.by, halted_by: now.by, halted_reason: now.reason, halted_at: now.at },
-      });
-      return { halted: false, halt: null, changed: true };
-    }, { headFirst: true });
+    return this.#ledger.transact(
+      async (trx, record) => {
+        const now = await this.#repo.readIn(trx, 'update');
+        if (!now.halted) return { halted: false, halt: null, changed: false };
+        await this.#repo.write(trx, { halted: false, by: null, reason: null, at: null });
+        await record({
+          type: 'governance.resumed',
+          actor: asker.actor,
+          reason: `halt released by ${asker.by}`,
+          data: { by: asker.by, halted_by: now.by, halted_reason: now.reason, halted_at: now.at },
+        });
+        return { halted: false, halt: null, changed: true };
+      },
+      { headFirst: true },
+    );
   }
 }

@@ -12,7 +12,10 @@ export const rank = (l: Level): number => LEVELS.indexOf(l);
 export const isLevel = (v: unknown): v is Level => typeof v === 'string' && (LEVELS as readonly string[]).includes(v);
 
 /** What governance reads from the policy (built by the policy area). */
-export type GovernedPolicy = Pick<PolicyDocument, 'default_autonomy' | 'ceilings' | 'safe_for_l2' | 'always_approve' | 'freeze_windows' | 'max_actions_per_service_per_hour'>;
+export type GovernedPolicy = Pick<
+  PolicyDocument,
+  'default_autonomy' | 'ceilings' | 'safe_for_l2' | 'always_approve' | 'freeze_windows' | 'max_actions_per_service_per_hour'
+>;
 export interface PolicyReader {
   /** Inside a transaction pass it: on SQLite that transaction holds the only connection. */
   current(trx?: Trx): Promise<GovernedPolicy>;

@@ -24,7 +24,10 @@ export class ClientAddress {
     const peer = normalise(req.socket?.remoteAddress ?? 'unknown');
     if (!this.#any || !this.#isTrusted(peer)) return peer;
     const header = req.headers['x-forwarded-for'];
-    const hops = (Array.isArray(header) ? header.join(',') : header ?? '').split(',').map((h) => normalise(h.trim())).filter((h) => h !== '');
+    const hops = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+      .split(',')
+      .map((h) => normalise(h.trim()))
+      .filter((h) => h !== '');
     for (let i = hops.length - 1; i >= 0; i--) {
       const hop = hops[i]!;
       if (net.isIP(hop) === 0) return peer;

@@ -5,7 +5,6 @@ import type { AdminPrincipal, Principal, Role, SessionAuthenticator, SessionPrin
 import type { MachineTokens } from '../identity/tokens.ts';
 import type { Mode } from '../status/mode.ts';
 
-
 const RANK: Record<Role, number> = { viewer: 1, admin: 2, owner: 3 };
 
 const ADMIN: AdminPrincipal = { kind: 'admin_token', actor: 'admin-token', role: 'owner', email: null };

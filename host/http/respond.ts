@@ -24,7 +24,8 @@ export function route(log: Logger, fn: RouteFn, opts: RouteOptions = {}) {
   return async (req: Request, res: Response): Promise<void> => {
     try {
       const unknown = [...new Set(queryOf(req).keys())].filter((k) => !allowed.has(k));
-      if (unknown.length > 0) throw new AppError('invalid_parameter', `unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.slice(0, 5).join(', ')}`);
+      if (unknown.length > 0)
+        throw new AppError('invalid_parameter', `unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.slice(0, 5).join(', ')}`);
       const [status, body] = await fn(req, res);
       closeIfUnread(req, res);
       res.send(status, body);

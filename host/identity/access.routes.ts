@@ -33,15 +33,21 @@ const answer = (policy: AccessPolicy & Revision) => ({ ...policy, disposable_cou
 export function accessRoutes(server: Server, deps: { log: Logger; guard: Guard; access: AccessPolicyService }): void {
   const { log, guard, access } = deps;
 
-  server.get('/v1/settings/access', route(log, async (req) => {
-    await guard.withRole(req, 'viewer');
-    return [200, answer(await access.view())];
-  }));
+  server.get(
+    '/v1/settings/access',
+    route(log, async (req) => {
+      await guard.withRole(req, 'viewer');
+      return [200, answer(await access.view())];
+    }),
+  );
 
-  server.put('/v1/settings/access', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    const { doc, version } = takeBack(policyBody(await readJson(req)), GET_ONLY);
-    await access.put(doc as AccessPolicy, who, version);
-    return [200, answer(await access.view())];
-  }));
+  server.put(
+    '/v1/settings/access',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      const { doc, version } = takeBack(policyBody(await readJson(req)), GET_ONLY);
+      await access.put(doc as AccessPolicy, who, version);
+      return [200, answer(await access.view())];
+    }),
+  );
 }

@@ -6,7 +6,17 @@ import { checkVersion, Revisions, type Revision } from '../settings/revisions.ts
 import type { SettingsRepo } from '../settings/settings.repo.ts';
 import type { UnitOfWork } from '../storage/unit-of-work.ts';
 import type { Trx } from '../storage/db.ts';
-import { compilePolicy, initialPolicy, OPEN_POLICY, parsePolicy, PolicyError, refusalText, type AccessPolicy, type CompiledPolicy, type Refusal } from './access-policy.ts';
+import {
+  compilePolicy,
+  initialPolicy,
+  OPEN_POLICY,
+  parsePolicy,
+  PolicyError,
+  refusalText,
+  type AccessPolicy,
+  type CompiledPolicy,
+  type Refusal,
+} from './access-policy.ts';
 import type { PeopleRepo } from './people.repo.ts';
 
 /** The settings row the policy lives in. */
@@ -91,25 +101,29 @@ export class AccessPolicyService {
     const now = this.#clock.now();
     this.#invalidate();
     try {
-      await this.#ledger.transact(async (trx, record) => {
-        checkVersion(expectedVersion, (await this.#revisions.get(ACCESS_SETTING, trx)).version, 'the access policy');
-        const before = await this.#readOrNull(trx);
-        if (before !== null && samePolicy(before, next)) return;
-        const owners = await this.#people.enabledOwners(trx);
-        if (owners.length === 0) throw new AppError('would_lock_out_owners', 'there is no enabled owner yet: the first owner is created with a starting policy');
-        if (!owners.some((o) => compiled.admits(o))) throw new AppError('would_lock_out_owners', 'this policy would shut out every enabled owner');
-        await this.#settings.put(trx, ACCESS_SETTING, next, now.toISOString());
-        await this.#revisions.bump(trx, ACCESS_SETTING, principal.actor, now.toISOString());
-        const ended = await this.#sessions.endOutside(trx, compiled.admits, now.getTime());
-        await record({
-          type: 'identity.access_changed',
-          actor: principal.actor,
-          reason: 'access policy changed',
-          data: { before, after: next, sessions_ended: ended },
-        });
-        // The chain head first, as every change of people takes it: the owners' rows are locked
-        // after it in both, so a policy change and an owner's demotion cannot deadlock on MySQL.
-      }, { headFirst: true });
+      await this.#ledger.transact(
+        async (trx, record) => {
+          checkVersion(expectedVersion, (await this.#revisions.get(ACCESS_SETTING, trx)).version, 'the access policy');
+          const before = await this.#readOrNull(trx);
+          if (before !== null && samePolicy(before, next)) return;
+          const owners = await this.#people.enabledOwners(trx);
+          if (owners.length === 0)
+            throw new AppError('would_lock_out_owners', 'there is no enabled owner yet: the first owner is created with a starting policy');
+          if (!owners.some((o) => compiled.admits(o))) throw new AppError('would_lock_out_owners', 'this policy would shut out every enabled owner');
+          await this.#settings.put(trx, ACCESS_SETTING, next, now.toISOString());
+          await this.#revisions.bump(trx, ACCESS_SETTING, principal.actor, now.toISOString());
+          const ended = await this.#sessions.endOutside(trx, compiled.admits, now.getTime());
+          await record({
+            type: 'identity.access_changed',
+            actor: principal.actor,
+            reason: 'access policy changed',
+            data: { before, after: next, sessions_ended: ended },
+          });
+          // The chain head first, as every change of people takes it: the owners' rows are locked
+          // after it in both, so a policy change and an owner's demotion cannot deadlock on MySQL.
+        },
+        { headFirst: true },
+      );
     } finally {
       this.#invalidate();
     }
@@ -149,7 +163,11 @@ export class AccessPolicyService {
     await this.#settings.put(trx, ACCESS_SETTING, policy, typeof at === 'string' ? at : at.toISOString());
     // The cache may be filled from storage before this commits: drop it again once it has.
     const done = (trx as { executionPromise?: Promise<unknown> }).executionPromise;
-    if (done !== undefined) done.then(() => this.#invalidate(), () => this.#invalidate());
+    if (done !== undefined)
+      done.then(
+        () => this.#invalidate(),
+        () => this.#invalidate(),
+      );
     return policy;
   }
 

@@ -64,12 +64,22 @@ export class AdminLoginService {
     const { sessions, ledger } = this.#d;
     const glass = await this.#d.breakGlass();
     if (!glass.open) {
-      await ledger.append({ type: 'identity.token_sign_in_refused', actor: 'admin-token', reason: 'e-mail works: people sign in with their address', data: { client, why: 'use_email' } });
+      await ledger.append({
+        type: 'identity.token_sign_in_refused',
+        actor: 'admin-token',
+        reason: 'e-mail works: people sign in with their address',
+        data: { client, why: 'use_email' },
+      });
       throw new AppError('use_email', 'sign in with your e-mail address');
     }
     const opened = await ledger.transact(async (trx, record) => {
       const { token, row } = await sessions.open(trx, { email: null, actor: 'admin-token', via: 'break_glass' });
-      await record({ type: 'identity.break_glass', actor: 'admin-token', reason: `break-glass sign-in: ${glass.reason ?? 'no code can be sent'}`, data: { client, why: glass.reason } });
+      await record({
+        type: 'identity.break_glass',
+        actor: 'admin-token',
+        reason: `break-glass sign-in: ${glass.reason ?? 'no code can be sent'}`,
+        data: { client, why: glass.reason },
+      });
       return { token, tokenHash: row.token_hash };
     });
     // A send may have succeeded since break-glass was read, and ended the break-glass sessions
@@ -77,7 +87,12 @@ export class AdminLoginService {
     // still open, a send that closes it later ends this session with the others.
     if (!(await this.#d.breakGlass()).open) {
       await sessions.end(opened.tokenHash, 'break_glass_closed');
-      await ledger.append({ type: 'identity.token_sign_in_refused', actor: 'admin-token', reason: 'e-mail started working during the sign-in: the break-glass session ended at once', data: { client, why: 'use_email' } });
+      await ledger.append({
+        type: 'identity.token_sign_in_refused',
+        actor: 'admin-token',
+        reason: 'e-mail started working during the sign-in: the break-glass session ended at once',
+        data: { client, why: 'use_email' },
+      });
       throw new AppError('use_email', 'sign in with your e-mail address');
     }
     return { break_glass: true as const, token: opened.token };
@@ -88,7 +103,12 @@ export class AdminLoginService {
     return this.#d.ledger.transact(async (trx, record) => {
       const ended = await this.#d.sessions.endBreakGlass(trx);
       if (ended > 0) {
-        await record({ type: 'identity.break_glass_closed', actor: 'system', reason: 'e-mail works again: break-glass sessions ended', data: { sessions_ended: ended } });
+        await record({
+          type: 'identity.break_glass_closed',
+          actor: 'system',
+          reason: 'e-mail works again: break-glass sessions ended',
+          data: { sessions_ended: ended },
+        });
       }
       return ended;
     });

@@ -18,7 +18,12 @@ export class AttemptsRepo {
 
   /** How many since `sinceMs`, and the oldest of them (for Retry-After). */
   async since(q: Trx | null, kind: string, subject: string, sinceMs: number): Promise<{ count: number; oldest: number | null }> {
-    const row = (await (q ?? this.#db)('auth_attempts').count({ n: '*' }).min({ oldest: 'at_ms' }).where({ kind, subject }).andWhere('at_ms', '>=', sinceMs).first()) as { n: number | string; oldest: number | string | null } | undefined;
+    const row = (await (q ?? this.#db)('auth_attempts')
+      .count({ n: '*' })
+      .min({ oldest: 'at_ms' })
+      .where({ kind, subject })
+      .andWhere('at_ms', '>=', sinceMs)
+      .first()) as { n: number | string; oldest: number | string | null } | undefined;
     return { count: Number(row?.n ?? 0), oldest: row?.oldest == null ? null : Number(row.oldest) };
   }
 

@@ -81,48 +81,69 @@ export function authRoutes(server: Server, deps: AuthDeps): void {
    * bootstrap; after that it opens a break-glass session only while no code can be sent.
    * Wrong tokens are limited per client and recorded (admin-login.service.ts).
    */
-  server.post('/v1/login', route(log, async (req) => {
-    const from = client.of(req);
-    await adminLogin.gate(from);
-    const { token } = loginBody(await readJson(req));
-    if (!tokens.isAdmin(token)) await adminLogin.wrong(from);
-    if ((await deps.people.count()) === 0) return [200, { bootstrap: true }];
-    return [200, await adminLogin.login(from)];
-  }));
+  server.post(
+    '/v1/login',
+    route(log, async (req) => {
+      const from = client.of(req);
+      await adminLogin.gate(from);
+      const { token } = loginBody(await readJson(req));
+      if (!tokens.isAdmin(token)) await adminLogin.wrong(from);
+      if ((await deps.people.count()) === 0) return [200, { bootstrap: true }];
+      return [200, await adminLogin.login(from)];
+    }),
+  );
 
   /** Always the same 202, whether or not the address may sign in. */
-  server.post('/v1/auth/request', route(log, async (req) => {
-    const { email } = emailBody(await readJson(req));
-    await signIn.requestCode(email, client.of(req));
-    return [202, { sent: true }];
-  }));
+  server.post(
+    '/v1/auth/request',
+    route(log, async (req) => {
+      const { email } = emailBody(await readJson(req));
+      await signIn.requestCode(email, client.of(req));
+      return [202, { sent: true }];
+    }),
+  );
 
-  server.post('/v1/auth/verify', route(log, async (req) => {
-    const { email, code } = verifyBody(await readJson(req));
-    return [200, await signIn.verifyCode(email, code, client.of(req))];
-  }));
+  server.post(
+    '/v1/auth/verify',
+    route(log, async (req) => {
+      const { email, code } = verifyBody(await readJson(req));
+      return [200, await signIn.verifyCode(email, code, client.of(req))];
+    }),
+  );
 
-  server.post('/v1/auth/password', route(log, async (req) => {
-    const { email, password } = passwordBody(await readJson(req));
-    return [200, await signIn.withPassword(email, password, client.of(req))];
-  }));
+  server.post(
+    '/v1/auth/password',
+    route(log, async (req) => {
+      const { email, password } = passwordBody(await readJson(req));
+      return [200, await signIn.withPassword(email, password, client.of(req))];
+    }),
+  );
 
-  server.post('/v1/auth/logout', route(log, async (req) => {
-    const who = await guard.session(req);
-    await deps.sessions.logout(who.tokenHash);
-    return [200, { signed_out: true }];
-  }));
+  server.post(
+    '/v1/auth/logout',
+    route(log, async (req) => {
+      const who = await guard.session(req);
+      await deps.sessions.logout(who.tokenHash);
+      return [200, { signed_out: true }];
+    }),
+  );
 
   /** Who the token belongs to: a person, a break-glass session, or the admin token. */
-  server.get('/v1/auth/me', route(log, async (req) => {
-    const who = await guard.bearer(req);
-    const user = who.kind === 'session' && who.email !== null && who.profile !== null ? { email: who.email, role: who.role, ...who.profile } : null;
-    return [200, { user, actor: who.actor, role: who.role, via: who.kind === 'session' ? (who.breakGlass ? 'break_glass' : 'session') : 'admin_token' }];
-  }));
+  server.get(
+    '/v1/auth/me',
+    route(log, async (req) => {
+      const who = await guard.bearer(req);
+      const user = who.kind === 'session' && who.email !== null && who.profile !== null ? { email: who.email, role: who.role, ...who.profile } : null;
+      return [200, { user, actor: who.actor, role: who.role, via: who.kind === 'session' ? (who.breakGlass ? 'break_glass' : 'session') : 'admin_token' }];
+    }),
+  );
 
-  server.post('/v1/auth/bootstrap', route(log, async (req) => {
-    const who = guard.adminToken(req);
-    const person = await deps.bootstrap.bootstrap(bootstrapBody(await readJson(req)), who.actor);
-    return [201, { user: { email: person.email, name: person.name, role: person.role } }];
-  }));
+  server.post(
+    '/v1/auth/bootstrap',
+    route(log, async (req) => {
+      const who = guard.adminToken(req);
+      const person = await deps.bootstrap.bootstrap(bootstrapBody(await readJson(req)), who.actor);
+      return [201, { user: { email: person.email, name: person.name, role: person.role } }];
+    }),
+  );
 }

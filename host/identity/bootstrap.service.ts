@@ -23,7 +23,16 @@ export interface BootstrapInput {
 
 /** The mail settings a bootstrap body gives, or null when it gives none. */
 export function bootstrapMail(input: BootstrapInput): Omit<MailSettings, 'rev'> | null {
-  const given = [input.provider, input.resend_key, input.mail_from, input.smtp_host, input.smtp_port, input.smtp_user, input.smtp_password, input.smtp_security].some((v) => v !== undefined);
+  const given = [
+    input.provider,
+    input.resend_key,
+    input.mail_from,
+    input.smtp_host,
+    input.smtp_port,
+    input.smtp_user,
+    input.smtp_password,
+    input.smtp_security,
+  ].some((v) => v !== undefined);
   if (!given) return null;
   const smtpGiven = [input.smtp_host, input.smtp_port, input.smtp_user, input.smtp_password, input.smtp_security].some((v) => v !== undefined);
   const provider: MailProvider = input.provider ?? (smtpGiven ? 'smtp' : 'api');
@@ -52,7 +61,15 @@ export class BootstrapService {
   readonly #clock: Clock;
   readonly #access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> };
 
-  constructor(deps: { people: PeopleRepo; install: Pick<Install, 'lock'>; mail: InitialMail; modes: ModeService; ledger: Ledger; clock: Clock; access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> } }) {
+  constructor(deps: {
+    people: PeopleRepo;
+    install: Pick<Install, 'lock'>;
+    mail: InitialMail;
+    modes: ModeService;
+    ledger: Ledger;
+    clock: Clock;
+    access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> };
+  }) {
     this.#access = deps.access;
     this.#people = deps.people;
     this.#install = deps.install;
@@ -66,7 +83,19 @@ export class BootstrapService {
     const now = this.#clock.now().toISOString();
     const email = input.email.trim().toLowerCase();
     const mail = bootstrapMail(input);
-    const person: Person = { email, name: input.name.trim(), role: 'owner', teams: [], tags: [], enabled: true, directory: false, password_set: false, password_expires_at: null, created_at: now, updated_at: now };
+    const person: Person = {
+      email,
+      name: input.name.trim(),
+      role: 'owner',
+      teams: [],
+      tags: [],
+      enabled: true,
+      directory: false,
+      password_set: false,
+      password_expires_at: null,
+      created_at: now,
+      updated_at: now,
+    };
     await this.#ledger.transact(async (trx, record) => {
       await this.#install.lock(trx);
       if ((await this.#people.count(trx)) > 0) throw new AppError('already_bootstrapped', 'the first owner exists already');
@@ -82,9 +111,18 @@ export class BootstrapService {
           actor,
           reason: 'mail settings given at bootstrap',
           // Never a secret: only whether each is set.
-          data: mail.provider === 'smtp'
-            ? { provider: 'smtp', mail_from: mail.mail_from, smtp_host: mail.smtp_host, smtp_port: mail.smtp_port, smtp_security: mail.smtp_security, smtp_user: mail.smtp_user, smtp_password_set: mail.smtp_password !== null }
-            : { provider: 'api', mail_from: mail.mail_from, key_set: mail.resend_key !== null },
+          data:
+            mail.provider === 'smtp'
+              ? {
+                  provider: 'smtp',
+                  mail_from: mail.mail_from,
+                  smtp_host: mail.smtp_host,
+                  smtp_port: mail.smtp_port,
+                  smtp_security: mail.smtp_security,
+                  smtp_user: mail.smtp_user,
+                  smtp_password_set: mail.smtp_password !== null,
+                }
+              : { provider: 'api', mail_from: mail.mail_from, key_set: mail.resend_key !== null },
         });
       }
       await this.#modes.recordChange(trx, record);

@@ -44,8 +44,19 @@ export interface IdentityArea extends Area {
  * Break-glass closes when mail is delivered: identity subscribes to the mail area.
  */
 export function createIdentityArea(d: {
-  db: Db; work: UnitOfWork; people: People; settings: SettingsRepo; install: Pick<Install, 'lock'>; tokens: MachineTokens; cipher: SecretCipher;
-  modes: ModeService; mail: MailService; ledger: Ledger; clock: Clock; log: Logger; config: Config;
+  db: Db;
+  work: UnitOfWork;
+  people: People;
+  settings: SettingsRepo;
+  install: Pick<Install, 'lock'>;
+  tokens: MachineTokens;
+  cipher: SecretCipher;
+  modes: ModeService;
+  mail: MailService;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+  config: Config;
 }): IdentityArea {
   const { db, work, settings, ledger, clock, log, mail } = d;
   const people = d.people.repo;
@@ -58,10 +69,25 @@ export function createIdentityArea(d: {
   const adminLogin = new AdminLoginService({ breakGlass: () => mail.breakGlass(), sessions, limits, refusals, ledger });
   mail.onDelivered(() => adminLogin.breakGlassClosed());
   const bootstrap = new BootstrapService({ people, install: d.install, mail: mail.initial, modes: d.modes, ledger, clock, access });
-  const signIn = new SignInService({ people, codes: new SignInCodesRepo(db), limits, refusals, sessions, access, mail, ledger, clock, log, codeKey: d.cipher.derive('sign-in-codes') });
+  const signIn = new SignInService({
+    people,
+    codes: new SignInCodesRepo(db),
+    limits,
+    refusals,
+    sessions,
+    access,
+    mail,
+    ledger,
+    clock,
+    log,
+    codeKey: d.cipher.derive('sign-in-codes'),
+  });
   const peopleService = new PeopleService({ people, sessions, access, ledger, clock });
   return {
-    sessions, access, signIn, refusals,
+    sessions,
+    access,
+    signIn,
+    refusals,
     routes: ({ server, log, guard }: Http) => {
       accessRoutes(server, { log, guard, access });
       authRoutes(server, { log, guard, tokens: d.tokens, people, bootstrap, signIn, adminLogin, sessions, client: new ClientAddress(d.config.trustedProxies) });

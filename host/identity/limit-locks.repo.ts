@@ -16,7 +16,8 @@ export interface Unrecorded {
   recordedMs: number | null;
 }
 
-const order = (a: LimitKey, b: LimitKey): number => (a.kind === b.kind ? (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0) : a.kind < b.kind ? -1 : 1);
+const order = (a: LimitKey, b: LimitKey): number =>
+  a.kind === b.kind ? (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0) : a.kind < b.kind ? -1 : 1;
 
 /**
  * The only code that touches `auth_limits`: the row each check-and-count of a limit locks
@@ -37,7 +38,10 @@ export class LimitLocksRepo {
   /** Makes sure the rows exist (outside any transaction, so the lock below never inserts in the common case). */
   async ensure(keys: LimitKey[], atMs: number): Promise<void> {
     if (keys.length === 0) return;
-    await this.#db('auth_limits').insert(keys.map((k) => ({ ...k, touched_ms: atMs }))).onConflict(['kind', 'subject']).ignore();
+    await this.#db('auth_limits')
+      .insert(keys.map((k) => ({ ...k, touched_ms: atMs })))
+      .onConflict(['kind', 'subject'])
+      .ignore();
   }
 
   /** Locks every key's row until `trx` ends (creating a row pruned since `ensure`). */
@@ -56,11 +60,13 @@ export class LimitLocksRepo {
 
   /** Adds refusals to the subject's unrecorded counts (under its lock). */
   async addUnrecorded(trx: Trx, key: LimitKey, wrong: number, limited: number, atMs: number): Promise<void> {
-    await trx('auth_limits').where(key).update({
-      unrecorded_wrong: trx.raw('unrecorded_wrong + ?', [wrong]),
-      unrecorded_limited: trx.raw('unrecorded_limited + ?', [limited]),
-      first_unrecorded_ms: trx.raw('coalesce(first_unrecorded_ms, ?)', [atMs]),
-    });
+    await trx('auth_limits')
+      .where(key)
+      .update({
+        unrecorded_wrong: trx.raw('unrecorded_wrong + ?', [wrong]),
+        unrecorded_limited: trx.raw('unrecorded_limited + ?', [limited]),
+        first_unrecorded_ms: trx.raw('coalesce(first_unrecorded_ms, ?)', [atMs]),
+      });
   }
 
   /** The counts have been written to the ledger at `atMs`. */
@@ -87,5 +93,12 @@ export class LimitLocksRepo {
 
 function toUnrecorded(r: Record<string, unknown>): Unrecorded {
   const n = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-  return { kind: String(r.kind), subject: String(r.subject), wrong: Number(r.unrecorded_wrong), limited: Number(r.unrecorded_limited), firstMs: n(r.first_unrecorded_ms), recordedMs: n(r.recorded_ms) };
+  return {
+    kind: String(r.kind),
+    subject: String(r.subject),
+    wrong: Number(r.unrecorded_wrong),
+    limited: Number(r.unrecorded_limited),
+    firstMs: n(r.first_unrecorded_ms),
+    recordedMs: n(r.recorded_ms),
+  };
 }

@@ -89,13 +89,16 @@ export class PeopleRepo {
   }
 
   async password(email: string): Promise<PasswordRecord | null> {
-    const row = (await this.#db('people').select('password_hash', 'password_set_at', 'password_expires_at').where({ email }).first()) as Pick<PersonRow, 'password_hash' | 'password_set_at' | 'password_expires_at'> | undefined;
+    const row = (await this.#db('people').select('password_hash', 'password_set_at', 'password_expires_at').where({ email }).first()) as
+      Pick<PersonRow, 'password_hash' | 'password_set_at' | 'password_expires_at'> | undefined;
     if (row?.password_hash == null) return null;
     return { hash: row.password_hash, set_at: row.password_set_at ?? '', expires_at: row.password_expires_at };
   }
 
   async setPassword(trx: Trx, email: string, p: PasswordRecord | null, at: string): Promise<void> {
-    await trx('people').where({ email }).update({ password_hash: p?.hash ?? null, password_set_at: p?.set_at ?? null, password_expires_at: p?.expires_at ?? null, updated_at: at });
+    await trx('people')
+      .where({ email })
+      .update({ password_hash: p?.hash ?? null, password_set_at: p?.set_at ?? null, password_expires_at: p?.expires_at ?? null, updated_at: at });
   }
 
   async count(trx?: Trx): Promise<number> {
@@ -106,16 +109,25 @@ export class PeopleRepo {
   /** Read by sign-in on every code and password: on SQLite through a cached statement. */
   async get(email: string, trx?: Trx): Promise<Person | null> {
     const q = trx ?? this.#db;
-    const row = (dialect(this.#db) === 'sqlite'
-      ? await withStatements(q, ({ sql }) => sql('select * from people where email = ?').get(email))
-      : await q('people').where({ email }).first()) as PersonRow | undefined;
+    const row = (
+      dialect(this.#db) === 'sqlite'
+        ? await withStatements(q, ({ sql }) => sql('select * from people where email = ?').get(email))
+        : await q('people').where({ email }).first()
+    ) as PersonRow | undefined;
     return row === undefined ? null : fromRow(row);
   }
 
   async insert(trx: Trx, p: Person): Promise<void> {
     await trx('people').insert({
-      email: p.email, name: p.name, role: p.role, teams: JSON.stringify(p.teams), tags: JSON.stringify(p.tags),
-      enabled: p.enabled, directory: p.directory, created_at: p.created_at, updated_at: p.updated_at,
+      email: p.email,
+      name: p.name,
+      role: p.role,
+      teams: JSON.stringify(p.teams),
+      tags: JSON.stringify(p.tags),
+      enabled: p.enabled,
+      directory: p.directory,
+      created_at: p.created_at,
+      updated_at: p.updated_at,
     });
   }
 }

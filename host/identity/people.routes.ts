@@ -36,30 +36,45 @@ export function peopleRoutes(server: Server, deps: { log: Logger; guard: Guard; 
   const { log, guard, people } = deps;
   const email = (req: Request): string => String(req.params?.email ?? '');
 
-  server.get('/v1/people', route(log, async (req) => {
-    await guard.withRole(req, 'viewer');
-    return [200, { people: await people.list() }];
-  }));
+  server.get(
+    '/v1/people',
+    route(log, async (req) => {
+      await guard.withRole(req, 'viewer');
+      return [200, { people: await people.list() }];
+    }),
+  );
 
-  server.post('/v1/people', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    return [201, { person: await people.add(newPerson(await readJson(req)), who) }];
-  }));
+  server.post(
+    '/v1/people',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      return [201, { person: await people.add(newPerson(await readJson(req)), who) }];
+    }),
+  );
 
-  server.patch('/v1/people/:email', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    return [200, { person: await people.change(email(req), personPatch(await readJson(req)), who) }];
-  }));
+  server.patch(
+    '/v1/people/:email',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      return [200, { person: await people.change(email(req), personPatch(await readJson(req)), who) }];
+    }),
+  );
 
-  server.post('/v1/people/:email/password', route(log, async (req) => {
-    const who = await guard.withRole(req, 'owner');
-    const body = passwordBody(await readBodyOrEmpty(req));
-    return [201, await people.setPassword(email(req), body.expires ?? '30d', who)];
-  }));
+  server.post(
+    '/v1/people/:email/password',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'owner');
+      const body = passwordBody(await readBodyOrEmpty(req));
+      return [201, await people.setPassword(email(req), body.expires ?? '30d', who)];
+    }),
+  );
 
-  server.del('/v1/people/:email/password', route(log, async (req) => {
-    const who = await guard.withRole(req, 'owner');
-    await people.removePassword(email(req), who);
-    return [200, { removed: true }];
-  }));
+  server.del(
+    '/v1/people/:email/password',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'owner');
+      await people.removePassword(email(req), who);
+      return [200, { removed: true }];
+    }),
+  );
 }

@@ -59,14 +59,31 @@ export class PeopleService {
     if (!(await this.#access.allows(email))) throw new AppError('not_allowed_by_policy', 'the access policy does not admit this address');
     const now = this.#clock.now().toISOString();
     const person: Person = {
-      email, name: input.name.trim(), role: input.role, teams: input.teams ?? [], tags: input.tags ?? [], enabled: true,
-      directory: false, password_set: false, password_expires_at: null, created_at: now, updated_at: now,
+      email,
+      name: input.name.trim(),
+      role: input.role,
+      teams: input.teams ?? [],
+      tags: input.tags ?? [],
+      enabled: true,
+      directory: false,
+      password_set: false,
+      password_expires_at: null,
+      created_at: now,
+      updated_at: now,
     };
-    await this.#ledger.transact(async (trx, record) => {
-      if ((await this.#people.lock(trx, email)) !== null) throw new AppError('person_exists', 'someone with this address exists already');
-      await this.#people.insert(trx, person);
-      await record({ type: 'identity.person_added', actor: by.actor, reason: `${email} added as ${person.role}`, data: { email, name: person.name, role: person.role, teams: person.teams, tags: person.tags } });
-    }, { headFirst: true });
+    await this.#ledger.transact(
+      async (trx, record) => {
+        if ((await this.#people.lock(trx, email)) !== null) throw new AppError('person_exists', 'someone with this address exists already');
+        await this.#people.insert(trx, person);
+        await record({
+          type: 'identity.person_added',
+          actor: by.actor,
+          reason: `${email} added as ${person.role}`,
+          data: { email, name: person.name, role: person.role, teams: person.teams, tags: person.tags },
+        });
+      },
+      { headFirst: true },
+    );
     return person;
   }
 
@@ -74,31 +91,39 @@ export class PeopleService {
     need(by, 'admin');
     const email = emailIn.trim().toLowerCase();
     const now = this.#clock.now().toISOString();
-    return this.#ledger.transact(async (trx, record) => {
-      const before = await this.#people.lock(trx, email);
-      if (before === null) throw new AppError('not_found', 'no such person');
-      if (before.role === 'owner' || patch.role === 'owner') need(by, 'owner', 'only an owner changes an owner or makes one');
-      if (before.directory && (patch.role !== undefined || patch.teams !== undefined || patch.tags !== undefined)) {
-        throw new AppError('directory_managed', 'role, teams and tags of a directory person follow the directory groups');
-      }
-      const changes: Record<string, { from: unknown; to: unknown }> = {};
-      for (const k of ['name', 'role', 'teams', 'tags', 'enabled'] as const) {
-        if (patch[k] !== undefined && JSON.stringify(patch[k]) !== JSON.stringify(before[k])) changes[k] = { from: before[k], to: patch[k] };
-      }
-      const after: Person = { ...before, ...patch, updated_at: now };
-      if (Object.keys(changes).length === 0) return before;
-      const losesOwner = before.role === 'owner' && before.enabled && (after.role !== 'owner' || !after.enabled);
-      if (losesOwner && (await this.#people.enabledOwners(trx)).filter((o) => o !== email).length === 0) {
-        throw new AppError('last_owner', 'the last owner can never be demoted or disabled');
-      }
-      const change: PersonChange = { updated_at: now };
-      for (const k of Object.keys(changes) as (keyof PersonPatch)[]) Object.assign(change, { [k]: after[k] });
-      await this.#people.update(trx, email, change);
-      const reason = changes.enabled !== undefined && !after.enabled ? 'disabled' : changes.role !== undefined ? 'role_changed' : null;
-      const ended = reason === null ? 0 : await this.#sessions.endFor(trx, email, reason);
-      await record({ type: 'identity.person_changed', actor: by.actor, reason: `${email}: ${Object.keys(changes).join(', ')} changed`, data: { email, changes, sessions_ended: ended } });
-      return after;
-    }, { headFirst: true });
+    return this.#ledger.transact(
+      async (trx, record) => {
+        const before = await this.#people.lock(trx, email);
+        if (before === null) throw new AppError('not_found', 'no such person');
+        if (before.role === 'owner' || patch.role === 'owner') need(by, 'owner', 'only an owner changes an owner or makes one');
+        if (before.directory && (patch.role !== undefined || patch.teams !== undefined || patch.tags !== undefined)) {
+          throw new AppError('directory_managed', 'role, teams and tags of a directory person follow the directory groups');
+        }
+        const changes: Record<string, { from: unknown; to: unknown }> = {};
+        for (const k of ['name', 'role', 'teams', 'tags', 'enabled'] as const) {
+          if (patch[k] !== undefined && JSON.stringify(patch[k]) !== JSON.stringify(before[k])) changes[k] = { from: before[k], to: patch[k] };
+        }
+        const after: Person = { ...before, ...patch, updated_at: now };
+        if (Object.keys(changes).length === 0) return before;
+        const losesOwner = before.role === 'owner' && before.enabled && (after.role !== 'owner' || !after.enabled);
+        if (losesOwner && (await this.#people.enabledOwners(trx)).filter((o) => o !== email).length === 0) {
+          throw new AppError('last_owner', 'the last owner can never be demoted or disabled');
+        }
+        const change: PersonChange = { updated_at: now };
+        for (const k of Object.keys(changes) as (keyof PersonPatch)[]) Object.assign(change, { [k]: after[k] });
+        await this.#people.update(trx, email, change);
+        const reason = changes.enabled !== undefined && !after.enabled ? 'disabled' : changes.role !== undefined ? 'role_changed' : null;
+        const ended = reason === null ? 0 : await this.#sessions.endFor(trx, email, reason);
+        await record({
+          type: 'identity.person_changed',
+          actor: by.actor,
+          reason: `${email}: ${Object.keys(changes).join(', ')} changed`,
+          data: { email, changes, sessions_ended: ended },
+        });
+        return after;
+      },
+      { headFirst: true },
+    );
   }
 
   /** Gives (or replaces) a person's password; answers it this once. */
@@ -112,15 +137,23 @@ export class PeopleService {
     const now = this.#clock.now();
     const span = PASSWORD_ENDS[ends];
     const expires_at = span === null ? null : new Date(now.getTime() + span).toISOString();
-    await this.#ledger.transact(async (trx, record) => {
-      const current = await this.#people.lock(trx, email);
-      if (current === null) throw new AppError('not_found', 'no such person');
-      if (current.role === 'owner' || current.directory) throw new AppError('password_not_allowed', 'owners and directory people sign in otherwise');
-      await this.#people.setPassword(trx, email, { hash, set_at: now.toISOString(), expires_at }, now.toISOString());
-      // Sessions opened with the password it replaces end with it.
-      const ended = await this.#sessions.endFor(trx, email, 'password_removed', 'password');
-      await record({ type: 'identity.password_set', actor: by.actor, reason: `password given to ${email}`, data: { email, expires_at, sessions_ended: ended } });
-    }, { headFirst: true });
+    await this.#ledger.transact(
+      async (trx, record) => {
+        const current = await this.#people.lock(trx, email);
+        if (current === null) throw new AppError('not_found', 'no such person');
+        if (current.role === 'owner' || current.directory) throw new AppError('password_not_allowed', 'owners and directory people sign in otherwise');
+        await this.#people.setPassword(trx, email, { hash, set_at: now.toISOString(), expires_at }, now.toISOString());
+        // Sessions opened with the password it replaces end with it.
+        const ended = await this.#sessions.endFor(trx, email, 'password_removed', 'password');
+        await record({
+          type: 'identity.password_set',
+          actor: by.actor,
+          reason: `password given to ${email}`,
+          data: { email, expires_at, sessions_ended: ended },
+        });
+      },
+      { headFirst: true },
+    );
     return { password, expires_at };
   }
 
@@ -128,14 +161,17 @@ export class PeopleService {
     need(by, 'owner', 'only an owner removes a password');
     const email = emailIn.trim().toLowerCase();
     const now = this.#clock.now().toISOString();
-    await this.#ledger.transact(async (trx, record) => {
-      const current = await this.#people.lock(trx, email);
-      if (current === null) throw new AppError('not_found', 'no such person');
-      if (!current.password_set) throw new AppError('not_found', 'this person has no password');
-      await this.#people.setPassword(trx, email, null, now);
-      const ended = await this.#sessions.endFor(trx, email, 'password_removed', 'password');
-      await record({ type: 'identity.password_removed', actor: by.actor, reason: `password of ${email} removed`, data: { email, sessions_ended: ended } });
-    }, { headFirst: true });
+    await this.#ledger.transact(
+      async (trx, record) => {
+        const current = await this.#people.lock(trx, email);
+        if (current === null) throw new AppError('not_found', 'no such person');
+        if (!current.password_set) throw new AppError('not_found', 'this person has no password');
+        await this.#people.setPassword(trx, email, null, now);
+        const ended = await this.#sessions.endFor(trx, email, 'password_removed', 'password');
+        await record({ type: 'identity.password_removed', actor: by.actor, reason: `password of ${email} removed`, data: { email, sessions_ended: ended } });
+      },
+      { headFirst: true },
+    );
   }
 }
 

@@ -34,11 +34,24 @@ export class SessionService implements SessionAuthenticator {
   }
 
   /** Opens a session inside `trx`; answers the token, which is never stored. */
-  async open(trx: Trx, s: { email: string | null; actor: string; via: SessionVia; endsNoLaterThan?: number | null }): Promise<{ token: string; row: SessionRow }> {
+  async open(
+    trx: Trx,
+    s: { email: string | null; actor: string; via: SessionVia; endsNoLaterThan?: number | null },
+  ): Promise<{ token: string; row: SessionRow }> {
     const token = randomBytes(32).toString('base64url');
     const now = this.#clock.now().getTime();
     const ends = Math.min(now + MAX_AGE_MS, s.endsNoLaterThan ?? Infinity);
-    const row: SessionRow = { token_hash: hashToken(token), email: s.email, actor: s.actor, via: s.via, created_ms: now, last_seen_ms: now, ends_ms: ends, ended_ms: null, end_reason: null };
+    const row: SessionRow = {
+      token_hash: hashToken(token),
+      email: s.email,
+      actor: s.actor,
+      via: s.via,
+      created_ms: now,
+      last_seen_ms: now,
+      ends_ms: ends,
+      ended_ms: null,
+      end_reason: null,
+    };
     await this.#repo.insert(trx, row);
     return { token, row };
   }
@@ -99,15 +112,25 @@ export class SessionService implements SessionAuthenticator {
 /** Words for why a session ended, for the person it happened to. */
 export function describe(reason: string | null): string {
   switch (reason) {
-    case 'idle': return 'no activity for 12 hours';
-    case 'max_age': return 'sessions last at most 7 days';
-    case 'password_ended': return 'the password that opened it has reached its end date';
-    case 'password_removed': return 'the password that opened it was removed';
-    case 'logout': return 'signed out';
-    case 'disabled': return 'the account is disabled or no longer exists';
-    case 'role_changed': return 'the role changed';
-    case 'access_policy': return 'the access policy no longer admits this address';
-    case 'break_glass_closed': return 'break-glass has closed because e-mail works: sign in with your e-mail address';
-    default: return reason ?? 'ended';
+    case 'idle':
+      return 'no activity for 12 hours';
+    case 'max_age':
+      return 'sessions last at most 7 days';
+    case 'password_ended':
+      return 'the password that opened it has reached its end date';
+    case 'password_removed':
+      return 'the password that opened it was removed';
+    case 'logout':
+      return 'signed out';
+    case 'disabled':
+      return 'the account is disabled or no longer exists';
+    case 'role_changed':
+      return 'the role changed';
+    case 'access_policy':
+      return 'the access policy no longer admits this address';
+    case 'break_glass_closed':
+      return 'break-glass has closed because e-mail works: sign in with your e-mail address';
+    default:
+      return reason ?? 'ended';
   }
 }

@@ -26,7 +26,14 @@ export class SignInCodesRepo {
   async usable(trx: Trx, email: string, nowMs: number, maxTries: number): Promise<CodeRow[]> {
     const q = trx('sign_in_codes').where({ email }).whereNull('used_ms').andWhere('expires_ms', '>', nowMs).andWhere('tries', '<', maxTries).orderBy('id');
     const rows = (await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Record<string, unknown>[];
-    return rows.map((r) => ({ ...(r as unknown as CodeRow), id: Number(r.id), created_ms: Number(r.created_ms), expires_ms: Number(r.expires_ms), tries: Number(r.tries), used_ms: r.used_ms === null ? null : Number(r.used_ms) }));
+    return rows.map((r) => ({
+      ...(r as unknown as CodeRow),
+      id: Number(r.id),
+      created_ms: Number(r.created_ms),
+      expires_ms: Number(r.expires_ms),
+      tries: Number(r.tries),
+      used_ms: r.used_ms === null ? null : Number(r.used_ms),
+    }));
   }
 
   /** Uses a code once: false when another request used it first. */

@@ -62,7 +62,10 @@ export class SignInService {
     const email = normalise(emailIn);
     try {
       // Both limits are checked and counted as one step under both subjects' locks: the client first.
-      await this.#limits.take([['code_client', client], ['code_address', email]]);
+      await this.#limits.take([
+        ['code_client', client],
+        ['code_address', email],
+      ]);
     } catch (err) {
       // Recorded at most once a minute per client, with a count: a 429 costs the caller nothing.
       if (err instanceof AppError && err.code === 'rate_limited') await this.#d.refusals.noteAlone({ kind: 'code_client', subject: client }, 0, 1);
@@ -82,17 +85,31 @@ export class SignInService {
     const { people, access, codes, mail, ledger, clock } = this.#d;
     const person = await people.get(email);
     if (person === null) {
-      await ledger.append({ type: 'identity.code_ignored', actor: email, reason: 'no one with this address may sign in: nothing sent', data: { email, client } });
+      await ledger.append({
+        type: 'identity.code_ignored',
+        actor: email,
+        reason: 'no one with this address may sign in: nothing sent',
+        data: { email, client },
+      });
       return;
     }
     if (!person.enabled || !(await access.allows(email))) {
-      await ledger.append({ type: 'identity.code_refused', actor: email, reason: person.enabled ? 'the access policy does not admit this address' : 'the account is disabled', data: { email, client } });
+      await ledger.append({
+        type: 'identity.code_refused',
+        actor: email,
+        reason: person.enabled ? 'the access policy does not admit this address' : 'the account is disabled',
+        data: { email, client },
+      });
       return;
     }
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const now = clock.now().getTime();
     await codes.insert(null, { email, code_hmac: this.#hmac(email, code), created_ms: now, expires_ms: now + CODE_TTL_MS, tries: 0, used_ms: null });
-    const sent = await mail.send(email, 'Your sign-in code', `Your sign-in code is ${code}\n\nIt works once, for 10 minutes. If you did not ask for it, ignore this message.\n`);
+    const sent = await mail.send(
+      email,
+      'Your sign-in code',
+      `Your sign-in code is ${code}\n\nIt works once, for 10 minutes. If you did not ask for it, ignore this message.\n`,
+    );
     if (sent.ok) await ledger.append({ type: 'identity.code_sent', actor: email, reason: 'sign-in code sent', data: { email, client } });
     else await ledger.append({ type: 'identity.code_failed', actor: email, reason: `the code could not be sent: ${sent.reason}`, data: { email, client } });
   }
@@ -115,8 +132,16 @@ export class SignInService {
       const usable = await codes.usable(trx, email, now, CODE_TRIES);
       const match = usable.find((c) => timingSafeEqual(Buffer.from(c.code_hmac, 'hex'), Buffer.from(given, 'hex')));
       if (match === undefined || !admitted || !(await codes.use(trx, match.id, now))) {
-        await codes.addTry(trx, usable.map((c) => c.id));
-        await record({ type: 'identity.code_wrong', actor: email, reason: usable.length === 0 ? 'no usable code for this address' : 'wrong code', data: { email, client } });
+        await codes.addTry(
+          trx,
+          usable.map((c) => c.id),
+        );
+        await record({
+          type: 'identity.code_wrong',
+          actor: email,
+          reason: usable.length === 0 ? 'no usable code for this address' : 'wrong code',
+          data: { email, client },
+        });
         return null;
       }
       const { token } = await sessions.open(trx, { email, actor: email, via: 'code' });
@@ -160,7 +185,12 @@ export class SignInService {
       const lockedNow = (await this.#limits.wait(trx, 'password_lock', email)) > 0;
       if (admitted && !lockedNow) {
         await this.#limits.clear(trx, 'password_wrong', email);
-        const { token } = await sessions.open(trx, { email, actor: email, via: 'password', endsNoLaterThan: stored!.expires_at === null ? null : Date.parse(stored!.expires_at) });
+        const { token } = await sessions.open(trx, {
+          email,
+          actor: email,
+          via: 'password',
+          endsNoLaterThan: stored!.expires_at === null ? null : Date.parse(stored!.expires_at),
+        });
         await record({ type: 'identity.signed_in', actor: email, reason: 'signed in with a password', data: { email, via: 'password', client } });
         return { token, user: userOf(person!) };
       }
@@ -173,7 +203,11 @@ export class SignInService {
           locks = true;
         }
       }
-      const reason = lockedNow ? 'address locked after five wrong passwords' : locks ? 'wrong password: the fifth, the address is locked for 15 minutes' : 'wrong password';
+      const reason = lockedNow
+        ? 'address locked after five wrong passwords'
+        : locks
+          ? 'wrong password: the fifth, the address is locked for 15 minutes'
+          : 'wrong password';
       await record({ type: 'identity.password_wrong', actor: email, reason, data: { email, client, locked: lockedNow, locks } });
       return null;
     });

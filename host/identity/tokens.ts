@@ -50,7 +50,10 @@ export class MachineTokens {
  * first start generates one, stores only its hash, and hands the token back once so main can
  * print it; every later start (or a losing racer) gets `printOnce: null`.
  */
-export async function settleMachineTokens(config: Pick<Config, 'adminToken' | 'ingestToken'>, repo: Pick<Install, 'get' | 'setAdminTokenHashIfUnset'>): Promise<{ tokens: MachineTokens; printOnce: string | null }> {
+export async function settleMachineTokens(
+  config: Pick<Config, 'adminToken' | 'ingestToken'>,
+  repo: Pick<Install, 'get' | 'setAdminTokenHashIfUnset'>,
+): Promise<{ tokens: MachineTokens; printOnce: string | null }> {
   const ingest = config.ingestToken === null ? null : sha256Hex(config.ingestToken);
   if (config.adminToken !== null) return { tokens: new MachineTokens(sha256Hex(config.adminToken), ingest), printOnce: null };
   let printOnce: string | null = null;

@@ -34,7 +34,10 @@ export class InstallIdentity {
 
 /** sha256 of the SPKI public key, first 128 bits, as eight dash-separated groups of four hex digits. */
 export function fingerprintOf(publicKey: KeyObject): string {
-  const hex = createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 32);
+  const hex = createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex')
+    .slice(0, 32);
   return hex.match(/.{4}/g)!.join('-');
 }
 

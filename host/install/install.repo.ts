@@ -33,7 +33,10 @@ export class InstallRepo {
 
   /** Inserts the row unless another process got there first; the row that exists wins. */
   async insertIfAbsent(row: Omit<InstallRow, 'id'>): Promise<void> {
-    await this.#db('install').insert({ id: 1, ...row }).onConflict('id').ignore();
+    await this.#db('install')
+      .insert({ id: 1, ...row })
+      .onConflict('id')
+      .ignore();
   }
 
   /** Sets the admin token hash only if none is stored yet; true when this call set it. */

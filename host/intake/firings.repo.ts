@@ -48,8 +48,16 @@ export class FiringsRepo {
 
   /** Forgets firings older than the history the baseline reads; returns how many went. */
   async prune(nowMs: number): Promise<number> {
-    const ids = (await this.#db('alert_firings').select('id').where('fired_ms', '<', nowMs - HISTORY).limit(5000)) as { id: number }[];
+    const ids = (await this.#db('alert_firings')
+      .select('id')
+      .where('fired_ms', '<', nowMs - HISTORY)
+      .limit(5000)) as { id: number }[];
     if (ids.length === 0) return 0;
-    return this.#db('alert_firings').whereIn('id', ids.map((r) => r.id)).delete();
+    return this.#db('alert_firings')
+      .whereIn(
+        'id',
+        ids.map((r) => r.id),
+      )
+      .delete();
   }
 }

@@ -38,12 +38,31 @@ const hourOf = (iso: string): string => iso.slice(0, 13);
 const UPSERT_CHUNK = 200;
 /** Fingerprints per `IN (…)` on MySQL (SQLite takes them one by one): a group commit's alerts in one or two statements. */
 const IN_CHUNK = 2000;
-const COLUMNS = ['fingerprint', 'source', 'name', 'severity', 'status', 'service', 'labels', 'summary', 'first_seen', 'last_seen', 'ended_at', 'fired_at', 'episode_id', 'seen_hour'] as const;
+const COLUMNS = [
+  'fingerprint',
+  'source',
+  'name',
+  'severity',
+  'status',
+  'service',
+  'labels',
+  'summary',
+  'first_seen',
+  'last_seen',
+  'ended_at',
+  'fired_at',
+  'episode_id',
+  'seen_hour',
+] as const;
 /** SQLite runs the hot path one row at a time on cached statements: no per-call SQL to build or prepare. */
 const SQLITE = {
   one: `select ${COLUMNS.join(', ')} from held_alerts where fingerprint = ?`,
   touch: 'update held_alerts set last_seen = ?, seen_hour = ? where fingerprint = ?',
-  upsert: `insert into held_alerts (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')}) on conflict (fingerprint) do update set ${COLUMNS.slice(1).map((c) => `${c} = excluded.${c}`).join(', ')}`,
+  upsert: `insert into held_alerts (${COLUMNS.join(', ')}) values (${COLUMNS.map(() => '?').join(', ')}) on conflict (fingerprint) do update set ${COLUMNS.slice(
+    1,
+  )
+    .map((c) => `${c} = excluded.${c}`)
+    .join(', ')}`,
 };
 
 /** True when `after` differs from `before` in `last_seen` alone (what a plain re-send changes). */
@@ -97,7 +116,10 @@ export class HeldRepo {
       return;
     }
     for (let i = 0; i < alerts.length; i += UPSERT_CHUNK) {
-      await trx('held_alerts').insert(alerts.slice(i, i + UPSERT_CHUNK).map(toRow)).onConflict('fingerprint').merge();
+      await trx('held_alerts')
+        .insert(alerts.slice(i, i + UPSERT_CHUNK).map(toRow))
+        .onConflict('fingerprint')
+        .merge();
     }
   }
 
@@ -115,7 +137,9 @@ export class HeldRepo {
       return;
     }
     for (let i = 0; i < fingerprints.length; i += IN_CHUNK) {
-      await trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + IN_CHUNK)).update({ last_seen: at, seen_hour: hourOf(at) });
+      await trx('held_alerts')
+        .whereIn('fingerprint', fingerprints.slice(i, i + IN_CHUNK))
+        .update({ last_seen: at, seen_hour: hourOf(at) });
     }
   }
 
@@ -127,7 +151,12 @@ export class HeldRepo {
   /** Firing alerts last seen before `cutoff`, locked on MySQL. */
   async staleFiring(trx: Trx, cutoff: string, limit: number): Promise<HeldAlert[]> {
     // The hour bound lets the (status, seen_hour) index find the candidates; last_seen decides.
-    const q = trx('held_alerts').where({ status: 'firing' }).andWhere('seen_hour', '<=', hourOf(cutoff)).andWhere('last_seen', '<', cutoff).orderBy('last_seen').limit(limit);
+    const q = trx('held_alerts')
+      .where({ status: 'firing' })
+      .andWhere('seen_hour', '<=', hourOf(cutoff))
+      .andWhere('last_seen', '<', cutoff)
+      .orderBy('last_seen')
+      .limit(limit);
     return ((await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
   }
 
@@ -161,7 +190,10 @@ export class HeldRepo {
 
   /** The services alerts were placed under, with how many alerts each (the estate's build reads them). */
   async servicesNamed(): Promise<Array<{ service: string; count: number }>> {
-    const rows = (await this.#db('held_alerts').select('service').count({ count: '*' }).whereNotNull('service').groupBy('service')) as { service: string; count: number | string }[];
+    const rows = (await this.#db('held_alerts').select('service').count({ count: '*' }).whereNotNull('service').groupBy('service')) as {
+      service: string;
+      count: number | string;
+    }[];
     return rows.map((r) => ({ service: r.service, count: Number(r.count) }));
   }
 
@@ -176,7 +208,9 @@ export class HeldRepo {
 
   async setEpisode(trx: Trx, fingerprints: string[], episodeId: string): Promise<void> {
     for (let i = 0; i < fingerprints.length; i += 500) {
-      await trx('held_alerts').whereIn('fingerprint', fingerprints.slice(i, i + 500)).update({ episode_id: episodeId });
+      await trx('held_alerts')
+        .whereIn('fingerprint', fingerprints.slice(i, i + 500))
+        .update({ episode_id: episodeId });
     }
   }
 

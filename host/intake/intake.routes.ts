@@ -12,11 +12,14 @@ export function intakeRoutes(server: Server, deps: { log: Logger; guard: Guard; 
   const { log, guard, intake } = deps;
 
   /** Alert webhooks. 202 only once the alerts and their ledger event are committed. */
-  server.post('/v1/alerts/:source', route(log, async (req) => {
-    const who = guard.ingest(req);
-    await guard.operating();
-    const source = String(req.params.source ?? '').toLowerCase();
-    if (!SOURCE.test(source)) throw new AppError('not_found');
-    return [202, await intake.push(source, await readJson(req), `${who.actor}:${source}`)];
-  }));
+  server.post(
+    '/v1/alerts/:source',
+    route(log, async (req) => {
+      const who = guard.ingest(req);
+      await guard.operating();
+      const source = String(req.params.source ?? '').toLowerCase();
+      if (!SOURCE.test(source)) throw new AppError('not_found');
+      return [202, await intake.push(source, await readJson(req), `${who.actor}:${source}`)];
+    }),
+  );
 }

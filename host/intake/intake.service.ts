@@ -147,7 +147,8 @@ export class IntakeService {
     while (this.#queue.length > 0) {
       let alerts = 0;
       let n = 0;
-      while (n < this.#queue.length && n < MAX_PUSHES && (n === 0 || alerts + this.#queue[n]!.signals.length <= MAX_ALERTS)) alerts += this.#queue[n++]!.signals.length;
+      while (n < this.#queue.length && n < MAX_PUSHES && (n === 0 || alerts + this.#queue[n]!.signals.length <= MAX_ALERTS))
+        alerts += this.#queue[n++]!.signals.length;
       const batch = this.#queue.splice(0, n);
       try {
         const results = await this.#commit(batch);
@@ -155,7 +156,11 @@ export class IntakeService {
       } catch (e) {
         if (batch.length === 1) batch[0]!.reject(e);
         else {
-          for (const p of batch) await this.#commit([p]).then((r) => p.resolve(r[0]!), (err: unknown) => p.reject(err));
+          for (const p of batch)
+            await this.#commit([p]).then(
+              (r) => p.resolve(r[0]!),
+              (err: unknown) => p.reject(err),
+            );
         }
       }
       await new Promise((resolve) => setImmediate(resolve));
@@ -167,71 +172,100 @@ export class IntakeService {
   async #commit(batch: Pending[]): Promise<Counts[]> {
     const nowDate = this.#clock.now();
     const now = nowDate.toISOString();
-    return this.#ledger.transact(async (trx, record) => {
-      const known = await this.#held.lockMany(trx, [...new Set(batch.flatMap((p) => p.signals.map((s) => s.fingerprint)))]);
-      const before = new Map(known);
-      const changed = new Map<string, HeldAlert>();
-      const started: string[] = [];
-      const ended: HeldAlert[] = [];
-      const events: EventInput[] = [];
-      const results = batch.map(({ source, actor, signals, polled }) => {
-        const counts: Counts = { fired: 0, refreshed: 0, resolved: 0, unknown_resolved: 0 };
-        for (const s of signals) {
-          const held = known.get(s.fingerprint);
-          let next: HeldAlert;
-          if (s.status === 'firing') {
-            // A re-send keeps its episode and its debounce start; a new firing starts both afresh.
-            const refresh = held?.status === 'firing';
-            next = {
-              fingerprint: s.fingerprint, source: s.labels.siem ?? source, name: s.name, severity: s.severity, status: 'firing', service: s.service, labels: s.labels, summary: s.summary,
-              first_seen: held?.first_seen ?? now, last_seen: now, ended_at: null,
-              fired_at: refresh ? held.fired_at : now, episode_id: refresh ? held.episode_id : null,
-            };
-            if (refresh) counts.refreshed++;
-            else {
-              counts.fired++;
-              started.push(s.fingerprint);
+    return this.#ledger.transact(
+      async (trx, record) => {
+        const known = await this.#held.lockMany(trx, [...new Set(batch.flatMap((p) => p.signals.map((s) => s.fingerprint)))]);
+        const before = new Map(known);
+        const changed = new Map<string, HeldAlert>();
+        const started: string[] = [];
+        const ended: HeldAlert[] = [];
+        const events: EventInput[] = [];
+        const results = batch.map(({ source, actor, signals, polled }) => {
+          const counts: Counts = { fired: 0, refreshed: 0, resolved: 0, unknown_resolved: 0 };
+          for (const s of signals) {
+            const held = known.get(s.fingerprint);
+            let next: HeldAlert;
+            if (s.status === 'firing') {
+              // A re-send keeps its episode and its debounce start; a new firing starts both afresh.
+              const refresh = held?.status === 'firing';
+              next = {
+                fingerprint: s.fingerprint,
+                source: s.labels.siem ?? source,
+                name: s.name,
+                severity: s.severity,
+                status: 'firing',
+                service: s.service,
+                labels: s.labels,
+                summary: s.summary,
+                first_seen: held?.first_seen ?? now,
+                last_seen: now,
+                ended_at: null,
+                fired_at: refresh ? held.fired_at : now,
+                episode_id: refresh ? held.episode_id : null,
+              };
+              if (refresh) counts.refreshed++;
+              else {
+                counts.fired++;
+                started.push(s.fingerprint);
+              }
+            } else if (
+              held?.status === 'firing' &&
+              (polled === undefined || !polled.absent.has(s.fingerprint) || held.labels[POLLER_LABEL] === polled.connector)
+            ) {
+              next = { ...held, status: 'resolved', last_seen: now, ended_at: now };
+              if (held.episode_id !== null) ended.push(held);
+              counts.resolved++;
+            } else {
+              counts.unknown_resolved++;
+              continue;
             }
-          } else if (held?.status === 'firing' && (polled === undefined || !polled.absent.has(s.fingerprint) || held.labels[POLLER_LABEL] === polled.connector)) {
-            next = { ...held, status: 'resolved', last_seen: now, ended_at: now };
-            if (held.episode_id !== null) ended.push(held);
-            counts.resolved++;
-          } else {
-            counts.unknown_resolved++;
-            continue;
+            known.set(s.fingerprint, next);
+            changed.set(s.fingerprint, next);
           }
-          known.set(s.fingerprint, next);
-          changed.set(s.fingerprint, next);
+          const fingerprints = signals.slice(0, LISTED).map((s) => s.fingerprint);
+          if (polled === undefined) {
+            events.push({
+              type: 'signal.pushed',
+              actor,
+              reason: `${signals.length} alert(s) from ${source}`,
+              data: { source, ...counts, fingerprints, listed_all: signals.length <= LISTED },
+            });
+          } else {
+            const returned = signals.length - polled.absent.size;
+            events.push({
+              type: 'signal.polled',
+              actor,
+              reason: `${returned} alert(s) polled from connector ${polled.connector} (${source}), ${polled.absent.size} no longer returned`,
+              data: {
+                source,
+                connector: polled.connector,
+                returned,
+                absent: polled.absent.size,
+                ...counts,
+                fingerprints,
+                listed_all: signals.length <= LISTED,
+              },
+            });
+          }
+          return counts;
+        });
+        // Plain re-sends (most of the traffic) only move last_seen; everything else is written whole.
+        const touched: string[] = [];
+        const written: HeldAlert[] = [];
+        for (const a of changed.values()) {
+          const was = before.get(a.fingerprint);
+          if (was !== undefined && onlyLastSeenMoved(was, a)) touched.push(a.fingerprint);
+          else written.push(a);
         }
-        const fingerprints = signals.slice(0, LISTED).map((s) => s.fingerprint);
-        if (polled === undefined) {
-          events.push({ type: 'signal.pushed', actor, reason: `${signals.length} alert(s) from ${source}`, data: { source, ...counts, fingerprints, listed_all: signals.length <= LISTED } });
-        } else {
-          const returned = signals.length - polled.absent.size;
-          events.push({
-            type: 'signal.polled',
-            actor,
-            reason: `${returned} alert(s) polled from connector ${polled.connector} (${source}), ${polled.absent.size} no longer returned`,
-            data: { source, connector: polled.connector, returned, absent: polled.absent.size, ...counts, fingerprints, listed_all: signals.length <= LISTED },
-          });
-        }
-        return counts;
-      });
-      // Plain re-sends (most of the traffic) only move last_seen; everything else is written whole.
-      const touched: string[] = [];
-      const written: HeldAlert[] = [];
-      for (const a of changed.values()) {
-        const was = before.get(a.fingerprint);
-        if (was !== undefined && onlyLastSeenMoved(was, a)) touched.push(a.fingerprint);
-        else written.push(a);
-      }
-      if (touched.length > 0) await this.#held.touch(trx, touched, now);
-      if (written.length > 0) await this.#held.upsert(trx, written);
-      if (started.length > 0) await this.#firings.record(trx, started, nowDate.getTime());
-      for (const a of ended) await this.#alertEnded(trx, a.episode_id!, a.fingerprint, 'resolved', now);
-      await record(events);
-      return results;
-    }, { headFirst: true });
+        if (touched.length > 0) await this.#held.touch(trx, touched, now);
+        if (written.length > 0) await this.#held.upsert(trx, written);
+        if (started.length > 0) await this.#firings.record(trx, started, nowDate.getTime());
+        for (const a of ended) await this.#alertEnded(trx, a.episode_id!, a.fingerprint, 'resolved', now);
+        await record(events);
+        return results;
+      },
+      { headFirst: true },
+    );
   }
 
   /**
@@ -247,9 +281,23 @@ export class IntakeService {
     const seen = new Set(signals.map((s) => s.fingerprint));
     const absent: Signal[] = (await this.#held.list('firing'))
       .filter((a) => a.labels[POLLER_LABEL] === connector && !seen.has(a.fingerprint))
-      .map((a) => ({ fingerprint: a.fingerprint, name: a.name, severity: a.severity, status: 'resolved', service: a.service, labels: a.labels, summary: a.summary, id: null }));
+      .map((a) => ({
+        fingerprint: a.fingerprint,
+        name: a.name,
+        severity: a.severity,
+        status: 'resolved',
+        service: a.service,
+        labels: a.labels,
+        summary: a.summary,
+        id: null,
+      }));
     if (signals.length + absent.length === 0) return { returned: 0, fired: 0, refreshed: 0, resolved: 0 };
-    const counts = await this.#enqueue({ source: kind, actor: `poller:${connector}`, signals: [...signals, ...absent], polled: { connector, absent: new Set(absent.map((a) => a.fingerprint)) } });
+    const counts = await this.#enqueue({
+      source: kind,
+      actor: `poller:${connector}`,
+      signals: [...signals, ...absent],
+      polled: { connector, absent: new Set(absent.map((a) => a.fingerprint)) },
+    });
     if (counts.fired + counts.refreshed + counts.resolved > 0) this.#changed();
     return { returned: signals.length, fired: counts.fired, refreshed: counts.refreshed, resolved: counts.resolved };
   }
@@ -270,17 +318,25 @@ export class IntakeService {
     const now = this.#clock.now().toISOString();
     let total = 0;
     for (;;) {
-      const released = await this.#ledger.transact(async (trx, record) => {
-        const stale = await this.#held.staleFiring(trx, cutoff, RELEASE_BATCH);
-        for (const a of stale) {
-          await this.#held.update(trx, { ...a, status: 'released', ended_at: now });
-          if (a.episode_id !== null) await this.#alertEnded(trx, a.episode_id, a.fingerprint, 'released', now);
-        }
-        if (stale.length > 0) {
-          await record({ type: 'signal.released', actor: 'system', reason: `${stale.length} alert(s) not sent again for 4 hours`, data: { count: stale.length, fingerprints: stale.slice(0, LISTED).map((a) => a.fingerprint) } });
-        }
-        return stale.length;
-      }, { headFirst: true });
+      const released = await this.#ledger.transact(
+        async (trx, record) => {
+          const stale = await this.#held.staleFiring(trx, cutoff, RELEASE_BATCH);
+          for (const a of stale) {
+            await this.#held.update(trx, { ...a, status: 'released', ended_at: now });
+            if (a.episode_id !== null) await this.#alertEnded(trx, a.episode_id, a.fingerprint, 'released', now);
+          }
+          if (stale.length > 0) {
+            await record({
+              type: 'signal.released',
+              actor: 'system',
+              reason: `${stale.length} alert(s) not sent again for 4 hours`,
+              data: { count: stale.length, fingerprints: stale.slice(0, LISTED).map((a) => a.fingerprint) },
+            });
+          }
+          return stale.length;
+        },
+        { headFirst: true },
+      );
       total += released;
       if (released > 0) this.#changed();
       if (released < RELEASE_BATCH) return total;

@@ -57,7 +57,9 @@ export class Normalisers {
   readonly #detectOrder: Array<{ name: string; plugin: NormaliserPlugin }> = [];
 
   constructor(plugins: ReadonlyArray<LoadedPlugin>) {
-    const normalisers = plugins.filter((p) => p.kind === 'normaliser').sort((a, b) => (a.name === GENERIC ? 1 : b.name === GENERIC ? -1 : a.name.localeCompare(b.name)));
+    const normalisers = plugins
+      .filter((p) => p.kind === 'normaliser')
+      .sort((a, b) => (a.name === GENERIC ? 1 : b.name === GENERIC ? -1 : a.name.localeCompare(b.name)));
     for (const p of normalisers) {
       const entry = { name: p.name, plugin: p.plugin as NormaliserPlugin };
       this.#detectOrder.push(entry);
@@ -76,7 +78,8 @@ export class Normalisers {
    */
   normalise(source: string, body: unknown): Signal[] {
     const word = source.toLowerCase();
-    const chosen = word === 'auto' ? this.#detectOrder.find((n) => safely(() => n.plugin.detect(body), false)) : (this.#byWord.get(word) ?? this.#byWord.get(GENERIC));
+    const chosen =
+      word === 'auto' ? this.#detectOrder.find((n) => safely(() => n.plugin.detect(body), false)) : (this.#byWord.get(word) ?? this.#byWord.get(GENERIC));
     if (chosen === undefined) throw new AppError('unreadable_alert', word === 'auto' ? 'no normaliser recognises this body' : `no normaliser for ${word}`);
     const alerts = safely(() => chosen.plugin.normalise(body), null);
     if (!Array.isArray(alerts) || alerts.length === 0) throw new AppError('unreadable_alert', `the body is not a ${chosen.name} alert`);
@@ -122,7 +125,12 @@ function toSignal(normaliser: string, siem: string, alert: unknown, index: numbe
   // An id too long to keep is still the tool's identity: its hash stands in for it.
   const id = alert.id === null || alert.id === '' ? null : clip(alert.id, Number.MAX_SAFE_INTEGER);
   const service = alert.service === null || alert.service.trim() === '' ? null : clip(alert.service, MAX_SERVICE);
-  const fingerprint = id === null ? hashFingerprint(normaliser, name, pick(labels, alert.identity), service) : id.length <= MAX_ID ? id : createHash('sha256').update(id).digest('hex');
+  const fingerprint =
+    id === null
+      ? hashFingerprint(normaliser, name, pick(labels, alert.identity), service)
+      : id.length <= MAX_ID
+        ? id
+        : createHash('sha256').update(id).digest('hex');
   return {
     fingerprint,
     name,

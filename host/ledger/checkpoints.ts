@@ -125,7 +125,8 @@ export async function readCheckpointFile(file: string): Promise<{ checkpoints: F
     if (line.trim() === '') continue;
     try {
       const v = JSON.parse(line) as FileCheckpoint;
-      if (Number.isInteger(v.seq) && typeof v.hash === 'string' && typeof v.at === 'string' && typeof v.signature === 'string' && typeof v.key === 'string') checkpoints.push(v);
+      if (Number.isInteger(v.seq) && typeof v.hash === 'string' && typeof v.at === 'string' && typeof v.signature === 'string' && typeof v.key === 'string')
+        checkpoints.push(v);
       else unreadable++;
     } catch {
       unreadable++;

@@ -19,7 +19,14 @@ export interface LedgerArea extends Area {
 }
 
 /** The hash-chained ledger and its checkpoints; owns `ledger` and the checkpoint file. */
-export async function createLedgerArea(d: { db: Db; work: UnitOfWork; identity: InstallIdentity; clock: Clock; dataDir: string; log: Logger }): Promise<LedgerArea> {
+export async function createLedgerArea(d: {
+  db: Db;
+  work: UnitOfWork;
+  identity: InstallIdentity;
+  clock: Clock;
+  dataDir: string;
+  log: Logger;
+}): Promise<LedgerArea> {
   const repo = new LedgerRepo(d.db);
   const ledger = new Ledger({ repo, clock: d.clock, work: d.work });
   const checkpoints = new Checkpointer({ repo, identity: d.identity, clock: d.clock, dataDir: d.dataDir, log: d.log });
@@ -31,7 +38,9 @@ export async function createLedgerArea(d: { db: Db; work: UnitOfWork; identity: 
   await checkpoints.maybeWrite().catch((err: unknown) => d.log.error({ err }, 'checkpoint failed'));
   const verify = (opts?: VerifyOptions) => verifyChain(repo, d.identity, checkpoints.file, opts);
   return {
-    ledger, checkpoints, verify,
+    ledger,
+    checkpoints,
+    verify,
     close: () => repo.close(),
     routes: ({ server, log, guard }: Http) => ledgerRoutes(server, { log, guard, ledger, verify }),
   };

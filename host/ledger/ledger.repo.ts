@@ -70,9 +70,11 @@ export class LedgerRepo {
 
   /** Reads the head inside `trx`, locking it on MySQL so appends from every process queue here. */
   async lockHead(trx: Trx): Promise<ChainHead> {
-    const row = (this.#sqlite
-      ? await withStatements(trx, ({ sql }) => sql(SQL.head).get())
-      : await trx('ledger_head').select('seq', 'hash').where({ id: 1 }).forUpdate().first()) as ChainHead | undefined;
+    const row = (
+      this.#sqlite
+        ? await withStatements(trx, ({ sql }) => sql(SQL.head).get())
+        : await trx('ledger_head').select('seq', 'hash').where({ id: 1 }).forUpdate().first()
+    ) as ChainHead | undefined;
     if (row === undefined) throw new Error('ledger_head row is missing');
     return { seq: Number(row.seq), hash: row.hash };
   }
@@ -113,9 +115,11 @@ export class LedgerRepo {
   }
 
   async head(): Promise<ChainHead> {
-    const row = (this.#sqlite
-      ? await withStatements(this.#db, ({ sql }) => sql(SQL.head).get())
-      : await this.#db('ledger_head').select('seq', 'hash').where({ id: 1 }).first()) as ChainHead | undefined;
+    const row = (
+      this.#sqlite
+        ? await withStatements(this.#db, ({ sql }) => sql(SQL.head).get())
+        : await this.#db('ledger_head').select('seq', 'hash').where({ id: 1 }).first()
+    ) as ChainHead | undefined;
     return row === undefined ? { seq: 0, hash: '0'.repeat(64) } : { seq: Number(row.seq), hash: row.hash };
   }
 
@@ -153,7 +157,11 @@ export class LedgerRepo {
         return n;
       });
     }
-    const rows = (await this.#db('ledger_events').select(...COLUMNS).where('seq', '>', afterSeq).orderBy('seq', 'asc').limit(size)) as StoredEntry[];
+    const rows = (await this.#db('ledger_events')
+      .select(...COLUMNS)
+      .where('seq', '>', afterSeq)
+      .orderBy('seq', 'asc')
+      .limit(size)) as StoredEntry[];
     let n = 0;
     for (const row of rows) {
       n++;

@@ -10,7 +10,20 @@ import type { Ledger } from './ledger.service.ts';
 import { HASH_PATTERN, type Expectation, type VerifyOptions, type VerifyReport } from './verify.ts';
 import { readJson } from '../http/body.ts';
 
-export const CALLER_PREFIXES = ['signal.', 'retrieval.', 'model.', 'check.', 'decision.', 'approval.', 'action.', 'outcome.', 'config.', 'connector.', 'system.', 'human.'] as const;
+export const CALLER_PREFIXES = [
+  'signal.',
+  'retrieval.',
+  'model.',
+  'check.',
+  'decision.',
+  'approval.',
+  'action.',
+  'outcome.',
+  'config.',
+  'connector.',
+  'system.',
+  'human.',
+] as const;
 export const MAX_LEDGER_PAGE = 2000;
 const DEFAULT_LEDGER_PAGE = 100;
 
@@ -27,44 +40,64 @@ const eventBody = bodyValidator<EventInput>({
   },
 });
 
-export function ledgerRoutes(server: Server, deps: { log: Logger; guard: Guard; ledger: Ledger; verify: (opts?: VerifyOptions) => Promise<VerifyReport> }): void {
+export function ledgerRoutes(
+  server: Server,
+  deps: { log: Logger; guard: Guard; ledger: Ledger; verify: (opts?: VerifyOptions) => Promise<VerifyReport> },
+): void {
   const { log, guard, ledger } = deps;
 
-  server.get('/v1/ledger', route(log, async (req) => {
-    await guard.bearer(req);
-    const q = queryOf(req);
-    const order = q.get('order') ?? 'desc';
-    if (order !== 'asc' && order !== 'desc') throw new AppError('invalid_parameter', 'order must be asc or desc');
-    const limit = pageLimit(q, DEFAULT_LEDGER_PAGE, MAX_LEDGER_PAGE);
-    const result = await ledger.find({
-      type: optionalText(q, 'type', 100),
-      actor: optionalText(q, 'actor', 255),
-      trace: optionalText(q, 'trace', 128),
-      q: optionalText(q, 'q', 200),
-      beforeSeq: optionalInt(q, 'before_seq', 0),
-      afterSeq: optionalInt(q, 'after_seq', 0),
-      limit,
-      order,
-    });
-    return [200, result];
-  }, { query: ['type', 'trace', 'actor', 'q', 'before_seq', 'after_seq', 'limit', 'order'] }));
+  server.get(
+    '/v1/ledger',
+    route(
+      log,
+      async (req) => {
+        await guard.bearer(req);
+        const q = queryOf(req);
+        const order = q.get('order') ?? 'desc';
+        if (order !== 'asc' && order !== 'desc') throw new AppError('invalid_parameter', 'order must be asc or desc');
+        const limit = pageLimit(q, DEFAULT_LEDGER_PAGE, MAX_LEDGER_PAGE);
+        const result = await ledger.find({
+          type: optionalText(q, 'type', 100),
+          actor: optionalText(q, 'actor', 255),
+          trace: optionalText(q, 'trace', 128),
+          q: optionalText(q, 'q', 200),
+          beforeSeq: optionalInt(q, 'before_seq', 0),
+          afterSeq: optionalInt(q, 'after_seq', 0),
+          limit,
+          order,
+        });
+        return [200, result];
+      },
+      { query: ['type', 'trace', 'actor', 'q', 'before_seq', 'after_seq', 'limit', 'order'] },
+    ),
+  );
 
-  server.get('/v1/ledger/verify', route(log, async (req) => {
-    await guard.bearer(req);
-    const q = queryOf(req);
-    const expect = expectation(optionalInt(q, 'expect_seq', 1), optionalText(q, 'expect_hash', 64));
-    return [200, await deps.verify(expect === undefined ? {} : { expect })];
-  }, { query: ['expect_seq', 'expect_hash'] }));
+  server.get(
+    '/v1/ledger/verify',
+    route(
+      log,
+      async (req) => {
+        await guard.bearer(req);
+        const q = queryOf(req);
+        const expect = expectation(optionalInt(q, 'expect_seq', 1), optionalText(q, 'expect_hash', 64));
+        return [200, await deps.verify(expect === undefined ? {} : { expect })];
+      },
+      { query: ['expect_seq', 'expect_hash'] },
+    ),
+  );
 
-  server.post('/v1/events', route(log, async (req) => {
-    guard.ingest(req);
-    const input = eventBody(await readJson(req));
-    if (!CALLER_PREFIXES.some((p) => input.type.startsWith(p))) {
-      throw new AppError('invalid_event_type', `type must start with one of ${CALLER_PREFIXES.join(' ')}`);
-    }
-    const { seq, hash } = await ledger.append(input);
-    return [201, { seq, hash }];
-  }));
+  server.post(
+    '/v1/events',
+    route(log, async (req) => {
+      guard.ingest(req);
+      const input = eventBody(await readJson(req));
+      if (!CALLER_PREFIXES.some((p) => input.type.startsWith(p))) {
+        throw new AppError('invalid_event_type', `type must start with one of ${CALLER_PREFIXES.join(' ')}`);
+      }
+      const { seq, hash } = await ledger.append(input);
+      return [201, { seq, hash }];
+    }),
+  );
 }
 
 /**

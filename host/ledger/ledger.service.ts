@@ -112,7 +112,14 @@ export class Ledger {
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, MAX_BATCH);
       try {
-        const { rows, head } = await this.#guarded(() => this.repo.appendAlone((h) => this.#chain(h, batch.map((w) => w.event))));
+        const { rows, head } = await this.#guarded(() =>
+          this.repo.appendAlone((h) =>
+            this.#chain(
+              h,
+              batch.map((w) => w.event),
+            ),
+          ),
+        );
         batch.forEach((w, i) => w.resolve({ seq: rows[i]!.seq, hash: rows[i]!.hash }));
         this.#committed(head);
       } catch (e) {
@@ -167,7 +174,9 @@ export class Ledger {
 export function isStorageFailure(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return e instanceof Error && /Knex: Timeout acquiring a connection|pool is probably full|closed/i.test(e.message);
-  return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|PROTOCOL_CONNECTION_LOST|ER_CON_COUNT_ERROR|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_IOERR.*|SQLITE_READONLY.*|SQLITE_FULL|SQLITE_CANTOPEN|SQLITE_CORRUPT)$/.test(code);
+  return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|PROTOCOL_CONNECTION_LOST|ER_CON_COUNT_ERROR|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_IOERR.*|SQLITE_READONLY.*|SQLITE_FULL|SQLITE_CANTOPEN|SQLITE_CORRUPT)$/.test(
+    code,
+  );
 }
 
 function prepare(input: EventInput): Prepared {
@@ -188,7 +197,12 @@ function prepare(input: EventInput): Prepared {
   // The hash must cover exactly what the database gives back: a lone surrogate would be
   // stored as U+FFFD and the entry would never verify again. Bounded depth keeps every stored
   // event readable and every secret within reach of the redaction.
-  for (const [name, text] of [['type', input.type], ['actor', input.actor], ['reason', reason], ['trace', trace ?? '']] as const) {
+  for (const [name, text] of [
+    ['type', input.type],
+    ['actor', input.actor],
+    ['reason', reason],
+    ['trace', trace ?? ''],
+  ] as const) {
     if (!text.isWellFormed()) throw new AppError('invalid_body', `${name} is not well-formed Unicode (a lone surrogate)`);
   }
   const problem = findProblem(raw);

@@ -45,7 +45,11 @@ export class MysqlAppender {
       if (row === undefined) throw new Error('ledger_head row is missing');
       const chained = build({ seq: Number(row.seq), hash: row.hash });
       const values = chained.rows.map((r) => LEDGER_COLUMNS.map((c) => r[c]));
-      await conn.query(`insert into ledger_events (${LEDGER_COLUMNS.join(', ')}) values ?; update ledger_head set seq = ?, hash = ? where id = 1; commit`, [values, chained.head.seq, chained.head.hash]);
+      await conn.query(`insert into ledger_events (${LEDGER_COLUMNS.join(', ')}) values ?; update ledger_head set seq = ?, hash = ? where id = 1; commit`, [
+        values,
+        chained.head.seq,
+        chained.head.hash,
+      ]);
       return chained;
     } catch (e) {
       await conn.query('rollback').catch(() => this.close());

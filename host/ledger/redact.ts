@@ -4,7 +4,8 @@ import { MAX_JSON_DEPTH } from '../json-limits.ts';
  * The ledger never holds a secret. Whatever a caller puts in `data`, values under keys that name
  * a secret are replaced before hashing, so a careless caller cannot write one into the chain.
  */
-const SECRET_KEY = /^(authorization|password|passwd|passphrase|secret|token|api_?key|private_?key|access_token|refresh_token|id_token|client_secret|cookie|otp|code)$|(_password|_secret|_token|_api_?key|_private_?key)$/i;
+const SECRET_KEY =
+  /^(authorization|password|passwd|passphrase|secret|token|api_?key|private_?key|access_token|refresh_token|id_token|client_secret|cookie|otp|code)$|(_password|_secret|_token|_api_?key|_private_?key)$/i;
 
 export const REDACTED = '[redacted]';
 

@@ -31,7 +31,10 @@ export class LicenceCheckRepo {
 
   /** Takes the period that is due: true for exactly one caller across every host process. */
   async claim(ref: string, nowMs: number, nextMs: number, me: string, at: string): Promise<boolean> {
-    const n = await this.#db('licence_check').where({ id: 1, licence_ref: ref }).andWhere('next_due_ms', '<=', nowMs).update({ next_due_ms: nextMs, last_attempt_at: at, claimed_by: me });
+    const n = await this.#db('licence_check')
+      .where({ id: 1, licence_ref: ref })
+      .andWhere('next_due_ms', '<=', nowMs)
+      .update({ next_due_ms: nextMs, last_attempt_at: at, claimed_by: me });
     return n === 1;
   }
 

@@ -192,11 +192,27 @@ export class LicenceCheck {
     const who = { customer: licence.customer, tier: licence.tier, licence_id: licence.id ?? null, server: this.server };
     await this.#d.ledger.transact(async (trx, record) => {
       if (answer.result === 'valid') {
-        await this.#d.repo.finish(trx, ref, { last_result: 'valid', last_confirmed_at: at, last_problem: null, unconfirmed_since: null, ...(this.#state?.revoked_ref === ref ? { revoked_ref: null } : {}) });
-        await record({ type: 'licence.confirmed', actor: 'licence-check', reason: `licence for ${licence.customer} confirmed by the licence server`, data: { ...who, checked_at: answer.checkedAt } });
+        await this.#d.repo.finish(trx, ref, {
+          last_result: 'valid',
+          last_confirmed_at: at,
+          last_problem: null,
+          unconfirmed_since: null,
+          ...(this.#state?.revoked_ref === ref ? { revoked_ref: null } : {}),
+        });
+        await record({
+          type: 'licence.confirmed',
+          actor: 'licence-check',
+          reason: `licence for ${licence.customer} confirmed by the licence server`,
+          data: { ...who, checked_at: answer.checkedAt },
+        });
       } else if (answer.result === 'revoked') {
         await this.#d.repo.finish(trx, ref, { last_result: 'revoked', last_problem: answer.problem, revoked_ref: ref });
-        await record({ type: 'licence.revoked', actor: 'licence-check', reason: `the licence server says the licence for ${licence.customer} is revoked${answer.problem === null ? '' : `: ${answer.problem}`}`, data: { ...who, checked_at: answer.checkedAt } });
+        await record({
+          type: 'licence.revoked',
+          actor: 'licence-check',
+          reason: `the licence server says the licence for ${licence.customer} is revoked${answer.problem === null ? '' : `: ${answer.problem}`}`,
+          data: { ...who, checked_at: answer.checkedAt },
+        });
       } else {
         await this.#d.repo.finish(trx, ref, { last_result: answer.result, last_problem: answer.problem });
         const st = await this.#d.repo.get(trx);
@@ -205,7 +221,13 @@ export class LicenceCheck {
           type: 'licence.confirmation_failed',
           actor: 'licence-check',
           reason: `could not confirm the licence: ${answer.problem ?? answer.result}`,
-          data: { ...who, mode: this.mode, result: answer.result, last_confirmed_at: st?.last_confirmed_at ?? null, lapses_at: lapses === null ? null : new Date(lapses).toISOString() },
+          data: {
+            ...who,
+            mode: this.mode,
+            result: answer.result,
+            last_confirmed_at: st?.last_confirmed_at ?? null,
+            lapses_at: lapses === null ? null : new Date(lapses).toISOString(),
+          },
         });
       }
     });

@@ -82,7 +82,15 @@ export class ServiceLimits {
    * `counted`: the services that count (the estate's added services); without it, the services
    * alerts named count, as before the estate.
    */
-  constructor(deps: { repo: LicenceLimitsRepo; held: Pick<HeldAlerts, 'servicesByFirstSeen'>; licences: LicenceService; ledger: Ledger; clock: Clock; log: Logger; counted?: CountedServices }) {
+  constructor(deps: {
+    repo: LicenceLimitsRepo;
+    held: Pick<HeldAlerts, 'servicesByFirstSeen'>;
+    licences: LicenceService;
+    ledger: Ledger;
+    clock: Clock;
+    log: Logger;
+    counted?: CountedServices;
+  }) {
     this.#repo = deps.repo;
     this.#held = deps.held;
     this.#licences = deps.licences;
@@ -137,7 +145,10 @@ export class ServiceLimits {
     const [services, limits] = await Promise.all([this.#services(), this.limits()]);
     if (limits.allows(services.length) || limits.services === null) return 0;
     const reported = await this.#repo.reported();
-    const fresh = services.slice(limits.services).filter((s) => !reported.has(s)).slice(0, REPORTS_PER_TICK);
+    const fresh = services
+      .slice(limits.services)
+      .filter((s) => !reported.has(s))
+      .slice(0, REPORTS_PER_TICK);
     let n = 0;
     for (const service of fresh) {
       const at = this.#clock.now().toISOString();

@@ -36,18 +36,41 @@ export interface LicenceArea extends Area {
  * may downgrade a status), and is told the licence in force when it is asked: no cycle.
  */
 export async function createLicenceArea(d: {
-  db: Db; install: Pick<Install, 'lock' | 'markTrialRedeemed'>; identity: InstallIdentity; held: Pick<HeldAlerts, 'servicesByFirstSeen'>; counted?: CountedServices; ledger: Ledger; clock: Clock; log: Logger; config: Config;
+  db: Db;
+  install: Pick<Install, 'lock' | 'markTrialRedeemed'>;
+  identity: InstallIdentity;
+  held: Pick<HeldAlerts, 'servicesByFirstSeen'>;
+  counted?: CountedServices;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+  config: Config;
 }): Promise<LicenceArea> {
   const { db, ledger, clock, log, config } = d;
   const check = new LicenceCheck({
-    repo: new LicenceCheckRepo(db), ledger, clock, log: log.child({ component: 'licence-check' }),
-    mode: config.licenceCheck, server: config.licenceServer, fingerprint: d.identity.fingerprint, version: VERSION,
+    repo: new LicenceCheckRepo(db),
+    ledger,
+    clock,
+    log: log.child({ component: 'licence-check' }),
+    mode: config.licenceCheck,
+    server: config.licenceServer,
+    fingerprint: d.identity.fingerprint,
+    version: VERSION,
   });
   await check.load();
-  const licences = new LicenceService({ repo: new LicenceRepo(db), install: d.install, identity: d.identity, ledger, clock, opts: { configDir: config.configDir, extraPublicKey: config.licencePublicKey }, confirmation: check.hook });
+  const licences = new LicenceService({
+    repo: new LicenceRepo(db),
+    install: d.install,
+    identity: d.identity,
+    ledger,
+    clock,
+    opts: { configDir: config.configDir, extraPublicKey: config.licencePublicKey },
+    confirmation: check.hook,
+  });
   const limits = new ServiceLimits({ repo: new LicenceLimitsRepo(db), held: d.held, licences, ledger, clock, log, counted: d.counted });
   return {
-    licences, limits,
+    licences,
+    limits,
     confirmation: {
       view: async () => check.view(await licences.inForce()),
       tick: async () => check.tick(await licences.inForce()),

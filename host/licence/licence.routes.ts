@@ -22,17 +22,23 @@ const redeemBody = bodyValidator<{ customer?: string }>({
 export function licenceRoutes(server: Server, deps: { log: Logger; guard: Guard; licences: LicenceService }): void {
   const { log, guard, licences } = deps;
 
-  server.post('/v1/licence', route(log, async (req) => {
-    const who = await guard.bearer(req);
-    guard.role(who, 'owner');
-    const { licence } = installBody(await readJson(req));
-    return [200, { licence: await licences.installLicence(licence, who.actor) }];
-  }));
+  server.post(
+    '/v1/licence',
+    route(log, async (req) => {
+      const who = await guard.bearer(req);
+      guard.role(who, 'owner');
+      const { licence } = installBody(await readJson(req));
+      return [200, { licence: await licences.installLicence(licence, who.actor) }];
+    }),
+  );
 
-  server.post('/v1/licence/redeem', route(log, async (req) => {
-    const who = await guard.bearer(req);
-    guard.role(who, 'owner');
-    const { customer } = redeemBody(await readBodyOrEmpty(req));
-    return [201, { licence: await licences.redeemTrial(customer, who.actor) }];
-  }));
+  server.post(
+    '/v1/licence/redeem',
+    route(log, async (req) => {
+      const who = await guard.bearer(req);
+      guard.role(who, 'owner');
+      const { customer } = redeemBody(await readBodyOrEmpty(req));
+      return [201, { licence: await licences.redeemTrial(customer, who.actor) }];
+    }),
+  );
 }

@@ -42,7 +42,15 @@ export class LicenceService {
   readonly #clock: Clock;
   readonly #changed: AfterLicenceChange[] = [];
 
-  constructor(deps: { repo: LicenceRepo; install: Pick<Install, 'lock' | 'markTrialRedeemed'>; identity: InstallIdentity; ledger: Ledger; clock: Clock; opts: { configDir: string | null; extraPublicKey: string | null }; confirmation: ConfirmationHook | null }) {
+  constructor(deps: {
+    repo: LicenceRepo;
+    install: Pick<Install, 'lock' | 'markTrialRedeemed'>;
+    identity: InstallIdentity;
+    ledger: Ledger;
+    clock: Clock;
+    opts: { configDir: string | null; extraPublicKey: string | null };
+    confirmation: ConfirmationHook | null;
+  }) {
     this.#repo = deps.repo;
     this.#install = deps.install;
     this.#identity = deps.identity;

@@ -16,16 +16,31 @@ export interface LiveArea extends Area {
 
 /** GET /v1/live: what is under way right now, read from each area; nothing is stored. */
 export function createLiveArea(d: {
-  clock: Clock; debounceS: number; tickMs: number; held: Pick<HeldAlerts, 'ungroupedByService'>; episodes: Pick<EpisodesArea, 'open'>;
-  governance: Pick<Governance, 'approvals'>; discovery: Pick<DiscoveryArea, 'running'>; poller: Pick<Poller, 'schedule'>;
+  clock: Clock;
+  debounceS: number;
+  tickMs: number;
+  held: Pick<HeldAlerts, 'ungroupedByService'>;
+  episodes: Pick<EpisodesArea, 'open'>;
+  governance: Pick<Governance, 'approvals'>;
+  discovery: Pick<DiscoveryArea, 'running'>;
+  poller: Pick<Poller, 'schedule'>;
 }): LiveArea {
   const ticks = new TickMonitor({ clock: d.clock, everyMs: d.tickMs });
   const live = new LiveService({
-    clock: d.clock, debounceS: d.debounceS,
+    clock: d.clock,
+    debounceS: d.debounceS,
     ungrouped: () => d.held.ungroupedByService(),
     openEpisodes: (limit) => d.episodes.open(limit),
-    pendingApprovals: async (limit) => (await d.governance.approvals.list({ state: 'pending', limit }))
-      .map((a) => ({ id: a.id, kind: a.kind, service: a.service, summary: a.summary, requested_by: a.requested_by, requested_at: a.requested_at, expires_at: a.expires_at })),
+    pendingApprovals: async (limit) =>
+      (await d.governance.approvals.list({ state: 'pending', limit })).map((a) => ({
+        id: a.id,
+        kind: a.kind,
+        service: a.service,
+        summary: a.summary,
+        requested_by: a.requested_by,
+        requested_at: a.requested_at,
+        expires_at: a.expires_at,
+      })),
     discoveryJobs: () => d.discovery.running(),
     polls: () => d.poller.schedule(),
     tick: () => ticks.seen(),

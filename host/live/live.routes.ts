@@ -6,8 +6,11 @@ import type { LiveService } from './live.service.ts';
 
 /** GET /v1/live (bearer): open debounce windows, open episodes, pending approvals, the last tick. */
 export function liveRoutes(server: Server, deps: { log: Logger; guard: Guard; live: LiveService }): void {
-  server.get('/v1/live', route(deps.log, async (req) => {
-    await deps.guard.bearer(req);
-    return [200, await deps.live.live()];
-  }));
+  server.get(
+    '/v1/live',
+    route(deps.log, async (req) => {
+      await deps.guard.bearer(req);
+      return [200, await deps.live.live()];
+    }),
+  );
 }

@@ -82,7 +82,12 @@ export class LiveService {
     ]);
     const debounce = groups
       .filter((g) => g.first_fired !== '')
-      .map((g) => ({ service: g.service, alerts: g.count, opened_at: g.first_fired, closes_at: new Date(Date.parse(g.first_fired) + this.#d.debounceS * SECOND).toISOString() }))
+      .map((g) => ({
+        service: g.service,
+        alerts: g.count,
+        opened_at: g.first_fired,
+        closes_at: new Date(Date.parse(g.first_fired) + this.#d.debounceS * SECOND).toISOString(),
+      }))
       .sort((a, b) => (a.opened_at < b.opened_at ? -1 : a.opened_at > b.opened_at ? 1 : 0))
       .slice(0, LIVE_LIMIT);
     return { now: this.#d.clock.now().toISOString(), debounce, episodes, approvals, discovery, polls, tick: this.#d.tick() };

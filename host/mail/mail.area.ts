@@ -16,13 +16,24 @@ export interface MailArea extends Area {
 
 /** Outgoing mail and its settings (the `mail` and `mail_state` settings documents). */
 export function createMailArea(d: {
-  settings: SettingsRepo; cipher: SecretCipher; ledger: Ledger; clock: Clock; log: Logger; config: Config;
-  people: Pick<PeopleDirectory, 'firstOwner'>; onCall: Pick<OnCall, 'recipients'>;
+  settings: SettingsRepo;
+  cipher: SecretCipher;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+  config: Config;
+  people: Pick<PeopleDirectory, 'firstOwner'>;
+  onCall: Pick<OnCall, 'recipients'>;
 }): MailArea {
   // A test e-mail asked for with the admin token and no address goes to the on-call recipients
   // (the notifications settings), else the first owner.
   const mail = new MailService({
-    settings: d.settings, cipher: d.cipher, ledger: d.ledger, clock: d.clock, log: d.log, config: d.config,
+    settings: d.settings,
+    cipher: d.cipher,
+    ledger: d.ledger,
+    clock: d.clock,
+    log: d.log,
+    config: d.config,
     onCallRecipients: () => d.onCall.recipients(),
     firstOwner: () => d.people.firstOwner(),
   });

@@ -46,19 +46,28 @@ const testBody = bodyValidator<{ to?: string }>({
 export function mailRoutes(server: Server, deps: { log: Logger; guard: Guard; mail: MailService }): void {
   const { log, guard, mail } = deps;
 
-  server.get('/v1/settings/mail', route(log, async (req) => {
-    await guard.withRole(req, 'viewer');
-    return [200, await mail.get()];
-  }));
+  server.get(
+    '/v1/settings/mail',
+    route(log, async (req) => {
+      await guard.withRole(req, 'viewer');
+      return [200, await mail.get()];
+    }),
+  );
 
-  server.put('/v1/settings/mail', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    return [200, await mail.put(putBody(await readJson(req)), who)];
-  }));
+  server.put(
+    '/v1/settings/mail',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      return [200, await mail.put(putBody(await readJson(req)), who)];
+    }),
+  );
 
-  server.post('/v1/settings/mail/test', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    const { to } = testBody(await readBodyOrEmpty(req));
-    return [200, await mail.test(who, to)];
-  }));
+  server.post(
+    '/v1/settings/mail/test',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      const { to } = testBody(await readBodyOrEmpty(req));
+      return [200, await mail.test(who, to)];
+    }),
+  );
 }

@@ -146,7 +146,8 @@ export class MailService {
       this.#log.error({ err }, 'could not record the mail state');
     }
     if (result.ok) {
-      for (const l of this.#delivered) await l().catch((err: unknown) => this.#log.error({ err }, 'could not end the break-glass sessions after a successful send'));
+      for (const l of this.#delivered)
+        await l().catch((err: unknown) => this.#log.error({ err }, 'could not end the break-glass sessions after a successful send'));
     }
     return result;
   }
@@ -190,7 +191,10 @@ export class MailService {
     const settings = await this.repo.load();
     const state = await this.repo.state();
     const s = settings ?? { ...EMPTY, provider: null, rev: null };
-    const lastSend = state !== null && settings !== null && state.rev === settings.rev && (state.ok || state.reason !== null) ? { ok: state.ok, reason: state.reason, at: state.at } : null;
+    const lastSend =
+      state !== null && settings !== null && state.rev === settings.rev && (state.ok || state.reason !== null)
+        ? { ok: state.ok, reason: state.reason, at: state.at }
+        : null;
     return {
       ...(await this.#revisions.get(MAIL_SETTING)),
       provider: s.provider,
@@ -250,32 +254,38 @@ export class MailService {
       const listed = await this.#api.domains(next.resend_key!);
       if (!listed.ok) throw new AppError('mail_failed', `could not check the sender's domain with the mail API: ${scrubReason(listed.reason, next)}`);
       if (!senderVerified(next.mail_from, listed.domains)) {
-        throw new AppError('sender_not_verified', `${next.mail_from.slice(next.mail_from.lastIndexOf('@') + 1)} is not a domain (or a subdomain of a domain) the mail provider reports verified`);
+        throw new AppError(
+          'sender_not_verified',
+          `${next.mail_from.slice(next.mail_from.lastIndexOf('@') + 1)} is not a domain (or a subdomain of a domain) the mail provider reports verified`,
+        );
       }
     }
     const at = this.#clock.now().toISOString();
-    return this.#ledger.transact(async (trx, record) => {
-      if ((await this.repo.rev(trx)) !== (stored?.rev ?? null)) return false;
-      checkVersion(expected, (await this.#revisions.get(MAIL_SETTING, trx)).version, 'the mail settings');
-      await this.repo.save(trx, next, at);
-      await this.#revisions.bump(trx, MAIL_SETTING, principal.actor, at);
-      await record({
-        type: 'config.mail_saved',
-        actor: principal.actor,
-        reason: 'mail settings saved',
-        data: {
-          provider: next.provider,
-          mail_from: next.mail_from,
-          smtp_host: next.smtp_host,
-          smtp_port: next.smtp_port,
-          smtp_security: next.smtp_security,
-          smtp_user: next.smtp_user,
-          resend_key_set: next.resend_key !== null,
-          smtp_password_set: next.smtp_password !== null,
-        },
-      });
-      return true;
-    }, { headFirst: true });
+    return this.#ledger.transact(
+      async (trx, record) => {
+        if ((await this.repo.rev(trx)) !== (stored?.rev ?? null)) return false;
+        checkVersion(expected, (await this.#revisions.get(MAIL_SETTING, trx)).version, 'the mail settings');
+        await this.repo.save(trx, next, at);
+        await this.#revisions.bump(trx, MAIL_SETTING, principal.actor, at);
+        await record({
+          type: 'config.mail_saved',
+          actor: principal.actor,
+          reason: 'mail settings saved',
+          data: {
+            provider: next.provider,
+            mail_from: next.mail_from,
+            smtp_host: next.smtp_host,
+            smtp_port: next.smtp_port,
+            smtp_security: next.smtp_security,
+            smtp_user: next.smtp_user,
+            resend_key_set: next.resend_key !== null,
+            smtp_password_set: next.smtp_password !== null,
+          },
+        });
+        return true;
+      },
+      { headFirst: true },
+    );
   }
 
   /** Called after every successful send: break-glass is closed from then on (identity subscribes and ends its sessions). */
@@ -318,7 +328,9 @@ export class MailService {
         type: 'config.mail_tested',
         actor: principal.actor,
         reason: result.ok ? 'test e-mail sent' : clip(`test e-mail failed: ${result.reason}`, 4000),
-        data: result.ok ? { ok: true, to: recipient, provider: await provider() } : { ok: false, to: recipient, provider: await provider(), reason: result.reason },
+        data: result.ok
+          ? { ok: true, to: recipient, provider: await provider() }
+          : { ok: false, to: recipient, provider: await provider(), reason: result.reason },
       });
       if (!result.ok) throw new AppError('mail_failed', `the test e-mail to ${recipient} was not sent: ${result.reason}`);
     }
@@ -329,7 +341,10 @@ export class MailService {
     if (!usable(s)) return { ok: false, reason: NO_PROVIDER };
     if (s.provider === 'smtp') {
       const message: Message = { ...m, from: s.mail_from ?? smtpDefaultSender(s) };
-      return sendSmtp({ host: s.smtp_host!, port: s.smtp_port, security: s.smtp_security, user: s.smtp_user, password: s.smtp_password, caFile: this.#config.mailCaFile }, message);
+      return sendSmtp(
+        { host: s.smtp_host!, port: s.smtp_port, security: s.smtp_security, user: s.smtp_user, password: s.smtp_password, caFile: this.#config.mailCaFile },
+        message,
+      );
     }
     return this.#api.send(s.resend_key!, { ...m, from: s.mail_from ?? DEFAULT_API_SENDER });
   }
@@ -359,6 +374,15 @@ function scrubReason(reason: string, s: Pick<MailSettings, 'resend_key' | 'smtp_
 
 /** Whether two settings send the same way (the revision aside). */
 function sameSettings(a: Omit<MailSettings, 'rev'>, b: Omit<MailSettings, 'rev'>): boolean {
-  const keys: Array<keyof Omit<MailSettings, 'rev'>> = ['provider', 'mail_from', 'resend_key', 'smtp_host', 'smtp_port', 'smtp_user', 'smtp_password', 'smtp_security'];
+  const keys: Array<keyof Omit<MailSettings, 'rev'>> = [
+    'provider',
+    'mail_from',
+    'resend_key',
+    'smtp_host',
+    'smtp_port',
+    'smtp_user',
+    'smtp_password',
+    'smtp_security',
+  ];
   return keys.every((k) => a[k] === b[k]);
 }

@@ -50,7 +50,8 @@ export class ResendClient {
       });
     } catch (e) {
       const err = e as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-      if (err.name === 'TimeoutError') return { ok: false, reason: `unreachable: the mail API did not answer ${method} ${path} within ${API_TIMEOUT_MS / 1000} s` };
+      if (err.name === 'TimeoutError')
+        return { ok: false, reason: `unreachable: the mail API did not answer ${method} ${path} within ${API_TIMEOUT_MS / 1000} s` };
       const why = err.cause?.code ?? err.cause?.message ?? err.message ?? 'network error';
       return { ok: false, reason: `unreachable: the mail API could not be reached (${why})` };
     }
@@ -74,7 +75,10 @@ export class ResendClient {
 export function senderVerified(address: string, domains: ApiDomain[]): boolean {
   const at = address.lastIndexOf('@');
   if (at < 0) return false;
-  const domain = address.slice(at + 1).toLowerCase().replace(/\.$/, '');
+  const domain = address
+    .slice(at + 1)
+    .toLowerCase()
+    .replace(/\.$/, '');
   return domains.some((d) => {
     if (d.status !== 'verified') return false;
     const name = d.name.toLowerCase().replace(/\.$/, '');

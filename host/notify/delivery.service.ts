@@ -142,7 +142,11 @@ export class NotifyDelivery {
     } catch (e) {
       problem = `unexpected error: ${e instanceof Error ? e.message : String(e)}`;
     }
-    if (!ok) this.#d.log.warn({ component: 'notify', delivery: d.id, episode: d.episode_id, event: d.event, channel: d.channel_kind, to: d.channel, attempt: d.attempts + 1 }, problem ?? 'failed without a reason');
+    if (!ok)
+      this.#d.log.warn(
+        { component: 'notify', delivery: d.id, episode: d.episode_id, event: d.event, channel: d.channel_kind, to: d.channel, attempt: d.attempts + 1 },
+        problem ?? 'failed without a reason',
+      );
     try {
       await this.#finish(d, ok, problem ?? 'failed without a reason', how);
     } catch (err) {
@@ -156,31 +160,66 @@ export class NotifyDelivery {
     const now = clock.now();
     const at = now.toISOString();
     const attempts = d.attempts + 1;
-    const who = { episode: d.episode_id, event: d.event, channel: d.channel_kind, to: d.channel, kind: d.channel_kind === 'email' ? 'email' : how, attempt: attempts };
+    const who = {
+      episode: d.episode_id,
+      event: d.event,
+      channel: d.channel_kind,
+      to: d.channel,
+      kind: d.channel_kind === 'email' ? 'email' : how,
+      attempt: attempts,
+    };
     const label = d.channel_kind === 'email' ? `${d.channel} by e-mail` : `${d.channel} (${how})`;
-    await ledger.transact(async (trx, record) => {
-      // Another host took the message over after this one's lease ran out: it records the outcome.
-      if ((await outbox.held(trx, d.id, this.holder)) === null) return;
-      const before = await outbox.channel(trx, d.channel_kind, d.channel);
-      if (ok) {
-        await outbox.finish(trx, d.id, 'sent', attempts, null, at);
-        await outbox.putChannel(trx, { channel_kind: d.channel_kind, name: d.channel, ok: true, last_problem: null, last_attempt_at: at, last_ok_at: at });
-        const escalated = d.event === 'incident.closed' ? false : await this.#told(trx, d, how, at);
-        await record({ type: 'outcome.notified', actor: 'system', reason: `${d.event}: told ${label}`, trace: d.episode_id, data: { ...who, ...(escalated ? { episode_outcome: 'escalated' } : {}) } });
-        return;
-      }
-      await outbox.putChannel(trx, { channel_kind: d.channel_kind, name: d.channel, ok: false, last_problem: problem, last_attempt_at: at, last_ok_at: before?.last_ok_at ?? null });
-      if (now.getTime() - d.created_ms >= GIVE_UP_AFTER_MS) {
-        await outbox.finish(trx, d.id, 'failed', attempts, problem, at);
-        const minutes = Math.round((now.getTime() - d.created_ms) / MINUTE);
-        await record({ type: 'outcome.notify_failed', actor: 'system', reason: `${d.event}: could not tell ${label} after ${attempts} attempts over ${minutes} min: ${problem}`.slice(0, 4000), trace: d.episode_id, data: { ...who, attempts, problem, since: d.created_at } });
-        if (d.event !== 'incident.closed') await this.#gaveUp(trx, d, label, problem, attempts, minutes, at);
-        return;
-      }
-      const nextMs = now.getTime() + retryDelayMs(attempts);
-      await outbox.retryAt(trx, d.id, attempts, problem, nextMs);
-      await record({ type: 'outcome.notify_attempt_failed', actor: 'system', reason: `${d.event}: attempt ${attempts} to tell ${label} failed: ${problem}`.slice(0, 4000), trace: d.episode_id, data: { ...who, problem, next_at: new Date(nextMs).toISOString() } });
-    }, { headFirst: true });
+    await ledger.transact(
+      async (trx, record) => {
+        // Another host took the message over after this one's lease ran out: it records the outcome.
+        if ((await outbox.held(trx, d.id, this.holder)) === null) return;
+        const before = await outbox.channel(trx, d.channel_kind, d.channel);
+        if (ok) {
+          await outbox.finish(trx, d.id, 'sent', attempts, null, at);
+          await outbox.putChannel(trx, { channel_kind: d.channel_kind, name: d.channel, ok: true, last_problem: null, last_attempt_at: at, last_ok_at: at });
+          const escalated = d.event === 'incident.closed' ? false : await this.#told(trx, d, how, at);
+          await record({
+            type: 'outcome.notified',
+            actor: 'system',
+            reason: `${d.event}: told ${label}`,
+            trace: d.episode_id,
+            data: { ...who, ...(escalated ? { episode_outcome: 'escalated' } : {}) },
+          });
+          return;
+        }
+        await outbox.putChannel(trx, {
+          channel_kind: d.channel_kind,
+          name: d.channel,
+          ok: false,
+          last_problem: problem,
+          last_attempt_at: at,
+          last_ok_at: before?.last_ok_at ?? null,
+        });
+        if (now.getTime() - d.created_ms >= GIVE_UP_AFTER_MS) {
+          await outbox.finish(trx, d.id, 'failed', attempts, problem, at);
+          const minutes = Math.round((now.getTime() - d.created_ms) / MINUTE);
+          await record({
+            type: 'outcome.notify_failed',
+            actor: 'system',
+            reason: `${d.event}: could not tell ${label} after ${attempts} attempts over ${minutes} min: ${problem}`.slice(0, 4000),
+            trace: d.episode_id,
+            data: { ...who, attempts, problem, since: d.created_at },
+          });
+          if (d.event !== 'incident.closed') await this.#gaveUp(trx, d, label, problem, attempts, minutes, at);
+          return;
+        }
+        const nextMs = now.getTime() + retryDelayMs(attempts);
+        await outbox.retryAt(trx, d.id, attempts, problem, nextMs);
+        await record({
+          type: 'outcome.notify_attempt_failed',
+          actor: 'system',
+          reason: `${d.event}: attempt ${attempts} to tell ${label} failed: ${problem}`.slice(0, 4000),
+          trace: d.episode_id,
+          data: { ...who, problem, next_at: new Date(nextMs).toISOString() },
+        });
+      },
+      { headFirst: true },
+    );
   }
 
   /** Makes the episode's outcome `escalated` (first delivery) or adds who else was told; answers whether it changed to escalated now. */
@@ -210,4 +249,3 @@ export class NotifyDelivery {
     await this.#d.episodes.setOutcome(trx, d.episode_id, episode.outcome, { value: null, reason, at, told: [], channels: [] });
   }
 }
-

@@ -32,7 +32,10 @@ export class OnCallAudience implements Audience {
 
   async of(trx: Trx): Promise<Channel[]> {
     const s = await this.#settings.get(trx);
-    return [...s.recipients.map((r) => ({ channel_kind: 'email' as const, channel: r })), ...s.targets.map((t) => ({ channel_kind: 'target' as const, channel: t }))];
+    return [
+      ...s.recipients.map((r) => ({ channel_kind: 'email' as const, channel: r })),
+      ...s.targets.map((t) => ({ channel_kind: 'target' as const, channel: t })),
+    ];
   }
 }
 
@@ -69,7 +72,16 @@ export class Notifier implements EpisodeNotifier {
       url: this.#publicUrl === null ? null : `${this.#publicUrl}/episodes/${encodeURIComponent(e.id)}`,
     };
     for (const c of channels) {
-      await this.#outbox.add(trx, { id: randomUUID(), episode_id: e.id, event: change.event, ...c, episode, created_at: now.toISOString(), created_ms: now.getTime(), next_ms: now.getTime() });
+      await this.#outbox.add(trx, {
+        id: randomUUID(),
+        episode_id: e.id,
+        event: change.event,
+        ...c,
+        episode,
+        created_at: now.toISOString(),
+        created_ms: now.getTime(),
+        next_ms: now.getTime(),
+      });
     }
     return { to: channels.map((c) => c.channel) };
   }

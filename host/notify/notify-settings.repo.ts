@@ -15,7 +15,13 @@ export interface StoredNotifySettings {
 
 const NAME = 'notifications';
 
-export const EMPTY_NOTIFY_SETTINGS: StoredNotifySettings = Object.freeze({ version: 0, recipients: [], targets: [], updated_at: null, updated_by: null }) as StoredNotifySettings;
+export const EMPTY_NOTIFY_SETTINGS: StoredNotifySettings = Object.freeze({
+  version: 0,
+  recipients: [],
+  targets: [],
+  updated_at: null,
+  updated_by: null,
+}) as StoredNotifySettings;
 
 /** Reads and writes the `notifications` settings document through the shared settings table. */
 export class NotifySettingsRepo {

@@ -59,25 +59,28 @@ export class NotifySettingsService {
     const recipients = input.recipients === undefined ? null : unique(input.recipients.map((r) => r.trim().toLowerCase()));
     const targets = input.targets === undefined ? null : unique(input.targets.map((r) => r.trim()));
     if (targets !== null) await this.#checkTargets(targets);
-    return this.#ledger.transact(async (trx, record) => {
-      const stored = await this.#repo.get(trx);
-      checkVersion(input.version ?? null, stored.version, 'the notification settings');
-      if (recipients !== null) await this.#checkRecipients(recipients, trx);
-      const next = { recipients: recipients ?? stored.recipients, targets: targets ?? stored.targets };
-      const diff = { recipients: listDiff(stored.recipients, next.recipients), targets: listDiff(stored.targets, next.targets) };
-      const changed = [diff.recipients, diff.targets].some((d) => d.added.length > 0 || d.removed.length > 0 || d.reordered);
-      if (!changed) return stored;
-      const at = this.#clock.now().toISOString();
-      const saved: StoredNotifySettings = { version: stored.version + 1, ...next, updated_at: at, updated_by: principal.actor };
-      await this.#repo.put(trx, saved);
-      await record({
-        type: 'config.notifications_saved',
-        actor: principal.actor,
-        reason: `on-call recipients and notification targets saved: ${saved.recipients.length} recipient(s), ${saved.targets.length} target(s)`,
-        data: { version: saved.version, recipients: saved.recipients, targets: saved.targets, diff },
-      });
-      return saved;
-    }, { headFirst: true });
+    return this.#ledger.transact(
+      async (trx, record) => {
+        const stored = await this.#repo.get(trx);
+        checkVersion(input.version ?? null, stored.version, 'the notification settings');
+        if (recipients !== null) await this.#checkRecipients(recipients, trx);
+        const next = { recipients: recipients ?? stored.recipients, targets: targets ?? stored.targets };
+        const diff = { recipients: listDiff(stored.recipients, next.recipients), targets: listDiff(stored.targets, next.targets) };
+        const changed = [diff.recipients, diff.targets].some((d) => d.added.length > 0 || d.removed.length > 0 || d.reordered);
+        if (!changed) return stored;
+        const at = this.#clock.now().toISOString();
+        const saved: StoredNotifySettings = { version: stored.version + 1, ...next, updated_at: at, updated_by: principal.actor };
+        await this.#repo.put(trx, saved);
+        await record({
+          type: 'config.notifications_saved',
+          actor: principal.actor,
+          reason: `on-call recipients and notification targets saved: ${saved.recipients.length} recipient(s), ${saved.targets.length} target(s)`,
+          data: { version: saved.version, recipients: saved.recipients, targets: saved.targets, diff },
+        });
+        return saved;
+      },
+      { headFirst: true },
+    );
   }
 
   async #checkRecipients(recipients: string[], trx: Trx): Promise<void> {
@@ -93,7 +96,10 @@ export class NotifySettingsService {
       const c = await this.#directory.connector(name);
       if (c === null) throw new AppError('invalid_body', `targets.${i}: no connector named ${name} is configured`);
       if (!this.#directory.canNotify(c.kind)) {
-        throw new AppError('invalid_body', `targets.${i}: connector ${name} is of kind ${c.kind}, which cannot notify (kinds that can: ${this.#directory.notifyKinds().join(', ') || 'none'})`);
+        throw new AppError(
+          'invalid_body',
+          `targets.${i}: connector ${name} is of kind ${c.kind}, which cannot notify (kinds that can: ${this.#directory.notifyKinds().join(', ') || 'none'})`,
+        );
       }
     }
   }

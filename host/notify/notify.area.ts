@@ -21,19 +21,40 @@ export interface NotifyArea extends Area {
  * settings store come from `onCall` (built lower down); delivery subscribes to the notifier.
  */
 export function createNotifyArea(d: {
-  onCall: OnCall; episodes: EpisodeOutcomes; mail: Pick<MailService, 'send'>; connectors: ConnectorService; people: Pick<PeopleDirectory, 'get'>;
-  ledger: Ledger; clock: Clock; log: Logger;
+  onCall: OnCall;
+  episodes: EpisodeOutcomes;
+  mail: Pick<MailService, 'send'>;
+  connectors: ConnectorService;
+  people: Pick<PeopleDirectory, 'get'>;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
 }): NotifyArea {
   const { onCall, connectors, ledger, clock } = d;
-  const delivery = new NotifyDelivery({ outbox: onCall.outbox, settings: onCall.store, episodes: d.episodes, mail: d.mail, targets: connectors, ledger, clock, log: d.log.child({ component: 'notify' }) });
+  const delivery = new NotifyDelivery({
+    outbox: onCall.outbox,
+    settings: onCall.store,
+    episodes: d.episodes,
+    mail: d.mail,
+    targets: connectors,
+    ledger,
+    clock,
+    log: d.log.child({ component: 'notify' }),
+  });
   onCall.notifier.onQueued(() => delivery.nudge());
   const settings = new NotifySettingsService({
-    repo: onCall.store, ledger, clock,
+    repo: onCall.store,
+    ledger,
+    clock,
     directory: {
       person: (email, trx) => d.people.get(email, trx),
       connector: async (name) => (await connectors.list()).connectors.find((c) => c.name === name) ?? null,
       canNotify: (kind) => connectors.canNotify(kind),
-      notifyKinds: () => connectors.kinds.catalogue().filter((k) => k.capabilities.includes('notify')).map((k) => k.kind),
+      notifyKinds: () =>
+        connectors.kinds
+          .catalogue()
+          .filter((k) => k.capabilities.includes('notify'))
+          .map((k) => k.kind),
     },
   });
   return {

@@ -24,18 +24,27 @@ const putBody = bodyValidator<NotifySettingsInput>({
 export function notifyRoutes(server: Server, deps: { log: Logger; guard: Guard; settings: NotifySettingsService; status: () => Promise<NotifyStatus> }): void {
   const { log, guard, settings } = deps;
 
-  server.get('/v1/settings/notifications', route(log, async (req) => {
-    await guard.withRole(req, 'viewer');
-    return [200, await settings.get()];
-  }));
+  server.get(
+    '/v1/settings/notifications',
+    route(log, async (req) => {
+      await guard.withRole(req, 'viewer');
+      return [200, await settings.get()];
+    }),
+  );
 
-  server.put('/v1/settings/notifications', route(log, async (req) => {
-    const who = await guard.withRole(req, 'admin');
-    return [200, await settings.put(putBody(await readJson(req)), who)];
-  }));
+  server.put(
+    '/v1/settings/notifications',
+    route(log, async (req) => {
+      const who = await guard.withRole(req, 'admin');
+      return [200, await settings.put(putBody(await readJson(req)), who)];
+    }),
+  );
 
-  server.get('/v1/notifications', route(log, async (req) => {
-    await guard.withRole(req, 'viewer');
-    return [200, await deps.status()];
-  }));
+  server.get(
+    '/v1/notifications',
+    route(log, async (req) => {
+      await guard.withRole(req, 'viewer');
+      return [200, await deps.status()];
+    }),
+  );
 }

@@ -83,7 +83,10 @@ export class OutboxRepo {
 
   /** The channels told (or being told) that an episode opened: who hears of its escalation and close. */
   async channelsOf(trx: Trx, episodeId: string): Promise<Array<{ channel_kind: ChannelKind; channel: string }>> {
-    return (await trx('notify_outbox').distinct('channel_kind', 'channel').where({ episode_id: episodeId, event: 'incident.opened' }).orderBy(['channel_kind', 'channel'])) as Array<{ channel_kind: ChannelKind; channel: string }>;
+    return (await trx('notify_outbox')
+      .distinct('channel_kind', 'channel')
+      .where({ episode_id: episodeId, event: 'incident.opened' })
+      .orderBy(['channel_kind', 'channel'])) as Array<{ channel_kind: ChannelKind; channel: string }>;
   }
 
   /** Pending deliveries due at `nowMs` whose lease is free or expired, oldest first. */
@@ -130,17 +133,44 @@ export class OutboxRepo {
 
   async putChannel(trx: Trx, s: ChannelState): Promise<void> {
     const key = `${s.channel_kind}:${s.name}`;
-    const row = { channel: key, channel_kind: s.channel_kind, name: s.name, ok: s.ok, last_problem: s.last_problem, last_attempt_at: s.last_attempt_at, last_ok_at: s.last_ok_at };
+    const row = {
+      channel: key,
+      channel_kind: s.channel_kind,
+      name: s.name,
+      ok: s.ok,
+      last_problem: s.last_problem,
+      last_attempt_at: s.last_attempt_at,
+      last_ok_at: s.last_ok_at,
+    };
     await trx('notify_channels').insert(row).onConflict('channel').merge();
   }
 
   async channel(trx: Trx, kind: ChannelKind, name: string): Promise<ChannelState | null> {
-    const r = (await trx('notify_channels').select('*').where({ channel: `${kind}:${name}` }).first()) as (Omit<ChannelState, 'ok'> & { ok: number | boolean }) | undefined;
-    return r === undefined ? null : { channel_kind: r.channel_kind, name: r.name, ok: r.ok === true || r.ok === 1, last_problem: r.last_problem, last_attempt_at: r.last_attempt_at, last_ok_at: r.last_ok_at };
+    const r = (await trx('notify_channels')
+      .select('*')
+      .where({ channel: `${kind}:${name}` })
+      .first()) as (Omit<ChannelState, 'ok'> & { ok: number | boolean }) | undefined;
+    return r === undefined
+      ? null
+      : {
+          channel_kind: r.channel_kind,
+          name: r.name,
+          ok: r.ok === true || r.ok === 1,
+          last_problem: r.last_problem,
+          last_attempt_at: r.last_attempt_at,
+          last_ok_at: r.last_ok_at,
+        };
   }
 
   async channels(): Promise<ChannelState[]> {
     const rows = (await this.#db('notify_channels').select('*').orderBy('channel')) as Array<Omit<ChannelState, 'ok'> & { ok: number | boolean }>;
-    return rows.map((r) => ({ channel_kind: r.channel_kind, name: r.name, ok: r.ok === true || r.ok === 1, last_problem: r.last_problem, last_attempt_at: r.last_attempt_at, last_ok_at: r.last_ok_at }));
+    return rows.map((r) => ({
+      channel_kind: r.channel_kind,
+      name: r.name,
+      ok: r.ok === true || r.ok === 1,
+      last_problem: r.last_problem,
+      last_attempt_at: r.last_attempt_at,
+      last_ok_at: r.last_ok_at,
+    }));
   }
 }

@@ -153,7 +153,8 @@ export async function checkImports(dir: string, entryFile: string): Promise<void
     for (const imp of imports) {
       if (imp.type === 'import-meta') continue;
       const spec = imp.specifier;
-      if (spec === undefined || (imp.type === 'dynamic' && imp.glob)) throw new PluginProblem(`${shown} has an import() of a computed specifier, which cannot be checked; import a fixed path`);
+      if (spec === undefined || (imp.type === 'dynamic' && imp.glob))
+        throw new PluginProblem(`${shown} has an import() of a computed specifier, which cannot be checked; import a fixed path`);
       if (spec.startsWith('node:')) continue;
       const isPath = spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('file:');
       if (!isPath && !SCHEME.test(spec)) continue; // a package
@@ -167,7 +168,9 @@ export async function checkImports(dir: string, entryFile: string): Promise<void
       const typeOnly = imp.type !== 'dynamic' && imp.typeOnly;
       if (typeOnly && path.basename(target) === CONTRACT_FILE) continue;
       if (!isInside(root, target)) {
-        throw new PluginProblem(`${shown} imports "${spec}", which is outside the plugin folder; a plugin folder must stand alone (only \`import type\` of the plugin contract may leave it)`);
+        throw new PluginProblem(
+          `${shown} imports "${spec}", which is outside the plugin folder; a plugin folder must stand alone (only \`import type\` of the plugin contract may leave it)`,
+        );
       }
       if (typeOnly || !SCANNED.test(target)) continue;
       let targetReal: string;
@@ -221,7 +224,8 @@ export function checkExports(kind: PluginKind, entry: string, plugin: unknown): 
     if (!Array.isArray(p[name])) throw new PluginProblem(`the default export of "${entry}" has no ${name} array, which every ${kind} needs`);
   }
   for (const name of needs.optionalFunctions) {
-    if (p[name] !== undefined && typeof p[name] !== 'function') throw new PluginProblem(`the default export of "${entry}" has a ${name} that is not a function`);
+    if (p[name] !== undefined && typeof p[name] !== 'function')
+      throw new PluginProblem(`the default export of "${entry}" has a ${name} that is not a function`);
   }
 }
 

@@ -29,12 +29,18 @@ async function send(req: HttpRequest, timeoutS: number, cutOff: AbortSignal | un
   } catch {
     return { ok: false, problem: 'the address is not a valid URL' };
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, problem: `the address must be http or https, not ${url.protocol.replace(/:$/, '')}` };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { ok: false, problem: `the address must be http or https, not ${url.protocol.replace(/:$/, '')}` };
   for (const [k, v] of req.query ?? []) url.searchParams.append(k, v);
   const where = req.shown === 'origin' ? url.origin : `${url.origin}${url.pathname}`;
   const headers = new Headers(req.headers ?? {});
   if (req.auth !== undefined) {
-    headers.set('authorization', 'bearer' in req.auth ? `Bearer ${req.auth.bearer}` : `Basic ${Buffer.from(`${req.auth.basic.username}:${req.auth.basic.password ?? ''}`, 'utf8').toString('base64')}`);
+    headers.set(
+      'authorization',
+      'bearer' in req.auth
+        ? `Bearer ${req.auth.bearer}`
+        : `Basic ${Buffer.from(`${req.auth.basic.username}:${req.auth.basic.password ?? ''}`, 'utf8').toString('base64')}`,
+    );
   }
   const signals = [AbortSignal.timeout(timeoutS * 1000), ...(cutOff === undefined ? [] : [cutOff])];
   const method = req.method ?? 'GET';

@@ -6,7 +6,17 @@ import type { Config } from '../config.ts';
 import semver from 'semver';
 import type { Logger } from '../log.ts';
 import { PLUGIN_API_VERSION } from '../version.ts';
-import { checkApiRange, checkExports, checkImports, checkSettingsSchema, importEntry, MANIFEST_FILE, readManifest, resolveEntry, validateManifest } from './checks.ts';
+import {
+  checkApiRange,
+  checkExports,
+  checkImports,
+  checkSettingsSchema,
+  importEntry,
+  MANIFEST_FILE,
+  readManifest,
+  resolveEntry,
+  validateManifest,
+} from './checks.ts';
 import type { PluginKind, PluginManifest } from './contract.ts';
 
 /** A plugin that passed every step and won its name: its entry's default export is `plugin`. */
@@ -172,7 +182,10 @@ async function discover(dirs: string[]): Promise<{ folders: string[]; broken: Br
 }
 
 async function isDirectory(p: string): Promise<boolean> {
-  return stat(p).then((s) => s.isDirectory(), () => false);
+  return stat(p).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }
 
 function byText(a: string, b: string): number {

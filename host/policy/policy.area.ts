@@ -11,7 +11,13 @@ export interface PolicyArea extends Area {
 }
 
 /** The policy document (the `policy` settings document, or policy.json). */
-export async function createPolicyArea(d: { settings: SettingsRepo; ledger: Ledger; clock: Clock; log: Logger; configDir: string | null }): Promise<PolicyArea> {
+export async function createPolicyArea(d: {
+  settings: SettingsRepo;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+  configDir: string | null;
+}): Promise<PolicyArea> {
   const policy = new PolicyService({ settings: d.settings, ledger: d.ledger, clock: d.clock, log: d.log, configDir: d.configDir });
   await policy.start();
   return { policy, routes: ({ server, log, guard }: Http) => policyRoutes(server, { log, guard, policy }) };

@@ -30,22 +30,31 @@ function answer(res: Response, policy: PolicyInForce): [number, PolicyInForce] {
 export function policyRoutes(server: Server, deps: { log: Logger; guard: Guard; policy: PolicyService }): void {
   const { log, guard, policy } = deps;
 
-  server.get('/v1/policy/schema', route(log, async (req) => {
-    await guard.withRole(req, 'viewer');
-    return [200, POLICY_SCHEMA];
-  }));
+  server.get(
+    '/v1/policy/schema',
+    route(log, async (req) => {
+      await guard.withRole(req, 'viewer');
+      return [200, POLICY_SCHEMA];
+    }),
+  );
 
-  server.get('/v1/policy', route(log, async (req, res) => {
-    await guard.withRole(req, 'viewer');
-    await guard.operating();
-    return answer(res, await policy.get());
-  }));
+  server.get(
+    '/v1/policy',
+    route(log, async (req, res) => {
+      await guard.withRole(req, 'viewer');
+      await guard.operating();
+      return answer(res, await policy.get());
+    }),
+  );
 
-  server.put('/v1/policy', route(log, async (req, res) => {
-    const who = await guard.withRole(req, 'admin');
-    await guard.operating();
-    const expected = ifMatchVersion(req);
-    if (policy.fileManaged) throw new AppError('policy_file_managed', 'the policy is managed by policy.json in SERVICE_CONFIG_DIR');
-    return answer(res, await policy.put(await readJson(req), who, expected));
-  }));
+  server.put(
+    '/v1/policy',
+    route(log, async (req, res) => {
+      const who = await guard.withRole(req, 'admin');
+      await guard.operating();
+      const expected = ifMatchVersion(req);
+      if (policy.fileManaged) throw new AppError('policy_file_managed', 'the policy is managed by policy.json in SERVICE_CONFIG_DIR');
+      return answer(res, await policy.put(await readJson(req), who, expected));
+    }),
+  );
 }

@@ -98,6 +98,11 @@ export const POLICY_SCHEMA = {
         },
       },
     },
-    max_actions_per_service_per_hour: { description: 'actions per service per rolling hour; 0 stops all', type: 'integer', minimum: 0, maximum: MAX_ACTIONS_PER_HOUR },
+    max_actions_per_service_per_hour: {
+      description: 'actions per service per rolling hour; 0 stops all',
+      type: 'integer',
+      minimum: 0,
+      maximum: MAX_ACTIONS_PER_HOUR,
+    },
   },
 } as const;

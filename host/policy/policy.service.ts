@@ -110,7 +110,8 @@ export function parsePolicy(input: unknown): PolicyDocument {
   });
   const safe = new Set(input.safe_for_l2);
   const both = input.always_approve.findIndex((k) => safe.has(k));
-  if (both >= 0) throw new PolicyInvalid(`always_approve.${both}: ${input.always_approve[both]} is also in safe_for_l2; a kind is either safe for L2 or always approved`);
+  if (both >= 0)
+    throw new PolicyInvalid(`always_approve.${both}: ${input.always_approve[both]} is also in safe_for_l2; a kind is either safe for L2 or always approved`);
   return {
     default_autonomy: input.default_autonomy,
     ceilings: { ...input.ceilings },
@@ -158,13 +159,12 @@ export function policyDiff(before: PolicyDocument, after: PolicyDocument): Recor
   const diff: Record<string, unknown> = {};
   if (before.default_autonomy !== after.default_autonomy) diff.default_autonomy = { from: before.default_autonomy, to: after.default_autonomy };
   const services = [...new Set([...Object.keys(before.ceilings), ...Object.keys(after.ceilings)])].sort();
-  const ceilings = services
-    .map((service) => ({ service, from: levelIn(before, service), to: levelIn(after, service) }))
-    .filter((c) => c.from !== c.to);
+  const ceilings = services.map((service) => ({ service, from: levelIn(before, service), to: levelIn(after, service) })).filter((c) => c.from !== c.to);
   if (ceilings.length > 0) diff.ceilings = ceilings;
   if (!sameSet(before.safe_for_l2, after.safe_for_l2)) diff.safe_for_l2 = { from: before.safe_for_l2, to: after.safe_for_l2 };
   if (!sameSet(before.always_approve, after.always_approve)) diff.always_approve = { from: before.always_approve, to: after.always_approve };
-  if (JSON.stringify(before.freeze_windows) !== JSON.stringify(after.freeze_windows)) diff.freeze_windows = { from: before.freeze_windows, to: after.freeze_windows };
+  if (JSON.stringify(before.freeze_windows) !== JSON.stringify(after.freeze_windows))
+    diff.freeze_windows = { from: before.freeze_windows, to: after.freeze_windows };
   if (before.max_actions_per_service_per_hour !== after.max_actions_per_service_per_hour) {
     diff.max_actions_per_service_per_hour = { from: before.max_actions_per_service_per_hour, to: after.max_actions_per_service_per_hour };
   }
@@ -237,16 +237,28 @@ export class PolicyService implements PolicyReader {
     const f = this.#fromFile;
     if (f === null) return;
     try {
-      await this.#ledger.transact(async (trx, record) => {
-        const row = await this.#settings.get<StoredPolicy>(POLICY_SETTING, trx);
-        const before = row?.policy ?? defaultPolicy();
-        const diff = policyDiff(before, f.policy);
-        if (f.problem !== null) {
-          await record({ type: 'system.policy_file_invalid', actor: 'system', reason: clip(f.problem, 4000), data: { file: POLICY_FILE } });
-        }
-        if (row !== null && row.set_by === 'file' && Object.keys(diff).length === 0) return;
-        await this.#write(trx, record, row, f.policy, 'file', 'system', diff, f.problem === null ? `${POLICY_FILE} loaded` : `${POLICY_FILE} unusable: default policy in force`);
-      }, { headFirst: true });
+      await this.#ledger.transact(
+        async (trx, record) => {
+          const row = await this.#settings.get<StoredPolicy>(POLICY_SETTING, trx);
+          const before = row?.policy ?? defaultPolicy();
+          const diff = policyDiff(before, f.policy);
+          if (f.problem !== null) {
+            await record({ type: 'system.policy_file_invalid', actor: 'system', reason: clip(f.problem, 4000), data: { file: POLICY_FILE } });
+          }
+          if (row !== null && row.set_by === 'file' && Object.keys(diff).length === 0) return;
+          await this.#write(
+            trx,
+            record,
+            row,
+            f.policy,
+            'file',
+            'system',
+            diff,
+            f.problem === null ? `${POLICY_FILE} loaded` : `${POLICY_FILE} unusable: default policy in force`,
+          );
+        },
+        { headFirst: true },
+      );
     } catch (err) {
       this.#log.error({ err, component: 'policy' }, 'could not record the policy from policy.json');
     }
@@ -293,15 +305,18 @@ export class PolicyService implements PolicyReader {
     }
     const expected = bodyVersion ?? expectedVersion;
     // The chain head first: every policy change queues there, so two PUTs never read the same version.
-    return this.#ledger.transact(async (trx, record) => {
-      const row = await this.#settings.get<StoredPolicy>(POLICY_SETTING, trx);
-      const version = row?.version ?? 0;
-      // The policy's own name for version_conflict, kept because docs/api.md promised it first.
-      checkVersion(expected, version, 'the policy', 'policy_version_conflict');
-      const diff = policyDiff(row?.policy ?? defaultPolicy(), next);
-      if (Object.keys(diff).length > 0) await this.#write(trx, record, row, next, 'console', principal.actor, diff, 'policy changed');
-      return this.get(trx);
-    }, { headFirst: true });
+    return this.#ledger.transact(
+      async (trx, record) => {
+        const row = await this.#settings.get<StoredPolicy>(POLICY_SETTING, trx);
+        const version = row?.version ?? 0;
+        // The policy's own name for version_conflict, kept because docs/api.md promised it first.
+        checkVersion(expected, version, 'the policy', 'policy_version_conflict');
+        const diff = policyDiff(row?.policy ?? defaultPolicy(), next);
+        if (Object.keys(diff).length > 0) await this.#write(trx, record, row, next, 'console', principal.actor, diff, 'policy changed');
+        return this.get(trx);
+      },
+      { headFirst: true },
+    );
   }
 
   /** Whether an action at `at` (now by default) falls in a change freeze. */
@@ -321,7 +336,16 @@ export class PolicyService implements PolicyReader {
     return safeForL2(await this.get(), kind);
   }
 
-  async #write(trx: Trx, record: RecordEvent, row: StoredPolicy | null, policy: PolicyDocument, setBy: StoredPolicy['set_by'], actor: string, diff: Record<string, unknown>, reason: string): Promise<void> {
+  async #write(
+    trx: Trx,
+    record: RecordEvent,
+    row: StoredPolicy | null,
+    policy: PolicyDocument,
+    setBy: StoredPolicy['set_by'],
+    actor: string,
+    diff: Record<string, unknown>,
+    reason: string,
+  ): Promise<void> {
     const version = (row?.version ?? 0) + 1;
     const at = this.#clock.now().toISOString();
     const stored: StoredPolicy = { version, policy, set_by: setBy, updated_at: at, updated_by: actor };

@@ -89,15 +89,17 @@ export class ConnectorChecker {
     if (lease !== null && lease.until_ms > now) return null;
     if (!(await this.#leases.take(CHECK_LEASE, this.#holder, this.#everyMs, now))) return null;
     const names = await this.#connectors.names();
-    const checked = await Promise.all(names.map(async (name) => {
-      try {
-        return { name, ...(await this.#connectors.checkOnSchedule(name)) };
-      } catch (err) {
-        // Removed meanwhile, or the database failed: the next round tries again.
-        this.#log.warn({ err, connector: name }, 'scheduled check of a connector failed');
-        return { name, ok: null, changed: false };
-      }
-    }));
+    const checked = await Promise.all(
+      names.map(async (name) => {
+        try {
+          return { name, ...(await this.#connectors.checkOnSchedule(name)) };
+        } catch (err) {
+          // Removed meanwhile, or the database failed: the next round tries again.
+          this.#log.warn({ err, connector: name }, 'scheduled check of a connector failed');
+          return { name, ok: null, changed: false };
+        }
+      }),
+    );
     const problems = checked.filter((c) => c.ok === false).map((c) => c.name);
     this.#log.info({ connectors: names.length, problems }, 'connectors checked');
     return { checked };

@@ -50,7 +50,6 @@ export interface PollerDeps {
   holder?: string;
 }
 
-
 /**
  * Polls every connector whose kind can `pollAlerts` and hands what it answers to the intake.
  *
@@ -88,16 +87,23 @@ export class Poller {
   /** Starts the heartbeat (idempotent; not after stop). */
   start(): void {
     if (this.#task !== null || this.#stopped) return;
-    this.#task = cron.schedule(HEARTBEAT, () => {
-      const beat = this.pollNow().then(() => undefined, (err: unknown) => this.#log.error({ err }, 'polling failed'));
-      this.#beats.add(beat);
-      return beat.finally(() => this.#beats.delete(beat));
-    }, {
-      name: `poller:${this.holder}`,
-      noOverlap: true,
-      unref: true,
-      suppressMissedWarning: true,
-    });
+    this.#task = cron.schedule(
+      HEARTBEAT,
+      () => {
+        const beat = this.pollNow().then(
+          () => undefined,
+          (err: unknown) => this.#log.error({ err }, 'polling failed'),
+        );
+        this.#beats.add(beat);
+        return beat.finally(() => this.#beats.delete(beat));
+      },
+      {
+        name: `poller:${this.holder}`,
+        noOverlap: true,
+        unref: true,
+        suppressMissedWarning: true,
+      },
+    );
   }
 
   /** Stops the heartbeat and waits for polls under way. */
@@ -125,17 +131,19 @@ export class Poller {
   /** What polls exist and where each stands (GET /v1/live). */
   async schedule(): Promise<PollSchedule[]> {
     const all = await this.#connectors.pollable();
-    return Promise.all(all.map(async (c) => {
-      const lease = await this.#leases.get(leaseName(c.name));
-      return {
-        connector: c.name,
-        kind: c.kind,
-        every_s: c.poll_s ?? DEFAULT_POLL_S,
-        polling_here: this.#running.has(c.name),
-        last_by: lease?.holder ?? null,
-        next_at: lease === null ? null : new Date(lease.until_ms).toISOString(),
-      };
-    }));
+    return Promise.all(
+      all.map(async (c) => {
+        const lease = await this.#leases.get(leaseName(c.name));
+        return {
+          connector: c.name,
+          kind: c.kind,
+          every_s: c.poll_s ?? DEFAULT_POLL_S,
+          polling_here: this.#running.has(c.name),
+          last_by: lease?.holder ?? null,
+          next_at: lease === null ? null : new Date(lease.until_ms).toISOString(),
+        };
+      }),
+    );
   }
 
   #turn(name: string, intervalMs: number): Promise<PollOutcome> {

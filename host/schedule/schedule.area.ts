@@ -15,7 +15,14 @@ export interface ScheduleArea {
 }
 
 /** Work on a schedule shared by host processes through leases; owns `leases`. No routes. */
-export function createScheduleArea(d: { db: Db; connectors: ConnectorService; intake: IntakeService; operating: () => Promise<boolean>; clock: Clock; log: Logger }): ScheduleArea {
+export function createScheduleArea(d: {
+  db: Db;
+  connectors: ConnectorService;
+  intake: IntakeService;
+  operating: () => Promise<boolean>;
+  clock: Clock;
+  log: Logger;
+}): ScheduleArea {
   const leases = new LeaseRepo(d.db);
   const poller = new Poller({ connectors: d.connectors, intake: d.intake, leases, clock: d.clock, log: d.log, operating: d.operating });
   const connectorChecks = new ConnectorChecker({ connectors: d.connectors, leases, clock: d.clock, log: d.log, holder: poller.holder });

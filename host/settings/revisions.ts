@@ -37,7 +37,12 @@ export function takeBack(body: unknown, extra: readonly string[] = []): { doc: u
 }
 
 /** 409 when the caller read another version than the stored one. */
-export function checkVersion(expected: number | null, stored: number, what: string, code: 'version_conflict' | 'policy_version_conflict' = 'version_conflict'): void {
+export function checkVersion(
+  expected: number | null,
+  stored: number,
+  what: string,
+  code: 'version_conflict' | 'policy_version_conflict' = 'version_conflict',
+): void {
   if (expected !== null && expected !== stored) {
     throw new AppError(code, `${what} is at version ${stored}, not ${expected}: read it again and reapply the change`);
   }

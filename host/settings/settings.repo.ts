@@ -18,6 +18,9 @@ export class SettingsRepo {
 
   /** Writes one document; `trx` null: alone, on the repo's own handle (one statement, atomic). */
   async put(trx: Trx | null, name: string, value: unknown, at: string): Promise<void> {
-    await (trx ?? this.#db)('settings').insert({ name, value: JSON.stringify(value), updated_at: at }).onConflict('name').merge();
+    await (trx ?? this.#db)('settings')
+      .insert({ name, value: JSON.stringify(value), updated_at: at })
+      .onConflict('name')
+      .merge();
   }
 }

@@ -17,11 +17,25 @@ export interface StatusArea extends Area {
 
 /** The install's mode (it subscribes to licence changes) and GET /v1/status. */
 export function createStatusArea(d: {
-  identity: InstallIdentity; install: Pick<Install, 'get' | 'moveMode'>; licence: Pick<LicenceArea, 'licences' | 'limits'>; people: PeopleCount; ledger: Ledger;
-  checkpoints: Pick<Checkpointer, 'latest'>; mail: Pick<MailService, 'publicBreakGlass' | 'emailCodes'>;
+  identity: InstallIdentity;
+  install: Pick<Install, 'get' | 'moveMode'>;
+  licence: Pick<LicenceArea, 'licences' | 'limits'>;
+  people: PeopleCount;
+  ledger: Ledger;
+  checkpoints: Pick<Checkpointer, 'latest'>;
+  mail: Pick<MailService, 'publicBreakGlass' | 'emailCodes'>;
 }): StatusArea {
   const { licences, limits } = d.licence;
   const modes = new ModeService({ licences, people: d.people, install: d.install, ledger: d.ledger });
-  const status = new StatusService({ identity: d.identity, licences, modes, people: d.people, ledger: d.ledger, checkpoints: d.checkpoints, mail: d.mail, usage: () => limits.usage() });
+  const status = new StatusService({
+    identity: d.identity,
+    licences,
+    modes,
+    people: d.people,
+    ledger: d.ledger,
+    checkpoints: d.checkpoints,
+    mail: d.mail,
+    usage: () => limits.usage(),
+  });
   return { modes, status, routes: ({ server, log }: Http) => statusRoutes(server, { log, status }) };
 }

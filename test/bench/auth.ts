@@ -32,7 +32,24 @@
 import { randomBytes } from 'node:crypto';
 import { hashPassword, verifyPassword } from '../../host/identity/password.ts';
 import { count, type Check, enginesToRun, heading, machine, median, procStatusMb, round1, printReport, runBenchmark, table, type Engine } from './common.ts';
-import { autocannon, type AcRequest, call, expect, frameName, loadFigures, type LoadFigures, loadOptions, makeOperating, NO_PROFILE, type ProfileNode, readCpuProfile, samples, stopAndMeasure, topLines, withService } from './service.ts';
+import {
+  autocannon,
+  type AcRequest,
+  call,
+  expect,
+  frameName,
+  loadFigures,
+  type LoadFigures,
+  loadOptions,
+  makeOperating,
+  NO_PROFILE,
+  type ProfileNode,
+  readCpuProfile,
+  samples,
+  stopAndMeasure,
+  topLines,
+  withService,
+} from './service.ts';
 
 const ADMIN_TOKEN = `bench-admin-${randomBytes(16).toString('hex')}`;
 const SECRET_KEY = 'auth-benchmark-secret-key-0123456789abcdef';
@@ -56,8 +73,16 @@ interface Tokens {
 async function prepare(base: string): Promise<Tokens> {
   await makeOperating(base, ADMIN_TOKEN);
   await expect(`adding ${PERSON.email}`, 201, call(base, 'POST', '/v1/people', ADMIN_TOKEN, PERSON));
-  const { password } = await expect<{ password: string }>('giving a password', 201, call(base, 'POST', `/v1/people/${encodeURIComponent(PERSON.email)}/password`, ADMIN_TOKEN, { expires: '30d' }));
-  const { token: person } = await expect<{ token: string }>('password sign-in', 200, call(base, 'POST', '/v1/auth/password', null, { email: PERSON.email, password }));
+  const { password } = await expect<{ password: string }>(
+    'giving a password',
+    201,
+    call(base, 'POST', `/v1/people/${encodeURIComponent(PERSON.email)}/password`, ADMIN_TOKEN, { expires: '30d' }),
+  );
+  const { token: person } = await expect<{ token: string }>(
+    'password sign-in',
+    200,
+    call(base, 'POST', '/v1/auth/password', null, { email: PERSON.email, password }),
+  );
   const glass = await expect<{ break_glass?: boolean; token: string }>('break-glass login', 200, call(base, 'POST', '/v1/login', null, { token: ADMIN_TOKEN }));
   if (glass.break_glass !== true) throw new Error(`POST /v1/login did not open a break-glass session: ${JSON.stringify(glass)}`);
   return { person, password, breakGlass: glass.token };
@@ -76,9 +101,19 @@ type Phase = {
 } & LoadFigures<'200'>;
 
 /** GET /v1/auth/me with one token: checked once alone (the answer says who), warmed up, then loaded. */
-async function driveMe(base: string, label: string, token: string, via: Via, connections: number, duration: number, log: (s: string) => void, window: Window): Promise<Phase> {
+async function driveMe(
+  base: string,
+  label: string,
+  token: string,
+  via: Via,
+  connections: number,
+  duration: number,
+  log: (s: string) => void,
+  window: Window,
+): Promise<Phase> {
   const probe = await expect<{ via: string; user: { email: string } | null }>(`GET /v1/auth/me (${label})`, 200, call(base, 'GET', '/v1/auth/me', token));
-  if (probe.via !== via || (via === 'session' && probe.user?.email !== PERSON.email)) throw new Error(`GET /v1/auth/me (${label}) answered ${JSON.stringify(probe)}`);
+  if (probe.via !== via || (via === 'session' && probe.user?.email !== PERSON.email))
+    throw new Error(`GET /v1/auth/me (${label}) answered ${JSON.stringify(probe)}`);
   const request: AcRequest = { method: 'GET', path: '/v1/auth/me', headers: { authorization: `Bearer ${token}` } };
   await autocannon({ url: base, connections, duration: 1, timeout: 10, requests: [request] });
   log(`${label}: ${connections} connections, ${duration} s…`);
@@ -94,7 +129,9 @@ async function driveMe(base: string, label: string, token: string, via: Via, con
     requests_per_s: Math.round(figures.ok_200 / result.duration),
     ...figures,
   };
-  log(`  ${phase.requests_per_s}/s, p50 ${phase.p50_ms} ms, p99 ${phase.p99_ms} ms${phase.clean ? '' : `, NOT CLEAN: ${JSON.stringify(phase.statuses)}, ${phase.errors} errors, ${phase.timeouts} timeouts`}`);
+  log(
+    `  ${phase.requests_per_s}/s, p50 ${phase.p50_ms} ms, p99 ${phase.p99_ms} ms${phase.clean ? '' : `, NOT CLEAN: ${JSON.stringify(phase.statuses)}, ${phase.errors} errors, ${phase.timeouts} timeouts`}`,
+  );
   return phase;
 }
 
@@ -121,7 +158,9 @@ async function logins(base: string, password: string, n: number): Promise<Logins
 }
 
 /** verifyPassword in this process, median of `runs`, against a hash made with the service's parameters. */
-async function verifyInProcess(runs: number): Promise<{ runs: number; median_ms: number; max_ms: number; hash_ms: number; unknown_median_ms: number; unknown_ratio: number }> {
+async function verifyInProcess(
+  runs: number,
+): Promise<{ runs: number; median_ms: number; max_ms: number; hash_ms: number; unknown_median_ms: number; unknown_ratio: number }> {
   const password = 'Bench7PasswordXyz234';
   const h0 = performance.now();
   const stored = await hashPassword(password);
@@ -144,7 +183,14 @@ async function verifyInProcess(runs: number): Promise<{ runs: number; median_ms:
   }
   const m = median(times);
   const u = median(unknown);
-  return { runs, median_ms: round1(m), max_ms: round1(Math.max(...times)), hash_ms: round1(hash_ms), unknown_median_ms: round1(u), unknown_ratio: Math.round((u / m) * 100) / 100 };
+  return {
+    runs,
+    median_ms: round1(m),
+    max_ms: round1(Math.max(...times)),
+    hash_ms: round1(hash_ms),
+    unknown_median_ms: round1(u),
+    unknown_ratio: Math.round((u / m) * 100) / 100,
+  };
 }
 
 // ------------------------------------------------------------------ profile
@@ -212,37 +258,55 @@ interface EngineResult {
   profile: string[] | null;
 }
 
-async function benchEngine(engine: Engine, serverUrl: string | null, o: { duration: number; connections: number; logins: number; profile: boolean }): Promise<EngineResult> {
-  return withService(engine, serverUrl, 'auth', { adminToken: ADMIN_TOKEN, secretKey: SECRET_KEY, profile: o.profile }, async ({ service, log, load_before, profileDir }) => {
-    const tokens = await prepare(service.base);
-    const windows: Window[] = [];
-    const phase = async (name: string, token: string, via: Via): Promise<Phase> => {
-      const w: Window = { name: `${name} under load`, fromUs: 0, toUs: 0 };
-      windows.push(w);
-      return driveMe(service.base, name, token, via, o.connections, o.duration, log, w);
-    };
-    const person = await phase(`${PERSON.email} session`, tokens.person, 'session');
-    const break_glass = await phase('break-glass session', tokens.breakGlass, 'break_glass');
-    const admin_token = await phase('admin token (no session)', ADMIN_TOKEN, 'admin_token');
-    if (!person.clean || !break_glass.clean || !admin_token.clean) log(`the service's last log lines:\n${service.tail()}`);
-    const service_vm_hwm_after_load_mb = procStatusMb(service.child.pid!, 'VmHWM');
-    log(`${o.logins} sequential password sign-ins…`);
-    const signIns: Window = { name: 'password sign-ins', fromUs: nowUs(), toUs: 0 };
-    const l = await logins(service.base, tokens.password, o.logins);
-    signIns.toUs = nowUs();
-    windows.push(signIns);
-    log(`  p50 ${l.p50_ms} ms, max ${l.max_ms} ms${l.all_200 ? '' : `, NOT ALL 200: ${JSON.stringify(l.statuses)}`}`);
-    const memory = await stopAndMeasure(service);
-    const profile = profileDir === null ? null : topOfProfile(profileDir, windows);
-    return { engine, load_before, person, break_glass, admin_token, logins: l, service_vm_hwm_after_load_mb, ...memory, profile };
-  });
+async function benchEngine(
+  engine: Engine,
+  serverUrl: string | null,
+  o: { duration: number; connections: number; logins: number; profile: boolean },
+): Promise<EngineResult> {
+  return withService(
+    engine,
+    serverUrl,
+    'auth',
+    { adminToken: ADMIN_TOKEN, secretKey: SECRET_KEY, profile: o.profile },
+    async ({ service, log, load_before, profileDir }) => {
+      const tokens = await prepare(service.base);
+      const windows: Window[] = [];
+      const phase = async (name: string, token: string, via: Via): Promise<Phase> => {
+        const w: Window = { name: `${name} under load`, fromUs: 0, toUs: 0 };
+        windows.push(w);
+        return driveMe(service.base, name, token, via, o.connections, o.duration, log, w);
+      };
+      const person = await phase(`${PERSON.email} session`, tokens.person, 'session');
+      const break_glass = await phase('break-glass session', tokens.breakGlass, 'break_glass');
+      const admin_token = await phase('admin token (no session)', ADMIN_TOKEN, 'admin_token');
+      if (!person.clean || !break_glass.clean || !admin_token.clean) log(`the service's last log lines:\n${service.tail()}`);
+      const service_vm_hwm_after_load_mb = procStatusMb(service.child.pid!, 'VmHWM');
+      log(`${o.logins} sequential password sign-ins…`);
+      const signIns: Window = { name: 'password sign-ins', fromUs: nowUs(), toUs: 0 };
+      const l = await logins(service.base, tokens.password, o.logins);
+      signIns.toUs = nowUs();
+      windows.push(signIns);
+      log(`  p50 ${l.p50_ms} ms, max ${l.max_ms} ms${l.all_200 ? '' : `, NOT ALL 200: ${JSON.stringify(l.statuses)}`}`);
+      const memory = await stopAndMeasure(service);
+      const profile = profileDir === null ? null : topOfProfile(profileDir, windows);
+      return { engine, load_before, person, break_glass, admin_token, logins: l, service_vm_hwm_after_load_mb, ...memory, profile };
+    },
+  );
 }
 
 // ------------------------------------------------------------------ report
 
 function checks(r: EngineResult): Check[] {
   const t = TARGETS[r.engine];
-  return [{ engine: r.engine, what: `GET /v1/auth/me with a person's session, requests/s`, value: r.person.requests_per_s, target: `≥ ${t.personMe.toLocaleString('en')}`, pass: r.person.clean && r.person.requests_per_s >= t.personMe }];
+  return [
+    {
+      engine: r.engine,
+      what: `GET /v1/auth/me with a person's session, requests/s`,
+      value: r.person.requests_per_s,
+      target: `≥ ${t.personMe.toLocaleString('en')}`,
+      pass: r.person.clean && r.person.requests_per_s >= t.personMe,
+    },
+  ];
 }
 
 /** How much of a request's time the session check takes, from the throughput against the admin token's. */
@@ -260,27 +324,80 @@ function report(results: EngineResult[], started: Date, duration: number, mysqlS
     const [c] = checks(r);
     all.push(c!);
     const me = (p: Phase) => `GET /v1/auth/me, ${p.label}, ${p.connections} conns`;
-    rows.push([r.engine, me(r.person), fmt(r.person.requests), fmt(r.person.requests_per_s), String(r.person.p50_ms), String(r.person.p99_ms), state(r.person), `${c!.target} req/s`, c!.pass ? 'PASS' : 'MISS']);
-    rows.push([r.engine, me(r.break_glass), fmt(r.break_glass.requests), fmt(r.break_glass.requests_per_s), String(r.break_glass.p50_ms), String(r.break_glass.p99_ms), state(r.break_glass), '', '']);
-    rows.push([r.engine, me(r.admin_token), fmt(r.admin_token.requests), fmt(r.admin_token.requests_per_s), String(r.admin_token.p50_ms), String(r.admin_token.p99_ms), state(r.admin_token), '', '']);
-    rows.push([r.engine, `POST /v1/auth/password ×${r.logins.n}, sequential`, fmt(r.logins.n), '', String(r.logins.p50_ms), `max ${r.logins.max_ms}`, r.logins.all_200 ? 'all 200' : JSON.stringify(r.logins.statuses), '', '']);
+    rows.push([
+      r.engine,
+      me(r.person),
+      fmt(r.person.requests),
+      fmt(r.person.requests_per_s),
+      String(r.person.p50_ms),
+      String(r.person.p99_ms),
+      state(r.person),
+      `${c!.target} req/s`,
+      c!.pass ? 'PASS' : 'MISS',
+    ]);
+    rows.push([
+      r.engine,
+      me(r.break_glass),
+      fmt(r.break_glass.requests),
+      fmt(r.break_glass.requests_per_s),
+      String(r.break_glass.p50_ms),
+      String(r.break_glass.p99_ms),
+      state(r.break_glass),
+      '',
+      '',
+    ]);
+    rows.push([
+      r.engine,
+      me(r.admin_token),
+      fmt(r.admin_token.requests),
+      fmt(r.admin_token.requests_per_s),
+      String(r.admin_token.p50_ms),
+      String(r.admin_token.p99_ms),
+      state(r.admin_token),
+      '',
+      '',
+    ]);
+    rows.push([
+      r.engine,
+      `POST /v1/auth/password ×${r.logins.n}, sequential`,
+      fmt(r.logins.n),
+      '',
+      String(r.logins.p50_ms),
+      `max ${r.logins.max_ms}`,
+      r.logins.all_200 ? 'all 200' : JSON.stringify(r.logins.statuses),
+      '',
+      '',
+    ]);
     rows.push([r.engine, '  service peak RSS (VmHWM) MB', '', '', '', '', '', String(r.service_vm_hwm_mb ?? '?'), '']);
   }
   const summary = {
     ...machine('auth', started),
     duration_s: duration,
     verify_in_process: inProcess,
-    results: results.map(({ profile: _p, ...r }) => ({ ...r, session_share_pct: sessionShare(r.person, r.admin_token), break_glass_share_pct: sessionShare(r.break_glass, r.admin_token) })),
+    results: results.map(({ profile: _p, ...r }) => ({
+      ...r,
+      session_share_pct: sessionShare(r.person, r.admin_token),
+      break_glass_share_pct: sessionShare(r.break_glass, r.admin_token),
+    })),
     checks: all,
     all_pass: all.every((c) => c.pass),
   };
   const out: string[] = ['', heading('Auth', started), '', table(rows), ''];
-  out.push(`verifyPassword in this process (scrypt N=2^15 r=8 p=3): median ${inProcess.median_ms} ms, max ${inProcess.max_ms} ms of ${inProcess.runs}; hashPassword ${inProcess.hash_ms} ms; an unknown address (the decoy hash) median ${inProcess.unknown_median_ms} ms, ${inProcess.unknown_ratio}× a known one`);
+  out.push(
+    `verifyPassword in this process (scrypt N=2^15 r=8 p=3): median ${inProcess.median_ms} ms, max ${inProcess.max_ms} ms of ${inProcess.runs}; hashPassword ${inProcess.hash_ms} ms; an unknown address (the decoy hash) median ${inProcess.unknown_median_ms} ms, ${inProcess.unknown_ratio}× a known one`,
+  );
   for (const r of results) {
-    out.push(`${r.engine}: load average before ${r.load_before}; service peak RSS ${r.service_vm_hwm_after_load_mb ?? '?'} MB after the /v1/auth/me load, ${r.service_vm_hwm_mb ?? '?'} MB after the sign-ins; RSS at the end ${r.service_rss_end_mb ?? '?'} MB`);
-    out.push(`${r.engine}: against the admin token (no session, ${fmt(r.admin_token.requests_per_s)}/s), a person's session costs ${sessionShare(r.person, r.admin_token)} % of the throughput, a break-glass session ${sessionShare(r.break_glass, r.admin_token)} %`);
-    out.push(`${r.engine}: password sign-in over HTTP p50 ${r.logins.p50_ms} ms (min ${r.logins.min_ms}, max ${r.logins.max_ms}) against verifyPassword alone ${inProcess.median_ms} ms (scrypt varies by ±20 % from run to run; beyond it a sign-in also checks the limits, writes the ledger and opens the session)`);
-    for (const p of [r.person, r.break_glass, r.admin_token]) if (!p.clean) out.push(`${r.engine}: ${p.label} had errors (${state(p)}, ${JSON.stringify(p.statuses)}): its figures do not count`);
+    out.push(
+      `${r.engine}: load average before ${r.load_before}; service peak RSS ${r.service_vm_hwm_after_load_mb ?? '?'} MB after the /v1/auth/me load, ${r.service_vm_hwm_mb ?? '?'} MB after the sign-ins; RSS at the end ${r.service_rss_end_mb ?? '?'} MB`,
+    );
+    out.push(
+      `${r.engine}: against the admin token (no session, ${fmt(r.admin_token.requests_per_s)}/s), a person's session costs ${sessionShare(r.person, r.admin_token)} % of the throughput, a break-glass session ${sessionShare(r.break_glass, r.admin_token)} %`,
+    );
+    out.push(
+      `${r.engine}: password sign-in over HTTP p50 ${r.logins.p50_ms} ms (min ${r.logins.min_ms}, max ${r.logins.max_ms}) against verifyPassword alone ${inProcess.median_ms} ms (scrypt varies by ±20 % from run to run; beyond it a sign-in also checks the limits, writes the ledger and opens the session)`,
+    );
+    for (const p of [r.person, r.break_glass, r.admin_token])
+      if (!p.clean) out.push(`${r.engine}: ${p.label} had errors (${state(p)}, ${JSON.stringify(p.statuses)}): its figures do not count`);
     if (!r.logins.all_200) out.push(`${r.engine}: not every password sign-in was a 200 (${JSON.stringify(r.logins.statuses)}): its timings do not count`);
     if (r.profile !== null) out.push(...r.profile.map((l) => `${r.engine}: ${l}`));
   }

@@ -65,7 +65,10 @@ export function procStatusMb(pid: number | 'self', field: 'VmHWM' | 'VmRSS'): nu
   }
 }
 export function loadAverage(): string {
-  return os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  return os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 }
 export interface Store {
   dataDir: string;
@@ -75,7 +78,13 @@ export interface Store {
 export async function onServer(url: string, sql: string): Promise<void> {
   const { default: mysql } = await import('mysql2/promise');
   const u = new URL(url.replace(/^mysql2:/, 'mysql:'));
-  const conn = await mysql.createConnection({ host: u.hostname, port: u.port === '' ? 3306 : Number(u.port), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password), connectTimeout: 10_000 });
+  const conn = await mysql.createConnection({
+    host: u.hostname,
+    port: u.port === '' ? 3306 : Number(u.port),
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+    connectTimeout: 10_000,
+  });
   try {
     await conn.query(sql);
   } finally {
@@ -84,7 +93,14 @@ export async function onServer(url: string, sql: string): Promise<void> {
 }
 export function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => (i <= 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => (i <= 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 export function cpuModel(): string {
   try {
@@ -133,7 +149,9 @@ export function closingLines(checks: Check[], mysqlSkipped: boolean, summary: un
   const out: string[] = [];
   if (mysqlSkipped) out.push('mysql: not run (set SERVICE_DATABASE_URL=mysql://root@127.0.0.1:3306/bench to include it)');
   const missed = checks.filter((c) => !c.pass);
-  out.push(`${checks.length - missed.length} of ${checks.length} targets met${missed.length === 0 ? '' : `; missed: ${missed.map((c) => `${c.engine} ${c.what}`).join('; ')}`}`);
+  out.push(
+    `${checks.length - missed.length} of ${checks.length} targets met${missed.length === 0 ? '' : `; missed: ${missed.map((c) => `${c.engine} ${c.what}`).join('; ')}`}`,
+  );
   out.push('', JSON.stringify(summary));
   return out;
 }

@@ -18,12 +18,64 @@ const DAY = 86_400_000;
 const HISTORY_DAYS = 90;
 
 /** Teams × components: 200 services (`pay-api`, `pay-worker`, … `trading-stream`). */
-const TEAMS = ['pay', 'checkout', 'auth', 'ledger', 'search', 'cards', 'loans', 'fx', 'kyc', 'fraud', 'notify', 'risk', 'treasury', 'mobile', 'web', 'billing', 'reports', 'core', 'savings', 'trading'];
+const TEAMS = [
+  'pay',
+  'checkout',
+  'auth',
+  'ledger',
+  'search',
+  'cards',
+  'loans',
+  'fx',
+  'kyc',
+  'fraud',
+  'notify',
+  'risk',
+  'treasury',
+  'mobile',
+  'web',
+  'billing',
+  'reports',
+  'core',
+  'savings',
+  'trading',
+];
 const COMPONENTS = ['api', 'worker', 'db', 'gateway', 'cache', 'queue', 'scheduler', 'proxy', 'batch', 'stream'];
 export const SERVICES = TEAMS.flatMap((t) => COMPONENTS.map((c) => `${t}-${c}`));
 
 /** 30 kinds of alert × 10 variants: 300 alert names (`DiskFull`, `DiskFullRoot`, …, `HighLatencyP99`, …). */
-const ALERT_BASES = ['DiskFull', 'HighLatency', 'HighErrorRate', 'InstanceDown', 'CPUThrottling', 'MemoryPressure', 'PodCrashLooping', 'CertificateExpiry', 'ReplicationLag', 'QueueBacklog', 'ConnectionPoolExhausted', 'Http5xx', 'SlowQueries', 'DeadlockDetected', 'NodeNotReady', 'OOMKilled', 'TargetDown', 'KafkaConsumerLag', 'RedisEvictions', 'TLSHandshakeErrors', 'DNSResolutionFailures', 'BackupFailed', 'JobFailed', 'ClockSkew', 'FileDescriptorsHigh', 'NetworkPacketLoss', 'LoadBalancerUnhealthy', 'SLOBurnRate', 'ApiQuotaExceeded', 'ConfigReloadFailed'];
+const ALERT_BASES = [
+  'DiskFull',
+  'HighLatency',
+  'HighErrorRate',
+  'InstanceDown',
+  'CPUThrottling',
+  'MemoryPressure',
+  'PodCrashLooping',
+  'CertificateExpiry',
+  'ReplicationLag',
+  'QueueBacklog',
+  'ConnectionPoolExhausted',
+  'Http5xx',
+  'SlowQueries',
+  'DeadlockDetected',
+  'NodeNotReady',
+  'OOMKilled',
+  'TargetDown',
+  'KafkaConsumerLag',
+  'RedisEvictions',
+  'TLSHandshakeErrors',
+  'DNSResolutionFailures',
+  'BackupFailed',
+  'JobFailed',
+  'ClockSkew',
+  'FileDescriptorsHigh',
+  'NetworkPacketLoss',
+  'LoadBalancerUnhealthy',
+  'SLOBurnRate',
+  'ApiQuotaExceeded',
+  'ConfigReloadFailed',
+];
 const ALERT_VARIANTS = ['', 'Root', 'P99', 'Critical', 'Warning', 'Predicted', 'Sustained', 'Spike', 'Regional', 'Canary'];
 export const ALERT_NAMES = ALERT_BASES.flatMap((b) => ALERT_VARIANTS.map((v) => b + v));
 
@@ -47,7 +99,6 @@ export const EPISODE_QUERIES = [
   'data.region:us-east-1 -outcome:escalated last:90d',
 ];
 
-
 export interface SeedResult {
   episodes: number;
   alerts: number;
@@ -69,7 +120,9 @@ export async function seedEpisodes(config: { dataDir: string; databaseUrl: strin
     // Skewed: a few services and alert names make most of the noise (u^2 favours low indexes).
     const skewed = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * rnd() * xs.length)]!;
     // Services that already have an open episode (the intake phases made them) must stay unique.
-    const taken = new Set(((await db('episodes').select('open_service').whereNotNull('open_service')) as { open_service: string }[]).map((r) => r.open_service));
+    const taken = new Set(
+      ((await db('episodes').select('open_service').whereNotNull('open_service')) as { open_service: string }[]).map((r) => r.open_service),
+    );
     const openFree = SERVICES.filter((s) => !taken.has(s)).slice(0, 20);
     const mysql = dialect(db) === 'mysql';
     const episodes: Record<string, unknown>[] = [];
@@ -116,7 +169,13 @@ export async function seedEpisodes(config: { dataDir: string; databaseUrl: strin
           joined_at: joined,
           ended_at: open ? null : new Date(tClose!).toISOString(),
           end_status: open ? null : rnd() < 0.9 ? 'resolved' : 'released',
-          baseline: JSON.stringify({ first_seen: fired, last_seen: joined, firings_7d: Math.floor(rnd() * 20), firings_30d: Math.floor(rnd() * 60), flapping: rnd() < 0.05 }),
+          baseline: JSON.stringify({
+            first_seen: fired,
+            last_seen: joined,
+            firings_7d: Math.floor(rnd() * 20),
+            firings_30d: Math.floor(rnd() * 60),
+            flapping: rnd() < 0.05,
+          }),
         });
         label('alertname', name);
         label('instance', instance);
@@ -152,10 +211,12 @@ export async function seedEpisodes(config: { dataDir: string; databaseUrl: strin
     };
     // Several transactions of multi-row inserts, so the running service is never locked out long.
     const PER_TRANSACTION = mysql ? 20_000 : 5000;
-    const byKey = (...cols: string[]) => (a: Record<string, unknown>, b: Record<string, unknown>) => {
-      for (const c of cols) if (a[c] !== b[c]) return String(a[c]) < String(b[c]) ? -1 : 1;
-      return 0;
-    };
+    const byKey =
+      (...cols: string[]) =>
+      (a: Record<string, unknown>, b: Record<string, unknown>) => {
+        for (const c of cols) if (a[c] !== b[c]) return String(a[c]) < String(b[c]) ? -1 : 1;
+        return 0;
+      };
     for (let from = 0; from < n; from += PER_TRANSACTION) {
       for (let i = from; i < Math.min(n, from + PER_TRANSACTION); i++) one(i);
       // In key order, so that each statement fills neighbouring pages of the clustered index.
@@ -165,7 +226,11 @@ export async function seedEpisodes(config: { dataDir: string; databaseUrl: strin
       await db.transaction(async (trx) => {
         // The keys are fresh (random UUIDs); InnoDB may skip its unique checks while loading.
         if (mysql) await trx.raw('SET SESSION unique_checks = 0');
-        for (const [table, rows] of [['episodes', episodes], ['episode_alerts', alerts], ['episode_data', data]] as const) {
+        for (const [table, rows] of [
+          ['episodes', episodes],
+          ['episode_alerts', alerts],
+          ['episode_data', data],
+        ] as const) {
           // As many rows per statement as the engine takes (knex inserts on SQLite are a
           // compound SELECT: at most 500 terms).
           const per = mysql ? Math.floor(60_000 / Object.keys(rows[0] ?? { x: 1 }).length) : 500;
@@ -192,9 +257,16 @@ export async function explainQueries(config: { dataDir: string; databaseUrl: str
   try {
     const mysql = dialect(db) === 'mysql';
     for (const text of queries) {
-      const q = db('episodes').select(['id', 'kind', 'state', 'service', 'alert_names', 't_open', 't_open_ms', 't_close', 't_close_ms', 'decision', 'outcome', 'result', 'note'].map((c) => `episodes.${c}`));
+      const q = db('episodes').select(
+        ['id', 'kind', 'state', 'service', 'alert_names', 't_open', 't_open_ms', 't_close', 't_close_ms', 'decision', 'outcome', 'result', 'note'].map(
+          (c) => `episodes.${c}`,
+        ),
+      );
       q.where((w) => void applyQuery(w, parseQuery(text)!, nowMs));
-      q.orderBy([{ column: 'episodes.t_open_ms', order: 'desc' }, { column: 'episodes.id', order: 'desc' }]).limit(51);
+      q.orderBy([
+        { column: 'episodes.t_open_ms', order: 'desc' },
+        { column: 'episodes.id', order: 'desc' },
+      ]).limit(51);
       const { sql, bindings } = q.toSQL();
       const times: number[] = [];
       for (let i = 0; i < 5; i++) {
@@ -207,7 +279,10 @@ export async function explainQueries(config: { dataDir: string; databaseUrl: str
       out.push(`  sql: ${q.toString()}`);
       if (mysql) {
         const [rows] = (await db.raw(`EXPLAIN ${sql}`, bindings as readonly Knex.RawBinding[])) as [Record<string, unknown>[]];
-        for (const r of rows) out.push(`  ${r.id} ${r.select_type} ${r.table} type=${r.type} key=${r.key ?? '-'} key_len=${r.key_len ?? '-'} ref=${r.ref ?? '-'} rows=${r.rows} ${r.Extra ?? ''}`);
+        for (const r of rows)
+          out.push(
+            `  ${r.id} ${r.select_type} ${r.table} type=${r.type} key=${r.key ?? '-'} key_len=${r.key_len ?? '-'} ref=${r.ref ?? '-'} rows=${r.rows} ${r.Extra ?? ''}`,
+          );
       } else {
         const rows = (await db.raw(`EXPLAIN QUERY PLAN ${sql}`, bindings as readonly Knex.RawBinding[])) as { id: number; parent: number; detail: string }[];
         const depth = new Map<number, number>([[0, 0]]);

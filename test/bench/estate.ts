@@ -87,13 +87,27 @@ async function main(): Promise<void> {
     await migrate(db);
     const repo = new EstateRepo(db);
     await db.transaction(async (trx) => {
-      for (let i = 0; i < SERVICES; i++) await repo.putOverride(trx, { name: `svc-${i}`, entry: entry(i), added_by: 'bench', added_at: started.toISOString(), added_seq: i + 1, updated_at: started.toISOString() });
+      for (let i = 0; i < SERVICES; i++)
+        await repo.putOverride(trx, {
+          name: `svc-${i}`,
+          entry: entry(i),
+          added_by: 'bench',
+          added_at: started.toISOString(),
+          added_seq: i + 1,
+          updated_at: started.toISOString(),
+        });
       await repo.bump(trx);
     });
     const estate = new EstateService({
-      repo, revisions: new Revisions(new SettingsRepo(db)), ledger: new Ledger({ repo: new LedgerRepo(db), clock: systemClock, work: new UnitOfWork(db) }), clock: systemClock, log: silentLogger(),
-      people: { isPerson: async () => true }, licence: { limit: async () => ({ tier: 'strategic', services: null }) },
-      file: { path: null, doc: null, problem: null }, unplaced: { unplaced: async () => [], servicesNamed: async () => [] },
+      repo,
+      revisions: new Revisions(new SettingsRepo(db)),
+      ledger: new Ledger({ repo: new LedgerRepo(db), clock: systemClock, work: new UnitOfWork(db) }),
+      clock: systemClock,
+      log: silentLogger(),
+      people: { isPerson: async () => true },
+      licence: { limit: async () => ({ tier: 'strategic', services: null }) },
+      file: { path: null, doc: null, problem: null },
+      unplaced: { unplaced: async () => [], servicesNamed: async () => [] },
     });
     const t0 = performance.now();
     await estate.start();
@@ -144,7 +158,20 @@ async function main(): Promise<void> {
       ok ? 'PASS' : 'FAIL',
     ];
     process.stdout.write(lines.join('\n') + '\n');
-    process.stdout.write(JSON.stringify({ ...machine('estate', started), services: view.services.length, links, build_ms: round1(buildMs), p50_us: round1(p50 * 1000), p99_us: round1(p99 * 1000), max_us: round1(max * 1000), intake_us_per_alert: Math.round(perAlertUs * 100) / 100, intake_share: Math.round(share * 10000) / 10000, ok }) + '\n');
+    process.stdout.write(
+      JSON.stringify({
+        ...machine('estate', started),
+        services: view.services.length,
+        links,
+        build_ms: round1(buildMs),
+        p50_us: round1(p50 * 1000),
+        p99_us: round1(p99 * 1000),
+        max_us: round1(max * 1000),
+        intake_us_per_alert: Math.round(perAlertUs * 100) / 100,
+        intake_share: Math.round(share * 10000) / 10000,
+        ok,
+      }) + '\n',
+    );
     if (!ok) process.exitCode = 1;
   } finally {
     await db.destroy();

@@ -30,7 +30,22 @@
 import { randomBytes } from 'node:crypto';
 import { count, type Check, enginesToRun, flag, heading, machine, median, round1, printReport, runBenchmark, table, type Engine } from './common.ts';
 import { EPISODE_QUERIES, explainQueries, seedEpisodes, type SeedResult } from './episodes.ts';
-import { autocannon, call, expect, frameName, loadFigures, type LoadFigures, loadOptions, makeOperating, NO_PROFILE, readCpuProfile, samples, stopAndMeasure, topLines, withService } from './service.ts';
+import {
+  autocannon,
+  call,
+  expect,
+  frameName,
+  loadFigures,
+  type LoadFigures,
+  loadOptions,
+  makeOperating,
+  NO_PROFILE,
+  readCpuProfile,
+  samples,
+  stopAndMeasure,
+  topLines,
+  withService,
+} from './service.ts';
 
 const ADMIN_TOKEN = `bench-admin-${randomBytes(16).toString('hex')}`;
 const INGEST_TOKEN = `bench-ingest-${randomBytes(16).toString('hex')}`;
@@ -47,7 +62,13 @@ const TARGETS = {
 
 /** One Alertmanager v4 alert; `n` picks its fingerprint (and labels) out of the pool. */
 function alert(prefix: string, n: number) {
-  const labels = { alertname: `BenchAlert${n % 50}`, instance: `node-${n}.bank.example:9100`, job: 'node', service: `svc-${n % 20}`, severity: n % 10 === 0 ? 'critical' : 'warning' };
+  const labels = {
+    alertname: `BenchAlert${n % 50}`,
+    instance: `node-${n}.bank.example:9100`,
+    job: 'node',
+    service: `svc-${n % 20}`,
+    severity: n % 10 === 0 ? 'critical' : 'warning',
+  };
   return {
     status: 'firing',
     labels,
@@ -120,17 +141,24 @@ type SearchPhase = {
   requests_per_s: number;
   seconds: number;
 } & LoadFigures<'200'> & {
-  /** Per query, alone and one request at a time: what one page held, and how long it took. */
-  queries: { query: string; returned: number; more: boolean; seq_p50_ms: number; seq_max_ms: number }[];
-  plans: string[] | null;
-};
+    /** Per query, alone and one request at a time: what one page held, and how long it took. */
+    queries: { query: string; returned: number; more: boolean; seq_p50_ms: number; seq_max_ms: number }[];
+    plans: string[] | null;
+  };
 
 const episodesPath = (query: string) => `/v1/episodes?query=${encodeURIComponent(query)}`;
 
-async function searchPhase(base: string, store: { dataDir: string; databaseUrl: string | null }, o: { episodes: number; connections: number; duration: number; explain: boolean; targetP99: number }, log: (s: string) => void): Promise<SearchPhase> {
+async function searchPhase(
+  base: string,
+  store: { dataDir: string; databaseUrl: string | null },
+  o: { episodes: number; connections: number; duration: number; explain: boolean; targetP99: number },
+  log: (s: string) => void,
+): Promise<SearchPhase> {
   log(`seeding ${o.episodes.toLocaleString('en')} episodes into the service's database…`);
   const seed = await seedEpisodes(store, o.episodes, Date.now());
-  log(`  ${seed.episodes.toLocaleString('en')} episodes (${seed.open} open), ${seed.alerts.toLocaleString('en')} alerts, ${seed.data.toLocaleString('en')} data rows in ${seed.seconds} s`);
+  log(
+    `  ${seed.episodes.toLocaleString('en')} episodes (${seed.open} open), ${seed.alerts.toLocaleString('en')} alerts, ${seed.data.toLocaleString('en')} data rows in ${seed.seconds} s`,
+  );
   // Each query alone: its page (sanity: not empty) and sequential latency; this also warms up.
   const queries: SearchPhase['queries'] = [];
   for (const query of EPISODE_QUERIES) {
@@ -148,7 +176,9 @@ async function searchPhase(base: string, store: { dataDir: string; databaseUrl: 
     times.shift();
     const q = { query, returned, more, seq_p50_ms: round1(median(times)), seq_max_ms: round1(Math.max(...times)) };
     queries.push(q);
-    log(`  ${query.padEnd(52)} ${String(returned).padStart(3)}${more ? '+' : ' '} episodes, alone p50 ${q.seq_p50_ms} ms, max ${q.seq_max_ms} ms${returned === 0 ? '  (EMPTY)' : ''}`);
+    log(
+      `  ${query.padEnd(52)} ${String(returned).padStart(3)}${more ? '+' : ' '} episodes, alone p50 ${q.seq_p50_ms} ms, max ${q.seq_max_ms} ms${returned === 0 ? '  (EMPTY)' : ''}`,
+    );
   }
   log(`episode list, ${EPISODE_QUERIES.length} queries in turn: ${o.connections} connections, ${o.duration} s…`);
   let next = 0;
@@ -177,7 +207,9 @@ async function searchPhase(base: string, store: { dataDir: string; databaseUrl: 
     queries,
     plans: null,
   };
-  log(`  ${phase.requests_per_s}/s, p50 ${phase.p50_ms} ms, p99 ${phase.p99_ms} ms, max ${phase.max_ms} ms${phase.clean ? '' : `, NOT CLEAN: ${phase.non_200} non-200, ${phase.errors} errors, ${phase.timeouts} timeouts`}`);
+  log(
+    `  ${phase.requests_per_s}/s, p50 ${phase.p50_ms} ms, p99 ${phase.p99_ms} ms, max ${phase.max_ms} ms${phase.clean ? '' : `, NOT CLEAN: ${phase.non_200} non-200, ${phase.errors} errors, ${phase.timeouts} timeouts`}`,
+  );
   if (o.explain || phase.p99_ms >= o.targetP99) {
     log('query plans (each query as EpisodeRepo.list builds it):');
     phase.plans = await explainQueries(store, EPISODE_QUERIES, Date.now());
@@ -217,25 +249,56 @@ interface EngineResult {
   profile: string[] | null;
 }
 
-async function benchEngine(engine: Engine, serverUrl: string | null, o: { duration: number; connections: number; batchConnections: number; pool: number; profile: boolean; episodes: number; searchConnections: number; explain: boolean }): Promise<EngineResult> {
-  return withService(engine, serverUrl, 'intake', { adminToken: ADMIN_TOKEN, ingestToken: INGEST_TOKEN, secretKey: SECRET_KEY, profile: o.profile }, async ({ service, store, log, load_before, profileDir }) => {
-    await makeOperating(service.base, ADMIN_TOKEN);
-    await expect('a first push', 202, call(service.base, 'POST', '/v1/alerts/alertmanager', INGEST_TOKEN, JSON.parse(envelope([alert('ff', 0)]))));
-    const singles = Array.from({ length: o.pool }, (_, n) => envelope([alert('a1', n)]));
-    const batches = Array.from({ length: BATCH_POOL / BATCH }, (_, b) => envelope(Array.from({ length: BATCH }, (_, i) => alert('b2', b * BATCH + i))));
-    log(`single-alert pushes: ${o.connections} connections, ${o.duration} s, a pool of ${o.pool} fingerprints…`);
-    const single = await drive(service.base, singles, 1, o.connections, o.duration);
-    log(`  ${single.pushes_per_s}/s, p50 ${single.p50_ms} ms, p99 ${single.p99_ms} ms${single.clean ? '' : `, NOT CLEAN: ${single.non_202} non-202, ${single.errors} errors, ${single.timeouts} timeouts`}`);
-    log(`batches of ${BATCH}: ${o.batchConnections} connections, ${o.duration} s, a pool of ${BATCH_POOL} fingerprints…`);
-    const batch = await drive(service.base, batches, BATCH, o.batchConnections, o.duration);
-    log(`  ${batch.alerts_per_s} alerts/s, p99 ${batch.p99_ms} ms${batch.clean ? '' : `, NOT CLEAN: ${batch.non_202} non-202, ${batch.errors} errors, ${batch.timeouts} timeouts`}`);
-    if (!single.clean || !batch.clean) log(`answers by status: single ${JSON.stringify(single.statuses)}, batch ${JSON.stringify(batch.statuses)}; the service's last log lines:\n${service.tail()}`);
-    const search = await searchPhase(service.base, store, { episodes: o.episodes, connections: o.searchConnections, duration: o.duration, explain: o.explain, targetP99: TARGETS[engine].searchP99 }, log);
-    if (!search.clean) log(`episode list answers by status: ${JSON.stringify(search.statuses)}; the service's last log lines:\n${service.tail()}`);
-    const memory = await stopAndMeasure(service);
-    const profile = profileDir === null ? null : topOfProfile(profileDir);
-    return { engine, load_before, single, batch, search, batch_size: BATCH, pool: o.pool, ...memory, profile };
-  });
+async function benchEngine(
+  engine: Engine,
+  serverUrl: string | null,
+  o: {
+    duration: number;
+    connections: number;
+    batchConnections: number;
+    pool: number;
+    profile: boolean;
+    episodes: number;
+    searchConnections: number;
+    explain: boolean;
+  },
+): Promise<EngineResult> {
+  return withService(
+    engine,
+    serverUrl,
+    'intake',
+    { adminToken: ADMIN_TOKEN, ingestToken: INGEST_TOKEN, secretKey: SECRET_KEY, profile: o.profile },
+    async ({ service, store, log, load_before, profileDir }) => {
+      await makeOperating(service.base, ADMIN_TOKEN);
+      await expect('a first push', 202, call(service.base, 'POST', '/v1/alerts/alertmanager', INGEST_TOKEN, JSON.parse(envelope([alert('ff', 0)]))));
+      const singles = Array.from({ length: o.pool }, (_, n) => envelope([alert('a1', n)]));
+      const batches = Array.from({ length: BATCH_POOL / BATCH }, (_, b) => envelope(Array.from({ length: BATCH }, (_, i) => alert('b2', b * BATCH + i))));
+      log(`single-alert pushes: ${o.connections} connections, ${o.duration} s, a pool of ${o.pool} fingerprints…`);
+      const single = await drive(service.base, singles, 1, o.connections, o.duration);
+      log(
+        `  ${single.pushes_per_s}/s, p50 ${single.p50_ms} ms, p99 ${single.p99_ms} ms${single.clean ? '' : `, NOT CLEAN: ${single.non_202} non-202, ${single.errors} errors, ${single.timeouts} timeouts`}`,
+      );
+      log(`batches of ${BATCH}: ${o.batchConnections} connections, ${o.duration} s, a pool of ${BATCH_POOL} fingerprints…`);
+      const batch = await drive(service.base, batches, BATCH, o.batchConnections, o.duration);
+      log(
+        `  ${batch.alerts_per_s} alerts/s, p99 ${batch.p99_ms} ms${batch.clean ? '' : `, NOT CLEAN: ${batch.non_202} non-202, ${batch.errors} errors, ${batch.timeouts} timeouts`}`,
+      );
+      if (!single.clean || !batch.clean)
+        log(
+          `answers by status: single ${JSON.stringify(single.statuses)}, batch ${JSON.stringify(batch.statuses)}; the service's last log lines:\n${service.tail()}`,
+        );
+      const search = await searchPhase(
+        service.base,
+        store,
+        { episodes: o.episodes, connections: o.searchConnections, duration: o.duration, explain: o.explain, targetP99: TARGETS[engine].searchP99 },
+        log,
+      );
+      if (!search.clean) log(`episode list answers by status: ${JSON.stringify(search.statuses)}; the service's last log lines:\n${service.tail()}`);
+      const memory = await stopAndMeasure(service);
+      const profile = profileDir === null ? null : topOfProfile(profileDir);
+      return { engine, load_before, single, batch, search, batch_size: BATCH, pool: o.pool, ...memory, profile };
+    },
+  );
 }
 
 // ------------------------------------------------------------------ report
@@ -243,11 +306,36 @@ async function benchEngine(engine: Engine, serverUrl: string | null, o: { durati
 function checks(r: EngineResult): Check[] {
   const t = TARGETS[r.engine];
   const out: Check[] = [
-    { engine: r.engine, what: 'single-alert pushes/s', value: r.single.pushes_per_s, target: `≥ ${t.single.toLocaleString('en')}`, pass: r.single.clean && r.single.pushes_per_s >= t.single },
+    {
+      engine: r.engine,
+      what: 'single-alert pushes/s',
+      value: r.single.pushes_per_s,
+      target: `≥ ${t.single.toLocaleString('en')}`,
+      pass: r.single.clean && r.single.pushes_per_s >= t.single,
+    },
   ];
-  if (t.p99 !== null) out.push({ engine: r.engine, what: 'single-alert push p99 (ms)', value: r.single.p99_ms, target: `< ${t.p99}`, pass: r.single.clean && r.single.p99_ms < t.p99 });
-  out.push({ engine: r.engine, what: `alerts/s in batches of ${r.batch_size}`, value: r.batch.alerts_per_s, target: `≥ ${t.batchAlerts.toLocaleString('en')}`, pass: r.batch.clean && r.batch.alerts_per_s >= t.batchAlerts });
-  out.push({ engine: r.engine, what: `episode list p99 (ms), 3-term queries over ${r.search.episodes_seeded.toLocaleString('en')} episodes`, value: r.search.p99_ms, target: `< ${t.searchP99}`, pass: r.search.clean && r.search.p99_ms < t.searchP99 });
+  if (t.p99 !== null)
+    out.push({
+      engine: r.engine,
+      what: 'single-alert push p99 (ms)',
+      value: r.single.p99_ms,
+      target: `< ${t.p99}`,
+      pass: r.single.clean && r.single.p99_ms < t.p99,
+    });
+  out.push({
+    engine: r.engine,
+    what: `alerts/s in batches of ${r.batch_size}`,
+    value: r.batch.alerts_per_s,
+    target: `≥ ${t.batchAlerts.toLocaleString('en')}`,
+    pass: r.batch.clean && r.batch.alerts_per_s >= t.batchAlerts,
+  });
+  out.push({
+    engine: r.engine,
+    what: `episode list p99 (ms), 3-term queries over ${r.search.episodes_seeded.toLocaleString('en')} episodes`,
+    value: r.search.p99_ms,
+    target: `< ${t.searchP99}`,
+    pass: r.search.clean && r.search.p99_ms < t.searchP99,
+  });
   return out;
 }
 
@@ -263,10 +351,43 @@ function report(results: EngineResult[], started: Date, duration: number, mysqlS
     const p99 = c.find((x) => x.what.startsWith('single-alert push p99'));
     const batchCheck = c[c.length - 2]!;
     const searchCheck = c[c.length - 1]!;
-    rows.push([r.engine, `single alert, ${r.single.connections} conns`, fmt(r.single.pushes), fmt(r.single.pushes_per_s), fmt(r.single.alerts_per_s), String(r.single.p50_ms), String(r.single.p99_ms), state(r.single), c[0]!.target + (p99 ? `, p99 ${p99.target}` : ''), p99 ? (c[0]!.pass && p99.pass ? 'PASS' : 'MISS') : verdict(c[0])]);
-    rows.push([r.engine, `batches of ${r.batch_size}, ${r.batch.connections} conns`, fmt(r.batch.pushes), fmt(r.batch.pushes_per_s), fmt(r.batch.alerts_per_s), String(r.batch.p50_ms), String(r.batch.p99_ms), state(r.batch), batchCheck.target + ' alerts/s', verdict(batchCheck)]);
+    rows.push([
+      r.engine,
+      `single alert, ${r.single.connections} conns`,
+      fmt(r.single.pushes),
+      fmt(r.single.pushes_per_s),
+      fmt(r.single.alerts_per_s),
+      String(r.single.p50_ms),
+      String(r.single.p99_ms),
+      state(r.single),
+      c[0]!.target + (p99 ? `, p99 ${p99.target}` : ''),
+      p99 ? (c[0]!.pass && p99.pass ? 'PASS' : 'MISS') : verdict(c[0]),
+    ]);
+    rows.push([
+      r.engine,
+      `batches of ${r.batch_size}, ${r.batch.connections} conns`,
+      fmt(r.batch.pushes),
+      fmt(r.batch.pushes_per_s),
+      fmt(r.batch.alerts_per_s),
+      String(r.batch.p50_ms),
+      String(r.batch.p99_ms),
+      state(r.batch),
+      batchCheck.target + ' alerts/s',
+      verdict(batchCheck),
+    ]);
     const s = r.search;
-    rows.push([r.engine, `episode list, 3-term queries, ${s.connections} conns`, fmt(s.requests), fmt(s.requests_per_s), '', String(s.p50_ms), String(s.p99_ms), s.clean ? 'all 200' : `${s.non_200} non-200, ${s.errors} err, ${s.timeouts} t/o`, `p99 ${searchCheck.target} ms (max ${s.max_ms})`, verdict(searchCheck)]);
+    rows.push([
+      r.engine,
+      `episode list, 3-term queries, ${s.connections} conns`,
+      fmt(s.requests),
+      fmt(s.requests_per_s),
+      '',
+      String(s.p50_ms),
+      String(s.p99_ms),
+      s.clean ? 'all 200' : `${s.non_200} non-200, ${s.errors} err, ${s.timeouts} t/o`,
+      `p99 ${searchCheck.target} ms (max ${s.max_ms})`,
+      verdict(searchCheck),
+    ]);
     rows.push([r.engine, '  service peak RSS (VmHWM) MB', '', '', '', '', '', '', String(r.service_vm_hwm_mb ?? '?'), '']);
   }
   const summary = {
@@ -278,11 +399,21 @@ function report(results: EngineResult[], started: Date, duration: number, mysqlS
   };
   const out: string[] = ['', heading('Intake', started), '', table(rows), ''];
   for (const r of results) {
-    out.push(`${r.engine}: load average before ${r.load_before}; service RSS at the end ${r.service_rss_end_mb ?? '?'} MB, peak ${r.service_vm_hwm_mb ?? '?'} MB`);
+    out.push(
+      `${r.engine}: load average before ${r.load_before}; service RSS at the end ${r.service_rss_end_mb ?? '?'} MB, peak ${r.service_vm_hwm_mb ?? '?'} MB`,
+    );
     for (const p of [r.single, r.batch]) if (!p.clean) out.push(`${r.engine}: a phase had errors (${state(p)}): its figures do not count`);
-    if (!r.search.clean) out.push(`${r.engine}: the episode list had errors or an empty query (${r.search.non_200} non-200, ${r.search.errors} err, ${r.search.timeouts} t/o; pages ${r.search.queries.map((q) => q.returned).join('/')}): its figures do not count`);
-    out.push(`${r.engine}: episode list over ${r.search.seed.episodes.toLocaleString('en')} episodes (${r.search.seed.alerts.toLocaleString('en')} alerts, ${r.search.seed.data.toLocaleString('en')} data rows, seeded in ${r.search.seed.seconds} s); p50/p99/max ${r.search.p50_ms}/${r.search.p99_ms}/${r.search.max_ms} ms, ${r.search.requests_per_s} requests/s; each query alone:`);
-    for (const q of r.search.queries) out.push(`${r.engine}:   ${q.query.padEnd(52)} ${String(q.returned).padStart(3)}${q.more ? '+' : ' '} episodes  p50 ${q.seq_p50_ms} ms  max ${q.seq_max_ms} ms`);
+    if (!r.search.clean)
+      out.push(
+        `${r.engine}: the episode list had errors or an empty query (${r.search.non_200} non-200, ${r.search.errors} err, ${r.search.timeouts} t/o; pages ${r.search.queries.map((q) => q.returned).join('/')}): its figures do not count`,
+      );
+    out.push(
+      `${r.engine}: episode list over ${r.search.seed.episodes.toLocaleString('en')} episodes (${r.search.seed.alerts.toLocaleString('en')} alerts, ${r.search.seed.data.toLocaleString('en')} data rows, seeded in ${r.search.seed.seconds} s); p50/p99/max ${r.search.p50_ms}/${r.search.p99_ms}/${r.search.max_ms} ms, ${r.search.requests_per_s} requests/s; each query alone:`,
+    );
+    for (const q of r.search.queries)
+      out.push(
+        `${r.engine}:   ${q.query.padEnd(52)} ${String(q.returned).padStart(3)}${q.more ? '+' : ' '} episodes  p50 ${q.seq_p50_ms} ms  max ${q.seq_max_ms} ms`,
+      );
     if (r.profile !== null) out.push(...r.profile.map((l) => `${r.engine}: ${l}`));
   }
   printReport(out, all, mysqlSkipped, summary);
@@ -300,7 +431,8 @@ async function main(): Promise<void> {
   const started = new Date();
   process.stderr.write(`intake benchmark: ${engines.join(' + ')}; ${duration} s per phase${profile ? ', under --cpu-prof' : ''}\n`);
   const results: EngineResult[] = [];
-  for (const engine of engines) results.push(await benchEngine(engine, serverUrl, { duration, connections, batchConnections, pool, profile, episodes, searchConnections, explain }));
+  for (const engine of engines)
+    results.push(await benchEngine(engine, serverUrl, { duration, connections, batchConnections, pool, profile, episodes, searchConnections, explain }));
   report(results, started, duration, mysqlSkipped);
 }
 

@@ -25,7 +25,22 @@ import { fileURLToPath } from 'node:url';
 import type { App } from '../../host/app.ts';
 import type { StoredEntry } from '../../host/ledger/entry.ts';
 import type { VerifyReport } from '../../host/ledger/verify.ts';
-import { count, type Check, createStore, enginesToRun, heading, machine, mb, procStatusMb, printReport, runBenchmark, running, table, type Engine, type Store } from './common.ts';
+import {
+  count,
+  type Check,
+  createStore,
+  enginesToRun,
+  heading,
+  machine,
+  mb,
+  procStatusMb,
+  printReport,
+  runBenchmark,
+  running,
+  table,
+  type Engine,
+  type Store,
+} from './common.ts';
 
 const SECRET_KEY = 'ledger-benchmark-secret-key-0123456789abcdef';
 const WRITERS = 8;
@@ -150,7 +165,12 @@ async function appendWorker(dataDir: string, databaseUrl: string | null, single:
         Array.from({ length: writers }, async (_, w) => {
           const mine = Math.floor(total / writers) + (w < total % writers ? 1 : 0);
           for (let n = 0; n < mine; n++) {
-            await app.ledger.append({ type: 'human.bench', actor: `bench-writer-${w}`, reason: 'ledger benchmark', data: { writer: w, n, service: 'payments-api', note: 'benchmark event' } });
+            await app.ledger.append({
+              type: 'human.bench',
+              actor: `bench-writer-${w}`,
+              reason: 'ledger benchmark',
+              data: { writer: w, n, service: 'payments-api', note: 'benchmark event' },
+            });
           }
         }),
       );
@@ -168,7 +188,10 @@ async function appendWorker(dataDir: string, databaseUrl: string | null, single:
 
 /** Builds a valid chain of `total` events straight into the tables, FILL_TX_ROWS per transaction. */
 async function fillWorker(dataDir: string, databaseUrl: string | null, total: number): Promise<Rate & { max_rss_mb: number }> {
-  const [{ canonicalJson, entryHash, entryText }, { db, repo }] = await Promise.all([import('../../host/ledger/entry.ts'), openLedgerOnly(dataDir, databaseUrl)]);
+  const [{ canonicalJson, entryHash, entryText }, { db, repo }] = await Promise.all([
+    import('../../host/ledger/entry.ts'),
+    openLedgerOnly(dataDir, databaseUrl),
+  ]);
   try {
     let head = await repo.head();
     if (head.seq !== 0) throw new Error('fill expects an empty ledger');
@@ -238,7 +261,8 @@ async function worker(args: string[]): Promise<void> {
   let result: unknown;
   if (kind === 'append') result = await appendWorker(dataDir!, databaseUrl, n[0]!, n[1]!);
   else if (kind === 'fill') result = await fillWorker(dataDir!, databaseUrl, n[0]!);
-  else if (kind === 'verify-service' || kind === 'verify-lean') result = await verifyWorker(kind === 'verify-lean' ? 'lean' : 'service', dataDir!, databaseUrl, n[0]!);
+  else if (kind === 'verify-service' || kind === 'verify-lean')
+    result = await verifyWorker(kind === 'verify-lean' ? 'lean' : 'service', dataDir!, databaseUrl, n[0]!);
   else throw new Error(`unknown worker ${kind}`);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
@@ -246,12 +270,24 @@ async function worker(args: string[]): Promise<void> {
 /** The V8 flags `oncall` runs with (bin/run.js's shebang): the lean verify measures what `oncall ledger-verify` does. */
 function cliNodeFlags(): string[] {
   const shebang = readFileSync(new URL('../../bin/run.js', import.meta.url), 'utf8').split('\n')[0] ?? '';
-  return shebang.replace(/^#!\S*env -S node\s*/, '').split(/\s+/).filter((f) => f.startsWith('--'));
+  return shebang
+    .replace(/^#!\S*env -S node\s*/, '')
+    .split(/\s+/)
+    .filter((f) => f.startsWith('--'));
 }
 
 function runWorker<T>(kind: string, store: Store, ...numbers: number[]): Promise<T> {
   return new Promise((resolve, reject) => {
-    const args = [...process.execArgv, ...(kind === 'verify-lean' ? cliNodeFlags() : []), fileURLToPath(import.meta.url), '--worker', kind, store.dataDir, store.databaseUrl ?? '-', ...numbers.map(String)];
+    const args = [
+      ...process.execArgv,
+      ...(kind === 'verify-lean' ? cliNodeFlags() : []),
+      fileURLToPath(import.meta.url),
+      '--worker',
+      kind,
+      store.dataDir,
+      store.databaseUrl ?? '-',
+      ...numbers.map(String),
+    ];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     running.add(child);
     let out = '';
@@ -270,7 +306,6 @@ function runWorker<T>(kind: string, store: Store, ...numbers: number[]): Promise
 }
 
 // ------------------------------------------------------------------ stores (parent)
-
 
 // ------------------------------------------------------------------ one engine
 
@@ -317,10 +352,34 @@ function checks(r: EngineResult): Check[] {
   const t = TARGETS[r.engine];
   const n = r.verify_big.events.toLocaleString('en');
   return [
-    { engine: r.engine, what: `append, ${WRITERS} writers (events/s)`, value: r.append_8_writers.per_s, target: `≥ ${t.append8.toLocaleString('en')}`, pass: r.append_8_writers.per_s >= t.append8 },
-    { engine: r.engine, what: 'verify, whole appended chain (events/s)', value: r.verify_chain.per_s, target: `≥ ${t.verify.toLocaleString('en')}`, pass: r.verify_chain.per_s >= t.verify },
-    { engine: r.engine, what: `verify, ${n} events, service process (events/s)`, value: r.verify_big.per_s, target: `≥ ${t.verify.toLocaleString('en')}`, pass: r.verify_big.per_s >= t.verify },
-    { engine: r.engine, what: `peak RSS verifying ${n} events, as oncall ledger-verify (MB)`, value: r.verify_big_lean.max_rss_mb, target: `< ${TARGETS.verifyRssMb}`, pass: r.verify_big_lean.max_rss_mb < TARGETS.verifyRssMb },
+    {
+      engine: r.engine,
+      what: `append, ${WRITERS} writers (events/s)`,
+      value: r.append_8_writers.per_s,
+      target: `≥ ${t.append8.toLocaleString('en')}`,
+      pass: r.append_8_writers.per_s >= t.append8,
+    },
+    {
+      engine: r.engine,
+      what: 'verify, whole appended chain (events/s)',
+      value: r.verify_chain.per_s,
+      target: `≥ ${t.verify.toLocaleString('en')}`,
+      pass: r.verify_chain.per_s >= t.verify,
+    },
+    {
+      engine: r.engine,
+      what: `verify, ${n} events, service process (events/s)`,
+      value: r.verify_big.per_s,
+      target: `≥ ${t.verify.toLocaleString('en')}`,
+      pass: r.verify_big.per_s >= t.verify,
+    },
+    {
+      engine: r.engine,
+      what: `peak RSS verifying ${n} events, as oncall ledger-verify (MB)`,
+      value: r.verify_big_lean.max_rss_mb,
+      target: `< ${TARGETS.verifyRssMb}`,
+      pass: r.verify_big_lean.max_rss_mb < TARGETS.verifyRssMb,
+    },
   ];
 }
 
@@ -336,8 +395,24 @@ function report(results: EngineResult[], started: Date, events: number, verifyEv
     const v = r.verify_big;
     const l = r.verify_big_lean;
     rows.push([r.engine, 'append, 1 writer', fmt(r.append_1_writer.events), sec(r.append_1_writer), fmt(r.append_1_writer.per_s), '', '']);
-    rows.push([r.engine, `append, ${WRITERS} writers`, fmt(r.append_8_writers.events), sec(r.append_8_writers), fmt(r.append_8_writers.per_s), c[0]!.target, verdict(c[0])]);
-    rows.push([r.engine, 'verify, whole appended chain', fmt(r.verify_chain.events), sec(r.verify_chain), fmt(r.verify_chain.per_s), c[1]!.target, verdict(c[1])]);
+    rows.push([
+      r.engine,
+      `append, ${WRITERS} writers`,
+      fmt(r.append_8_writers.events),
+      sec(r.append_8_writers),
+      fmt(r.append_8_writers.per_s),
+      c[0]!.target,
+      verdict(c[0]),
+    ]);
+    rows.push([
+      r.engine,
+      'verify, whole appended chain',
+      fmt(r.verify_chain.events),
+      sec(r.verify_chain),
+      fmt(r.verify_chain.per_s),
+      c[1]!.target,
+      verdict(c[1]),
+    ]);
     rows.push([r.engine, 'fill, direct inserts (setup)', fmt(r.fill_direct.events), sec(r.fill_direct), fmt(r.fill_direct.per_s), '', '']);
     rows.push([r.engine, 'verify, big chain, service', fmt(v.events), sec(v), fmt(v.per_s), c[2]!.target, verdict(c[2])]);
     rows.push([r.engine, 'verify, big chain, as ledger-verify', fmt(l.events), sec(l), fmt(l.per_s), '', '']);
@@ -356,9 +431,13 @@ function report(results: EngineResult[], started: Date, events: number, verifyEv
   const out: string[] = ['', heading('Ledger', started), '', table(rows), ''];
   for (const r of results) {
     for (const v of [r.verify_big, r.verify_big_lean]) {
-      out.push(`${r.engine}: verify in a ${v.mode} process: RSS ${v.rss_start_mb} MB before, by quarter ${v.rss_by_quarter_mb.join(' / ')} MB, peak ${v.rss_peak_mb} MB; maxRSS ${v.max_rss_mb} MB, VmHWM ${v.vm_hwm_mb ?? '?'} MB`);
+      out.push(
+        `${r.engine}: verify in a ${v.mode} process: RSS ${v.rss_start_mb} MB before, by quarter ${v.rss_by_quarter_mb.join(' / ')} MB, peak ${v.rss_peak_mb} MB; maxRSS ${v.max_rss_mb} MB, VmHWM ${v.vm_hwm_mb ?? '?'} MB`,
+      );
     }
-    out.push(`${r.engine}: service process after the appends: RSS ${r.rss_after_appends_mb} MB, maxRSS ${r.max_rss_mb} MB; fill process maxRSS ${r.fill_direct.max_rss_mb} MB (not targets)`);
+    out.push(
+      `${r.engine}: service process after the appends: RSS ${r.rss_after_appends_mb} MB, maxRSS ${r.max_rss_mb} MB; fill process maxRSS ${r.fill_direct.max_rss_mb} MB (not targets)`,
+    );
     for (const n of r.notes) out.push(`${r.engine}: note: ${n}`);
   }
   printReport(out, all, mysqlSkipped, summary);

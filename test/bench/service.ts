@@ -54,7 +54,11 @@ export const autocannon = createRequire(import.meta.url)('autocannon') as Autoca
 
 /** The flags of a load benchmark: --duration S (per phase), --connections N, --profile (run the service under --cpu-prof). */
 export function loadOptions(): { duration: number; connections: number; profile: boolean } {
-  return { duration: count('duration', 'BENCH_DURATION', 15), connections: count('connections', 'BENCH_CONNECTIONS', 32), profile: flag('profile', 'BENCH_PROFILE') };
+  return {
+    duration: count('duration', 'BENCH_DURATION', 15),
+    connections: count('connections', 'BENCH_CONNECTIONS', 32),
+    profile: flag('profile', 'BENCH_PROFILE'),
+  };
 }
 
 /** A load phase's latency and answers; every answer must have status `S` for the phase to be clean. */
@@ -207,7 +211,13 @@ export interface ServiceRun {
  * under --cpu-prof when `profile`; prints the service's output if anything fails, and always stops
  * the service and removes the store and the profile.
  */
-export async function withService<T>(engine: Engine, serverUrl: string | null, name: string, o: Secrets & { profile: boolean }, body: (run: ServiceRun) => Promise<T>): Promise<T> {
+export async function withService<T>(
+  engine: Engine,
+  serverUrl: string | null,
+  name: string,
+  o: Secrets & { profile: boolean },
+  body: (run: ServiceRun) => Promise<T>,
+): Promise<T> {
   const log = (s: string) => process.stderr.write(`[${engine}] ${s}\n`);
   const store = await createStore(engine, serverUrl, name);
   const profileDir = o.profile ? mkdtempSync(path.join(os.tmpdir(), 'oncall-bench-prof-')) : null;
@@ -291,7 +301,10 @@ export const NO_PROFILE = '(no .cpuprofile written)';
 
 /** A frame as `function path:line`, the path relative to the repository (node_modules/ as nm/). */
 export function frameName(nd: ProfileNode): string {
-  const url = nd.callFrame.url.replace(/^file:\/\//, '').replace(ROOT, '').replace(/.*node_modules\//, 'nm/');
+  const url = nd.callFrame.url
+    .replace(/^file:\/\//, '')
+    .replace(ROOT, '')
+    .replace(/.*node_modules\//, 'nm/');
   return `${nd.callFrame.functionName || '(anonymous)'} ${url === '' ? '' : `${url}:${nd.callFrame.lineNumber + 1}`}`.trim();
 }
 

@@ -62,6 +62,18 @@ export async function startAlertmanager(t: ExecutionContext, config: string): Pr
   writeFileSync(configFile, config);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const { output } = await startDaemon(t, { name: 'alertmanager', bin: ALERTMANAGER_BIN, dir, base, args: [`--config.file=${configFile}`, `--storage.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--cluster.listen-address=', '--log.level=debug'] });
+  const { output } = await startDaemon(t, {
+    name: 'alertmanager',
+    bin: ALERTMANAGER_BIN,
+    dir,
+    base,
+    args: [
+      `--config.file=${configFile}`,
+      `--storage.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--cluster.listen-address=',
+      '--log.level=debug',
+    ],
+  });
   return { base, output };
 }

@@ -73,7 +73,12 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   return file;
 }
 
-interface Violation { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }
+interface Violation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[] }[];
+}
 
 /**
  * Runs axe-core on the page as it is now and fails the test on any `serious` or `critical`
@@ -88,7 +93,8 @@ export async function checkA11y(t: ExecutionContext, page: Page, where: string):
     return found.violations.map((v: any) => ({ id: v.id, impact: v.impact ?? null, help: v.help, nodes: v.nodes.map((n: any) => ({ target: n.target })) }));
   })) as Violation[];
   const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  for (const v of violations.filter((x) => !bad.includes(x))) t.log(`axe (${where}), ${v.impact}: ${v.id} at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
+  for (const v of violations.filter((x) => !bad.includes(x)))
+    t.log(`axe (${where}), ${v.impact}: ${v.id} at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
   t.deepEqual(
     bad.map((v) => `${v.impact} ${v.id} (${v.help}) at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`),
     [],
@@ -163,7 +169,12 @@ export function consoleBuilt(): Promise<void> {
     const env = process.env.NODE_ENV;
     process.env.NODE_ENV = 'production'; // ava's NODE_ENV=test would make a development build
     try {
-      await build({ configFile: join(WEB_DIR, 'vite.config.ts'), mode: 'production', logLevel: 'silent', build: { outDir: join(tmp, 'dist'), emptyOutDir: true } });
+      await build({
+        configFile: join(WEB_DIR, 'vite.config.ts'),
+        mode: 'production',
+        logLevel: 'silent',
+        build: { outDir: join(tmp, 'dist'), emptyOutDir: true },
+      });
       // New files first and index.html last, then the old build's leftovers: at no moment does
       // web/dist lack index.html or a file its index.html names.
       const fresh = join(tmp, 'dist');
@@ -172,7 +183,8 @@ export function consoleBuilt(): Promise<void> {
       cpSync(join(fresh, 'index.html'), index);
       const keep = new Set(names);
       if (existsSync(join(CONSOLE_DIST, 'assets'))) {
-        for (const name of readdirSync(join(CONSOLE_DIST, 'assets'))) if (!keep.has(join('assets', name))) rmSync(join(CONSOLE_DIST, 'assets', name), { force: true });
+        for (const name of readdirSync(join(CONSOLE_DIST, 'assets')))
+          if (!keep.has(join('assets', name))) rmSync(join(CONSOLE_DIST, 'assets', name), { force: true });
       }
     } finally {
       if (env === undefined) delete process.env.NODE_ENV;

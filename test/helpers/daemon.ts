@@ -34,7 +34,13 @@ export async function startDaemon(
   const deadline = Date.now() + 20_000;
   for (;;) {
     if (state.exited !== null) throw new Error(`${what.name} ${state.exited} before it was ready:\n${out}`);
-    if (await fetch(`${what.base}/-/ready`, { headers: what.readyHeaders }).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${what.base}/-/ready`, { headers: what.readyHeaders }).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() > deadline) throw new Error(`${what.name} not ready after 20 s:\n${out}`);
     await new Promise((r) => setTimeout(r, 100));
   }

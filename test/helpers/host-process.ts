@@ -55,7 +55,11 @@ export async function startHostProcesses(t: ExecutionContext, count: number, env
     const port = await freePort();
     const childEnv: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SERVICE_') && !k.startsWith('TEST_')) childEnv[k] = v;
-    Object.assign(childEnv, { SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dir, SERVICE_DATABASE_URL: url.toString(), SERVICE_LOG_LEVEL: 'warn' }, env);
+    Object.assign(
+      childEnv,
+      { SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dir, SERVICE_DATABASE_URL: url.toString(), SERVICE_LOG_LEVEL: 'warn' },
+      env,
+    );
     const child = spawn(process.execPath, ['host/main.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let out = '';
@@ -65,17 +69,30 @@ export async function startHostProcesses(t: ExecutionContext, count: number, env
     const orphanGuard = () => child.kill('SIGKILL');
     process.once('exit', orphanGuard);
     child.once('exit', () => process.off('exit', orphanGuard));
-    hosts.push({ name: `host ${i + 1}`, base: `http://127.0.0.1:${port}`, output: () => out, exited: () => child.exitCode !== null || child.signalCode !== null });
+    hosts.push({
+      name: `host ${i + 1}`,
+      base: `http://127.0.0.1:${port}`,
+      output: () => out,
+      exited: () => child.exitCode !== null || child.signalCode !== null,
+    });
   }
-  await Promise.all(hosts.map(async (h) => {
-    const deadline = Date.now() + BOOT_DEADLINE_MS;
-    while (Date.now() < deadline) {
-      if (h.exited()) throw new Error(`${h.name} exited while starting:\n${h.output()}`);
-      if (await fetch(`${h.base}/health`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200, () => false)) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`${h.name} did not answer /health within ${BOOT_DEADLINE_MS / 1000} s:\n${h.output()}`);
-  }));
+  await Promise.all(
+    hosts.map(async (h) => {
+      const deadline = Date.now() + BOOT_DEADLINE_MS;
+      while (Date.now() < deadline) {
+        if (h.exited()) throw new Error(`${h.name} exited while starting:\n${h.output()}`);
+        if (
+          await fetch(`${h.base}/health`, { signal: AbortSignal.timeout(2000) }).then(
+            (r) => r.status === 200,
+            () => false,
+          )
+        )
+          return;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      throw new Error(`${h.name} did not answer /health within ${BOOT_DEADLINE_MS / 1000} s:\n${h.output()}`);
+    }),
+  );
   return hosts;
 }
 

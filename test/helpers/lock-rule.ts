@@ -11,7 +11,8 @@ export function lockRuleBroken(evs: Array<{ type: string; data: any }>): string 
       if (locked) return `event ${i + 1}: a session opened while the address was locked`;
       wrong = 0;
     } else {
-      if (e.data.locked !== locked) return `event ${i + 1}: checked as ${e.data.locked ? 'locked' : 'unlocked'} after ${wrong} wrong passwords (${locked ? 'locked' : 'unlocked'} by the rule)`;
+      if (e.data.locked !== locked)
+        return `event ${i + 1}: checked as ${e.data.locked ? 'locked' : 'unlocked'} after ${wrong} wrong passwords (${locked ? 'locked' : 'unlocked'} by the rule)`;
       if (!locked && ++wrong === 5) locked = true;
     }
   }

@@ -22,7 +22,11 @@ export function prometheusTest(title: string, fn: (t: ExecutionContext) => Promi
  * (cost 10) of the password, made once with Python's `crypt.crypt(password, crypt.mksalt(
  * crypt.METHOD_BLOWFISH, rounds=1 << 10))`, so the tests need no bcrypt library.
  */
-export const PROMETHEUS_USER = { username: 'oncall', password: 'prom-test-password-8f3a1c', bcrypt: '$2b$10$ei.D27o6vfLgEf/TSK/tYueFDnKmUJd2KRk9Ch0Tsj9LCsHI8MHJC' } as const;
+export const PROMETHEUS_USER = {
+  username: 'oncall',
+  password: 'prom-test-password-8f3a1c',
+  bcrypt: '$2b$10$ei.D27o6vfLgEf/TSK/tYueFDnKmUJd2KRk9Ch0Tsj9LCsHI8MHJC',
+} as const;
 
 export interface RunningPrometheus {
   /** `http://127.0.0.1:<port>` */
@@ -42,12 +46,20 @@ export interface RunningPrometheus {
  * that scrapes itself every second, and waits (20 s at most) for `/-/ready`. With `basicAuth`
  * every request needs PROMETHEUS_USER. It is killed and its files removed after the test, always.
  */
-export async function startPrometheus(t: ExecutionContext, opts: { basicAuth?: boolean; targetLabels?: Record<string, string> } = {}): Promise<RunningPrometheus> {
+export async function startPrometheus(
+  t: ExecutionContext,
+  opts: { basicAuth?: boolean; targetLabels?: Record<string, string> } = {},
+): Promise<RunningPrometheus> {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-prom-'));
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const configFile = path.join(dir, 'prometheus.yml');
-  const labels = opts.targetLabels === undefined ? '' : `\n        labels:\n${Object.entries(opts.targetLabels).map(([k, v]) => `          ${k}: '${v}'`).join('\n')}`;
+  const labels =
+    opts.targetLabels === undefined
+      ? ''
+      : `\n        labels:\n${Object.entries(opts.targetLabels)
+          .map(([k, v]) => `          ${k}: '${v}'`)
+          .join('\n')}`;
   const scrapeAuth = opts.basicAuth ? `\n    basic_auth:\n      username: ${PROMETHEUS_USER.username}\n      password: ${PROMETHEUS_USER.password}` : '';
   writeFileSync(
     configFile,
@@ -59,7 +71,9 @@ export async function startPrometheus(t: ExecutionContext, opts: { basicAuth?: b
     writeFileSync(webFile, `basic_auth_users:\n  ${PROMETHEUS_USER.username}: '${PROMETHEUS_USER.bcrypt}'\n`);
     args.push(`--web.config.file=${webFile}`);
   }
-  const auth = opts.basicAuth ? { authorization: `Basic ${Buffer.from(`${PROMETHEUS_USER.username}:${PROMETHEUS_USER.password}`).toString('base64')}` } : undefined;
+  const auth = opts.basicAuth
+    ? { authorization: `Basic ${Buffer.from(`${PROMETHEUS_USER.username}:${PROMETHEUS_USER.password}`).toString('base64')}` }
+    : undefined;
   const { output } = await startDaemon(t, { name: 'prometheus', bin: PROMETHEUS_BIN, args, dir, base, readyHeaders: auth });
   const firstScrape = async (): Promise<void> => {
     await waitFor('the first scrape of up', async () => {

@@ -59,7 +59,9 @@ export async function startResendFake(t?: ExecutionContext, opts: { key?: string
     if (failure !== null) return answer(res, failure.status, { statusCode: failure.status, name: 'application_error', message: failure.message });
     if (authorization !== `Bearer ${key}`) return answer(res, 401, { statusCode: 401, name: 'validation_error', message: 'API key is invalid' });
     if (req.method === 'GET' && path === '/domains') {
-      return answer(res, 200, { data: domains.map((d, i) => ({ id: `dom_${i}`, name: d.name, status: d.status, created_at: '2026-01-01T00:00:00.000Z', region: 'us-east-1' })) });
+      return answer(res, 200, {
+        data: domains.map((d, i) => ({ id: `dom_${i}`, name: d.name, status: d.status, created_at: '2026-01-01T00:00:00.000Z', region: 'us-east-1' })),
+      });
     }
     if (req.method === 'POST' && path === '/emails') {
       let body: { from?: unknown; to?: unknown; subject?: unknown; text?: unknown };
@@ -72,7 +74,11 @@ export async function startResendFake(t?: ExecutionContext, opts: { key?: string
       if (typeof body.from !== 'string' || to.length === 0 || typeof body.subject !== 'string') {
         return answer(res, 422, { statusCode: 422, name: 'validation_error', message: 'from, to and subject are required' });
       }
-      const fromDomain = body.from.replace(/^.*<|>$/g, '').split('@')[1]?.toLowerCase() ?? '';
+      const fromDomain =
+        body.from
+          .replace(/^.*<|>$/g, '')
+          .split('@')[1]
+          ?.toLowerCase() ?? '';
       const verified = domains.some((d) => d.status === 'verified' && (fromDomain === d.name || fromDomain.endsWith(`.${d.name}`)));
       if (!verified && fromDomain !== 'resend.dev') {
         return answer(res, 403, { statusCode: 403, name: 'validation_error', message: `The ${fromDomain} domain is not verified.` });

@@ -12,7 +12,7 @@ export default class ConnectorsCheck extends ServiceCommand {
   static override summary = 'Check one connector now: its health call, cut off at its timeout';
   static override description =
     'Runs the same check as POST /v1/connectors/{name}/check, in this process, with the connector as saved (or as connectors.json says), ' +
-    'and records the outcome as the connector\'s last check (what GET /v1/connectors and doctor show). Exits 1 when the check fails or there is no such connector.';
+    "and records the outcome as the connector's last check (what GET /v1/connectors and doctor show). Exits 1 when the check fails or there is no such connector.";
   static override examples = ['<%= config.bin %> connectors check prometheus', '<%= config.bin %> connectors check prometheus --json'];
   static override enableJsonFlag = true;
   static override args = {

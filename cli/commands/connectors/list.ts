@@ -20,7 +20,15 @@ export default class ConnectorsList extends ServiceCommand {
     const config = readConfig();
     const [{ withContext }, { openOps }] = await Promise.all([import('../../context.ts'), import('../../ops.ts')]);
     const listed = await withContext(config, async (ctx) => (await openOps(ctx)).connectors.list());
-    const connectors = listed.connectors.map((c) => ({ name: c.name, kind: c.kind, source: c.source, version: c.version, state: c.state, last_problem: c.last_problem, last_checked_at: c.last_checked_at }));
+    const connectors = listed.connectors.map((c) => ({
+      name: c.name,
+      kind: c.kind,
+      source: c.source,
+      version: c.version,
+      state: c.state,
+      last_problem: c.last_problem,
+      last_checked_at: c.last_checked_at,
+    }));
     if (listed.file?.problem != null) this.logToStderr(`connectors.json (${listed.file.path}): ${listed.file.problem}`);
     if (connectors.length === 0) this.log('no connectors configured');
     else {
@@ -28,7 +36,9 @@ export default class ConnectorsList extends ServiceCommand {
       const [wn, wk, ws] = [w('name'), w('kind'), w('state')];
       this.log(`${'NAME'.padEnd(wn)}  ${'KIND'.padEnd(wk)}  ${'SOURCE '}  ${'STATE'.padEnd(ws)}  LAST CHECKED              PROBLEM`);
       for (const c of connectors) {
-        this.log(`${c.name.padEnd(wn)}  ${c.kind.padEnd(wk)}  ${c.source.padEnd(7)}  ${c.state.padEnd(ws)}  ${(c.last_checked_at ?? '-').padEnd(24)}  ${c.last_problem ?? ''}`.trimEnd());
+        this.log(
+          `${c.name.padEnd(wn)}  ${c.kind.padEnd(wk)}  ${c.source.padEnd(7)}  ${c.state.padEnd(ws)}  ${(c.last_checked_at ?? '-').padEnd(24)}  ${c.last_problem ?? ''}`.trimEnd(),
+        );
       }
     }
     const ok = connectors.every((c) => c.state !== 'problem') && listed.file?.problem == null;

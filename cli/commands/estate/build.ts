@@ -21,7 +21,11 @@ export default class EstateBuild extends ServiceCommand {
   async run(): Promise<EstateBuildResult> {
     await this.parse(EstateBuild);
     const config = readConfig();
-    const [{ withContext }, { openEstate, CLI_PRINCIPAL }, { asProblem }] = await Promise.all([import('../../context.ts'), import('../../estate-ops.ts'), import('../../ops.ts')]);
+    const [{ withContext }, { openEstate, CLI_PRINCIPAL }, { asProblem }] = await Promise.all([
+      import('../../context.ts'),
+      import('../../estate-ops.ts'),
+      import('../../ops.ts'),
+    ]);
     const result = await withContext(config, async (ctx) => {
       const { area } = await openEstate(ctx);
       const job = await area.builder.start(CLI_PRINCIPAL).catch(asProblem);
@@ -29,10 +33,18 @@ export default class EstateBuild extends ServiceCommand {
       const { JobsRepo } = await import('../../../host/discovery/jobs.repo.ts');
       const done = await new JobsRepo(ctx.db).job(job.id);
       const estate = await area.estate.estate();
-      return { job: job.id, state: done?.state ?? 'unknown', services: estate.services.length, candidates: estate.candidates.length, suggestions: (await area.estate.suggestions()).length };
+      return {
+        job: job.id,
+        state: done?.state ?? 'unknown',
+        services: estate.services.length,
+        candidates: estate.candidates.length,
+        suggestions: (await area.estate.suggestions()).length,
+      };
     });
     const ok = result.state === 'finished';
-    this.log(`${ok ? 'ok' : 'PROBLEM'}: job ${result.job} ${result.state}; ${result.services} service(s), ${result.candidates} candidate(s), ${result.suggestions} open suggestion(s)`);
+    this.log(
+      `${ok ? 'ok' : 'PROBLEM'}: job ${result.job} ${result.state}; ${result.services} service(s), ${result.candidates} candidate(s), ${result.suggestions} open suggestion(s)`,
+    );
     return this.outcome({ ok, ...result }, ok);
   }
 }

@@ -10,8 +10,8 @@ export interface EstateResolveResult {
 export default class EstateResolve extends ServiceCommand {
   static override summary = 'Show which service an alert is placed in, by which rule, certain or a match';
   static override description =
-    'Runs the resolver intake uses, in this process, against the estate in the service database: the alert\'s own service when the estate knows it, ' +
-    'else the estate\'s alert links (label matchers), else its workload links, else unknown. The alert is read by the normaliser of --source ' +
+    "Runs the resolver intake uses, in this process, against the estate in the service database: the alert's own service when the estate knows it, " +
+    "else the estate's alert links (label matchers), else its workload links, else unknown. The alert is read by the normaliser of --source " +
     '(generic by default), from the argument or from --file; nothing is taken in or recorded.';
   static override examples = [
     `<%= config.bin %> estate resolve '{"name":"HighLatency","labels":{"job":"payments-api"}}'`,
@@ -35,7 +35,11 @@ export default class EstateResolve extends ServiceCommand {
       throw new CliProblem('invalid_json', 'the alert is not JSON', EXIT_USAGE);
     }
     const config = readConfig();
-    const [{ withContext }, { openEstate }, { asProblem }] = await Promise.all([import('../../context.ts'), import('../../estate-ops.ts'), import('../../ops.ts')]);
+    const [{ withContext }, { openEstate }, { asProblem }] = await Promise.all([
+      import('../../context.ts'),
+      import('../../estate-ops.ts'),
+      import('../../ops.ts'),
+    ]);
     const placements = await withContext(config, async (ctx) => {
       const { area, normalisers } = await openEstate(ctx);
       const signals = (() => {

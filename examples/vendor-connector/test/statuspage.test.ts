@@ -34,17 +34,26 @@ function ctx(settings: Record<string, unknown>, signal?: AbortSignal): Connector
   return { log: { info: line, warn: line, error: line }, settings, signal, http: pluginHttp({ settings, signal, secrets }), lines };
 }
 
-const json = (res: ServerResponse, status: number, body: unknown) => (res.writeHead(status, { 'content-type': 'application/json' }), res.end(JSON.stringify(body)));
+const json = (res: ServerResponse, status: number, body: unknown) => (
+  res.writeHead(status, { 'content-type': 'application/json' }),
+  res.end(JSON.stringify(body))
+);
 
 test('test reads the page and reports what it found', async (t) => {
   const url = await statusPage(t, (_req, res) => json(res, 200, SUMMARY));
   const c = ctx({ url });
-  t.deepEqual(await plugin.test(c), { ok: true, problem: null, found: { page: 'Acme Cloud', indicator: 'minor', description: 'Partially Degraded Service', components: 3 } });
+  t.deepEqual(await plugin.test(c), {
+    ok: true,
+    problem: null,
+    found: { page: 'Acme Cloud', indicator: 'minor', description: 'Partially Degraded Service', components: 3 },
+  });
   t.regex(c.lines[0]!, /status page read/);
 });
 
 test('the api_key is sent as OAuth, and a refused key is a problem that does not show it', async (t) => {
-  const url = await statusPage(t, (req, res) => (req.headers.authorization === 'OAuth right-key-123' ? json(res, 200, SUMMARY) : json(res, 401, { error: 'nope' })));
+  const url = await statusPage(t, (req, res) =>
+    req.headers.authorization === 'OAuth right-key-123' ? json(res, 200, SUMMARY) : json(res, 401, { error: 'nope' }),
+  );
   t.true((await plugin.test(ctx({ url, api_key: 'right-key-123' }))).ok);
   const bad = await plugin.test(ctx({ url, api_key: 'wrong-key-456' }));
   t.deepEqual(bad, { ok: false, problem: 'the status page refused the api_key (HTTP 401)' });
@@ -75,7 +84,23 @@ test('pollAlerts answers a firing alert per component that is not operational', 
   const url = await statusPage(t, (_req, res) => json(res, 200, SUMMARY));
   const alerts = await plugin.pollAlerts!(ctx({ url }));
   t.deepEqual(alerts, [
-    { name: 'Payments major outage', severity: 'critical', status: 'firing', service: 'Payments', labels: { page: 'Acme Cloud', component: 'Payments', component_status: 'major_outage' }, summary: 'Card payments fail', id: 'statuspage:p1:c2' },
-    { name: 'Search degraded performance', severity: 'warning', status: 'firing', service: 'Search', labels: { page: 'Acme Cloud', component: 'Search', component_status: 'degraded_performance' }, summary: '', id: 'statuspage:p1:c3' },
+    {
+      name: 'Payments major outage',
+      severity: 'critical',
+      status: 'firing',
+      service: 'Payments',
+      labels: { page: 'Acme Cloud', component: 'Payments', component_status: 'major_outage' },
+      summary: 'Card payments fail',
+      id: 'statuspage:p1:c2',
+    },
+    {
+      name: 'Search degraded performance',
+      severity: 'warning',
+      status: 'firing',
+      service: 'Search',
+      labels: { page: 'Acme Cloud', component: 'Search', component_status: 'degraded_performance' },
+      summary: '',
+      id: 'statuspage:p1:c3',
+    },
   ]);
 });

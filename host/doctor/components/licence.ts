@@ -22,7 +22,8 @@ export function describeLicence(seen: LicenceSeen): Part {
   if (c !== null) {
     if (c.mode === 'offline') confirm = '; confirmation off (SERVICE_LICENCE_CHECK=offline)';
     else if (c.server === null) confirm = '; not confirmed online: SERVICE_LICENCE_SERVER is unset';
-    else if (c.applies) confirm = `; confirmation ${c.mode}: last confirmed ${c.last_confirmed_at ?? 'never'}${c.last_result === null || c.last_result === 'valid' ? '' : `, last attempt ${c.last_result}${c.last_problem === null ? '' : ` (${c.last_problem})`}`}${c.lapses_at === null ? '' : `, unconfirmed it stops counting at ${c.lapses_at}`}`;
+    else if (c.applies)
+      confirm = `; confirmation ${c.mode}: last confirmed ${c.last_confirmed_at ?? 'never'}${c.last_result === null || c.last_result === 'valid' ? '' : `, last attempt ${c.last_result}${c.last_problem === null ? '' : ` (${c.last_problem})`}`}${c.lapses_at === null ? '' : `, unconfirmed it stops counting at ${c.lapses_at}`}`;
   }
   const detail = `licence ${s.state}${who}${usage}${confirm}`;
   switch (s.state) {
@@ -35,13 +36,24 @@ export function describeLicence(seen: LicenceSeen): Part {
     case 'revoked':
       return part('fail', detail, 'the vendor revoked this licence: contact the vendor and install a new one');
     case 'unconfirmed':
-      return part('fail', detail, `the licence server could not confirm the licence within its grace: let the service reach ${c?.server ?? 'SERVICE_LICENCE_SERVER'}, or set SERVICE_LICENCE_CHECK=auto`);
+      return part(
+        'fail',
+        detail,
+        `the licence server could not confirm the licence within its grace: let the service reach ${c?.server ?? 'SERVICE_LICENCE_SERVER'}, or set SERVICE_LICENCE_CHECK=auto`,
+      );
     case 'grace':
       return part('warn', detail, 'the licence has expired and runs on its grace days: install a renewed licence');
   }
   if (seen.overLimit.length > 0) {
-    const names = seen.overLimit.slice(0, 10).map((o) => o.service).join(', ');
-    return part('warn', `${detail}; ${plural(seen.overLimit.length, 'service')} beyond the licence (alerts taken in, not added to the estate or autonomy): ${names}${seen.overLimit.length > 10 ? ', …' : ''}`, 'a licence with more services lifts the limit (contact the vendor)');
+    const names = seen.overLimit
+      .slice(0, 10)
+      .map((o) => o.service)
+      .join(', ');
+    return part(
+      'warn',
+      `${detail}; ${plural(seen.overLimit.length, 'service')} beyond the licence (alerts taken in, not added to the estate or autonomy): ${names}${seen.overLimit.length > 10 ? ', …' : ''}`,
+      'a licence with more services lifts the limit (contact the vendor)',
+    );
   }
   if (c !== null && c.applies && (c.last_result === 'unreachable' || c.last_result === 'error')) {
     return part('warn', detail, `let the service reach ${c.server} (outbound HTTPS); it retries every 6 hours`);

@@ -9,5 +9,9 @@ export interface MailSeen {
 
 export function describeMail(glass: MailSeen): Part {
   if (!glass.open) return part('ok', 'sign-in codes can be sent; break-glass is closed');
-  return part('warn', `break-glass is open (the admin token can sign in): ${glass.reason ?? 'codes cannot be sent'}`, 'configure a mail provider and send a test: PUT /v1/settings/mail, POST /v1/settings/mail/test (docs/mail.md)');
+  return part(
+    'warn',
+    `break-glass is open (the admin token can sign in): ${glass.reason ?? 'codes cannot be sent'}`,
+    'configure a mail provider and send a test: PUT /v1/settings/mail, POST /v1/settings/mail/test (docs/mail.md)',
+  );
 }

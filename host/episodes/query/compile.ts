@@ -177,7 +177,10 @@ function onField(b: Knex.QueryBuilder, field: StringField, key: string | null, s
     });
   } else {
     b.whereExists((sub) => {
-      sub.select(sub.client.raw('1')).from(c.table).whereRaw('?? = ??', [`${c.table}.episode_id`, 'episodes.id']);
+      sub
+        .select(sub.client.raw('1'))
+        .from(c.table)
+        .whereRaw('?? = ??', [`${c.table}.episode_id`, 'episodes.id']);
       rows(sub);
     });
   }

@@ -103,9 +103,7 @@ function fail(what: string, col: number): never {
   throw new AppError('bad_query', `${what} at column ${col}`);
 }
 
-type Token =
-  | { t: 'lparen' | 'rparen' | 'not' | 'and' | 'or' | 'end'; col: number }
-  | { t: 'leaf'; col: number; node: LeafNode };
+type Token = { t: 'lparen' | 'rparen' | 'not' | 'and' | 'or' | 'end'; col: number } | { t: 'leaf'; col: number; node: LeafNode };
 
 function describe(tok: Token): string {
   switch (tok.t) {
@@ -334,7 +332,8 @@ class Parser {
     const key = field.key;
     const value = this.#value(written + op);
     if (op === '~') {
-      if (value.star !== null) fail('"*" is not a wildcard in a text match (it already matches anywhere; use ? for any one character, or quote the "*")', value.star);
+      if (value.star !== null)
+        fail('"*" is not a wildcard in a text match (it already matches anywhere; use ? for any one character, or quote the "*")', value.star);
       if (!value.quoted) this.#noStarInText(value.text, valueCol - 1);
       return leaf({ type: 'text', field: name, key, text: value.text });
     }

@@ -1,4 +1,10 @@
-import type { ConnectorContext, ConnectorFindings, ConnectorPluginWithCapabilities, ConnectorTestResult, NormalisedAlert } from '../../../host/plugins/contract.ts';
+import type {
+  ConnectorContext,
+  ConnectorFindings,
+  ConnectorPluginWithCapabilities,
+  ConnectorTestResult,
+  NormalisedAlert,
+} from '../../../host/plugins/contract.ts';
 import { mapAlertmanagerAlert } from './map.ts';
 
 /**
@@ -35,9 +41,11 @@ async function get(ctx: ConnectorContext, path: string, params: Array<[string, s
   const { status, text, where } = reached;
   if (status === 401) return { ok: false, problem: `authentication failed (HTTP 401 from ${where}); check username and password` };
   if (status === 403) return { ok: false, problem: `access refused (HTTP 403 from ${where})` };
-  if (status >= 300 && status < 400) return { ok: false, problem: `${where} redirects (HTTP ${status}) to ${reached.headers.location ?? 'nowhere'}; point url at the final address` };
+  if (status >= 300 && status < 400)
+    return { ok: false, problem: `${where} redirects (HTTP ${status}) to ${reached.headers.location ?? 'nowhere'}; point url at the final address` };
   const res = { status };
-  if (res.status === 400) return { ok: false, problem: `Alertmanager refused the request (HTTP 400 from ${where}): ${text.trim().slice(0, 300) || 'no reason given'}; check filter` };
+  if (res.status === 400)
+    return { ok: false, problem: `Alertmanager refused the request (HTTP 400 from ${where}): ${text.trim().slice(0, 300) || 'no reason given'}; check filter` };
   if (res.status !== 200) return { ok: false, problem: `HTTP ${res.status} from ${where}; is url the Alertmanager (API v2)?` };
   try {
     return { ok: true, body: JSON.parse(text) as unknown };

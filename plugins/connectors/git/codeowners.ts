@@ -52,4 +52,3 @@ export async function readCodeowners(repo: Repo, maxBytes: number): Promise<{ pa
   }
   return null;
 }
-

@@ -45,7 +45,13 @@ const plugin: ConnectorPluginWithCapabilities = {
         return {
           ok: true,
           problem: null,
-          found: { commit: repo.commit, branch: repo.branch, committed_at: out.toString('utf8').trim() || null, codeowners: codeowners?.path ?? null, codeowners_rules: codeowners?.rules.length ?? 0 },
+          found: {
+            commit: repo.commit,
+            branch: repo.branch,
+            committed_at: out.toString('utf8').trim() || null,
+            codeowners: codeowners?.path ?? null,
+            codeowners_rules: codeowners?.rules.length ?? 0,
+          },
         };
       });
     } catch (e) {
@@ -63,9 +69,11 @@ const plugin: ConnectorPluginWithCapabilities = {
   async query(ctx: ConnectorContext, request: ConnectorQueryRequest): Promise<ConnectorQueryResult> {
     const secrets = secretsOf(ctx.settings as unknown as Settings);
     const op = request.params?.op ?? 'file';
-    if (!['file', 'tree', 'codeowners'].includes(op)) return { ok: false, problem: `unknown op "${op.slice(0, 40)}": use file, tree or codeowners`, data: null };
+    if (!['file', 'tree', 'codeowners'].includes(op))
+      return { ok: false, problem: `unknown op "${op.slice(0, 40)}": use file, tree or codeowners`, data: null };
     const p = op === 'tree' && request.query.trim() === '.' ? '.' : repoPath(request.query);
-    if (op !== 'codeowners' && p === null) return { ok: false, problem: 'the query must be a path inside the repository, such as services/orders/service.yaml', data: null };
+    if (op !== 'codeowners' && p === null)
+      return { ok: false, problem: 'the query must be a path inside the repository, such as services/orders/service.yaml', data: null };
     try {
       return await withRepo(ctx, async (repo): Promise<ConnectorQueryResult> => {
         if (op === 'codeowners') {
@@ -76,7 +84,11 @@ const plugin: ConnectorPluginWithCapabilities = {
         if (op === 'tree') {
           const { files, truncated } = await listFiles(repo);
           const under = p === '.' ? files : files.filter((f) => f === p || f.startsWith(`${p}/`));
-          return { ok: true, problem: null, data: { path: p, commit: repo.commit, files: under.slice(0, 10_000), truncated: truncated || under.length > 10_000 } };
+          return {
+            ok: true,
+            problem: null,
+            data: { path: p, commit: repo.commit, files: under.slice(0, 10_000), truncated: truncated || under.length > 10_000 },
+          };
         }
         const e = await entryAt(repo, p!);
         if (e === null) return { ok: false, problem: `no file ${p} at commit ${repo.commit.slice(0, 12)}`, data: null };
@@ -106,7 +118,11 @@ const plugin: ConnectorPluginWithCapabilities = {
       const add = (name: string, source: string, p: string, extra: Record<string, unknown> = {}) => {
         if (!SERVICE_NAME.test(name) || services.length >= MAX_SERVICES) return;
         const own = ownersOf(rules, p);
-        services.push({ name, source, evidence: { path: p, commit: repo.commit, ...extra, ...(own === null ? {} : { owners: own.owners, codeowners: `${codeowners!.path}:${own.line}` }) } });
+        services.push({
+          name,
+          source,
+          evidence: { path: p, commit: repo.commit, ...extra, ...(own === null ? {} : { owners: own.owners, codeowners: `${codeowners!.path}:${own.line}` }) },
+        });
       };
       const manifests = files.filter((f) => MANIFEST_NAMES.has(path.posix.basename(f))).slice(0, MAX_MANIFESTS);
       for (const f of manifests) {
@@ -126,7 +142,13 @@ const plugin: ConnectorPluginWithCapabilities = {
         const m = /^\/?services\/([^/*?[\]\\]+)(?:\/|\/\*\*?)?$/.exec(r.pattern);
         if (m !== null) add(m[1]!, 'codeowners', `services/${m[1]}`);
       }
-      ctx.log.info('git discovery read the repository', { commit: repo.commit, files: files.length, manifests: manifests.length, found: services.length, tree_truncated: truncated });
+      ctx.log.info('git discovery read the repository', {
+        commit: repo.commit,
+        files: files.length,
+        manifests: manifests.length,
+        found: services.length,
+        tree_truncated: truncated,
+      });
       return { services };
     }).catch((e: unknown) => {
       throw e instanceof GitProblem ? new Error(e.message) : e;

@@ -46,7 +46,18 @@ export function servicesInManifest(file: string, source: string): Array<{ name: 
       const type = y.get('spec.type') ?? null;
       if (kind !== 'Component' || type === 'library' || type === 'documentation') continue;
       const name = y.get('metadata.name');
-      if (name !== undefined) found.push({ name, evidence: { manifest: 'backstage', kind, type, owner: y.get('spec.owner') ?? null, system: y.get('spec.system') ?? null, lifecycle: y.get('spec.lifecycle') ?? null } });
+      if (name !== undefined)
+        found.push({
+          name,
+          evidence: {
+            manifest: 'backstage',
+            kind,
+            type,
+            owner: y.get('spec.owner') ?? null,
+            system: y.get('spec.system') ?? null,
+            lifecycle: y.get('spec.lifecycle') ?? null,
+          },
+        });
     } else {
       const name = y.get('name') ?? y.get('service') ?? y.get('metadata.name');
       if (name !== undefined) found.push({ name, evidence: { manifest: 'service', owner: y.get('owner') ?? y.get('team') ?? null } });
@@ -54,4 +65,3 @@ export function servicesInManifest(file: string, source: string): Array<{ name: 
   }
   return found;
 }
-

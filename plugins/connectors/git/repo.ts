@@ -78,7 +78,10 @@ export async function withRepo<T>(ctx: ConnectorContext, use: (repo: Repo) => Pr
 
 /** A path inside the repository: relative, no `..`, no empty or `.` segment. */
 export function repoPath(p: string): string | null {
-  const clean = p.trim().replace(/^\.?\/+/, '').replace(/\/+$/, '');
+  const clean = p
+    .trim()
+    .replace(/^\.?\/+/, '')
+    .replace(/\/+$/, '');
   if (clean === '' || clean.length > 1000 || clean.includes('\0')) return null;
   if (clean.split('/').some((seg) => seg === '' || seg === '.' || seg === '..')) return null;
   return clean;
@@ -112,8 +115,10 @@ export async function readBlob(repo: Repo, e: TreeEntry, cap: number): Promise<{
 /** Every file path of the commit (at most MAX_TREE_BYTES of names). */
 export async function listFiles(repo: Repo): Promise<{ files: string[]; truncated: boolean }> {
   const { out, truncated } = await repo.git(['ls-tree', '-r', '-z', '--name-only', '--full-tree', repo.commit], MAX_TREE_BYTES);
-  const files = out.toString('utf8').split('\0').filter((f) => f !== '');
+  const files = out
+    .toString('utf8')
+    .split('\0')
+    .filter((f) => f !== '');
   if (truncated) files.pop();
   return { files, truncated };
 }
-

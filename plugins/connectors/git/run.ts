@@ -4,7 +4,19 @@ import type { Settings } from './settings.ts';
 /** Running the `git` command: a small environment, no prompts, the token as config, a deadline. */
 
 /** Variables of the service's environment git may see (proxies, ssh agent); nothing else. */
-const PASSED_ENV = ['PATH', 'HOME', 'TMPDIR', 'SSH_AUTH_SOCK', 'http_proxy', 'https_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'GIT_SSL_CAINFO'];
+const PASSED_ENV = [
+  'PATH',
+  'HOME',
+  'TMPDIR',
+  'SSH_AUTH_SOCK',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'GIT_SSL_CAINFO',
+];
 
 export /** A failure whose message is fit for a person (already scrubbed of the token). */
 class GitProblem extends Error {}
@@ -73,13 +85,17 @@ function runGit(
 
 /** The first useful line of git's complaint, with a hint for the common ones. */
 function explain(stderr: string): string {
-  const lines = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('hint:'));
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('hint:'));
   const text = lines.find((l) => l.startsWith('fatal:') || l.startsWith('error:')) ?? lines[0] ?? 'git failed without saying why';
   const msg = text.replace(/^(fatal|error):\s*/, '');
-  if (/dubious ownership/.test(stderr)) return `${msg}; the repository belongs to another user: add it to safe.directory in the service user's git configuration`;
-  if (/Authentication failed|could not read Username|could not read Password|terminal prompts disabled/i.test(stderr)) return 'authentication failed; check token (and username) or that the repository exists';
+  if (/dubious ownership/.test(stderr))
+    return `${msg}; the repository belongs to another user: add it to safe.directory in the service user's git configuration`;
+  if (/Authentication failed|could not read Username|could not read Password|terminal prompts disabled/i.test(stderr))
+    return 'authentication failed; check token (and username) or that the repository exists';
   if (/Permission denied \(publickey/.test(stderr)) return 'ssh authentication failed: the service user has no key the server accepts';
   if (/not a git repository/.test(stderr)) return 'not a git repository';
   return msg.length > 500 ? `${msg.slice(0, 500)}…` : msg;
 }
-

@@ -1,4 +1,12 @@
-import type { ConnectorContext, ConnectorFindings, ConnectorPluginWithCapabilities, ConnectorQueryRequest, ConnectorQueryResult, ConnectorTestResult, PluginContext } from '../../../host/plugins/contract.ts';
+import type {
+  ConnectorContext,
+  ConnectorFindings,
+  ConnectorPluginWithCapabilities,
+  ConnectorQueryRequest,
+  ConnectorQueryResult,
+  ConnectorTestResult,
+  PluginContext,
+} from '../../../host/plugins/contract.ts';
 
 /**
  * Read-only HTTP probes. `test` GETs `base_url` + `health_path` and passes on a 2xx; `query`
@@ -50,7 +58,8 @@ async function get(ctx: ConnectorContext, url: string): Promise<Got> {
 
 function statusProblem(r: { status: number; headers: Record<string, string> }, url: string): string | null {
   if (r.status >= 200 && r.status < 300) return null;
-  if (r.status >= 300 && r.status < 400) return `${shown(url)} redirects (HTTP ${r.status}) to ${r.headers.location ?? 'nowhere'}; point base_url at the final address`;
+  if (r.status >= 300 && r.status < 400)
+    return `${shown(url)} redirects (HTTP ${r.status}) to ${r.headers.location ?? 'nowhere'}; point base_url at the final address`;
   if (r.status === 401) return `authentication failed (HTTP 401 from ${shown(url)})`;
   if (r.status === 403) return `access refused (HTTP 403 from ${shown(url)})`;
   return `HTTP ${r.status} from ${shown(url)}`;

@@ -1,4 +1,11 @@
-import type { ConnectorContext, ConnectorFindings, ConnectorPluginWithCapabilities, ConnectorTestResult, NotifyMessage, NotifyResult } from '../../../host/plugins/contract.ts';
+import type {
+  ConnectorContext,
+  ConnectorFindings,
+  ConnectorPluginWithCapabilities,
+  ConnectorTestResult,
+  NotifyMessage,
+  NotifyResult,
+} from '../../../host/plugins/contract.ts';
 
 /**
  * PagerDuty Events API v2 as a notification target. An incident opened or escalated is a

@@ -1,4 +1,13 @@
-import type { ConnectorContext, ConnectorFindings, ConnectorPluginWithCapabilities, ConnectorQueryRequest, ConnectorQueryResult, ConnectorTestResult, DiscoveredService, DiscoveryResult } from '../../../host/plugins/contract.ts';
+import type {
+  ConnectorContext,
+  ConnectorFindings,
+  ConnectorPluginWithCapabilities,
+  ConnectorQueryRequest,
+  ConnectorQueryResult,
+  ConnectorTestResult,
+  DiscoveredService,
+  DiscoveryResult,
+} from '../../../host/plugins/contract.ts';
 
 /**
  * Prometheus over its HTTP API (read-only: GET only). `test` reads /api/v1/status/buildinfo and
@@ -30,7 +39,8 @@ async function api(ctx: ConnectorContext, path: string, params: Record<string, s
   const { status, text, where } = reached;
   if (status === 401) return { ok: false, problem: `authentication failed (HTTP 401 from ${where}); check username and password` };
   if (status === 403) return { ok: false, problem: `access refused (HTTP 403 from ${where})` };
-  if (status >= 300 && status < 400) return { ok: false, problem: `${where} redirects (HTTP ${status}) to ${reached.headers.location ?? 'nowhere'}; point url at the final address` };
+  if (status >= 300 && status < 400)
+    return { ok: false, problem: `${where} redirects (HTTP ${status}) to ${reached.headers.location ?? 'nowhere'}; point url at the final address` };
   const res = { status };
   let body: unknown;
   try {
@@ -42,7 +52,8 @@ async function api(ctx: ConnectorContext, path: string, params: Record<string, s
     return { ok: false, problem: `HTTP ${res.status} from ${where} is not a Prometheus API answer` };
   }
   const b = body as Record<string, unknown>;
-  if (b.status !== 'success') return { ok: false, problem: `Prometheus answered HTTP ${res.status}: ${String(b.errorType ?? 'error')}: ${String(b.error ?? 'no reason given')}` };
+  if (b.status !== 'success')
+    return { ok: false, problem: `Prometheus answered HTTP ${res.status}: ${String(b.errorType ?? 'error')}: ${String(b.error ?? 'no reason given')}` };
   return { ok: true, status: res.status, body: b };
 }
 
@@ -81,7 +92,8 @@ const plugin: ConnectorPluginWithCapabilities = {
       if (!Array.isArray(result)) continue;
       for (const sample of result as Array<{ metric?: Record<string, string>; value?: [number, string] }>) {
         const name = sample.metric?.[label];
-        if (typeof name === 'string' && name !== '') services.push({ name, source: 'label', evidence: { label, query: promql, targets: Number(sample.value?.[1] ?? 0) } });
+        if (typeof name === 'string' && name !== '')
+          services.push({ name, source: 'label', evidence: { label, query: promql, targets: Number(sample.value?.[1] ?? 0) } });
       }
     }
     return { services };

@@ -1,4 +1,11 @@
-import type { ConnectorContext, ConnectorFindings, ConnectorPluginWithCapabilities, ConnectorTestResult, NotifyMessage, NotifyResult } from '../../../host/plugins/contract.ts';
+import type {
+  ConnectorContext,
+  ConnectorFindings,
+  ConnectorPluginWithCapabilities,
+  ConnectorTestResult,
+  NotifyMessage,
+  NotifyResult,
+} from '../../../host/plugins/contract.ts';
 import { createHmac } from 'node:crypto';
 
 /**
@@ -38,7 +45,12 @@ const plugin: ConnectorPluginWithCapabilities = {
       method: 'POST',
       url: s.url,
       body,
-      headers: { 'content-type': 'application/json', 'user-agent': 'oncall-webhook/1.0', 'x-oncall-event': message.event, 'x-oncall-signature': signature(body, s.secret) },
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'oncall-webhook/1.0',
+        'x-oncall-event': message.event,
+        'x-oncall-signature': signature(body, s.secret),
+      },
       timeoutS: s.timeout_s ?? DEFAULT_TIMEOUT_S,
       maxBodyBytes: 2000,
       shown: 'origin',

@@ -144,7 +144,11 @@ function isIncident(v: unknown): v is Obj & { properties: Obj } {
   if (!isObj(v) || !isObj(v.properties)) return false;
   if (lower(v.type) === INCIDENT_TYPE) return true;
   // A bare incident whose `type` was dropped by the Logic App still has these two.
-  return v.type === undefined && (typeof v.properties.incidentNumber === 'number' || typeof v.properties.incidentNumber === 'string') && typeof v.properties.title === 'string';
+  return (
+    v.type === undefined &&
+    (typeof v.properties.incidentNumber === 'number' || typeof v.properties.incidentNumber === 'string') &&
+    typeof v.properties.title === 'string'
+  );
 }
 
 function isIncidentTrigger(body: unknown): body is Obj & { object: Obj & { properties: Obj } } {
@@ -153,7 +157,12 @@ function isIncidentTrigger(body: unknown): body is Obj & { object: Obj & { prope
 
 /** A Sentinel incidents list (`GET …/incidents`): `{value: [incident, …]}`. */
 function isIncidentList(body: unknown): body is Obj & { value: Array<Obj & { properties: Obj }> } {
-  return isObj(body) && Array.isArray(body.value) && body.value.length > 0 && body.value.every((v) => isObj(v) && lower(v.type) === INCIDENT_TYPE && isObj(v.properties));
+  return (
+    isObj(body) &&
+    Array.isArray(body.value) &&
+    body.value.length > 0 &&
+    body.value.every((v) => isObj(v) && lower(v.type) === INCIDENT_TYPE && isObj(v.properties))
+  );
 }
 
 function normaliseIncident(incident: Obj & { properties: Obj }, trigger: Obj | null): NormalisedAlert | null {

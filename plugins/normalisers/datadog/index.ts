@@ -43,7 +43,8 @@ const IDENTITY = ['datadog.monitor_id', 'datadog.scope'];
 const TITLE_PREFIX = /^\s*\[(?:P[1-5]|Triggered|Re-Triggered|Renotify|Warn|Warn Recovered|Recovered|No Data|Re-Warn)\b[^\]]*\]\s*/i;
 
 /** A table's own entry for `key` (never an inherited property such as `constructor`). */
-const lookup = <T,>(table: Readonly<Record<string, T>>, key: string | null | undefined): T | undefined => (key != null && Object.hasOwn(table, key) ? table[key] : undefined);
+const lookup = <T>(table: Readonly<Record<string, T>>, key: string | null | undefined): T | undefined =>
+  key != null && Object.hasOwn(table, key) ? table[key] : undefined;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An unrendered template variable such as `$EVENT_TITLE`: carries no information. */
@@ -95,7 +96,10 @@ function splitTitle(title: string): { name: string; scope: string | null; recove
 
 /** The message without Datadog's `%%%` markdown fences. */
 function stripFences(s: string): string {
-  return s.replace(/^\s*%%%\s*\n?/, '').replace(/\n?\s*%%%\s*$/, '').trim();
+  return s
+    .replace(/^\s*%%%\s*\n?/, '')
+    .replace(/\n?\s*%%%\s*$/, '')
+    .trim();
 }
 
 function severityOf(body: Obj, titlePriority: string | null): AlertSeverity {

@@ -25,7 +25,8 @@ const EVENT_ACTION: Readonly<Record<string, AlertStatus>> = { trigger: 'firing',
 const V2_IDENTITY = ['source', 'component', 'group', 'class'];
 
 /** A table's own entry for `key` (never an inherited property such as `constructor`). */
-const lookup = <T,>(table: Readonly<Record<string, T>>, key: string | null | undefined): T | undefined => (key != null && Object.hasOwn(table, key) ? table[key] : undefined);
+const lookup = <T>(table: Readonly<Record<string, T>>, key: string | null | undefined): T | undefined =>
+  key != null && Object.hasOwn(table, key) ? table[key] : undefined;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : null);
 /** The `summary` of a PagerDuty reference object (service, priority, escalation policy, team, user). */
@@ -34,7 +35,9 @@ const summaryOf = (v: unknown): string | null => (isObj(v) ? str(v.summary) : nu
 const isV3 = (b: Obj): boolean =>
   isObj(b.event) && typeof b.event.event_type === 'string' && /^(?:incident|service)\./.test(b.event.event_type) && typeof b.event.resource_type === 'string';
 const isV2 = (b: Obj): boolean =>
-  typeof b.event_action === 'string' && lookup(EVENT_ACTION, b.event_action) !== undefined && (typeof b.routing_key === 'string' || typeof b.dedup_key === 'string');
+  typeof b.event_action === 'string' &&
+  lookup(EVENT_ACTION, b.event_action) !== undefined &&
+  (typeof b.routing_key === 'string' || typeof b.dedup_key === 'string');
 
 function v3(event: Obj): NormalisedAlert | null {
   const data = event.data;

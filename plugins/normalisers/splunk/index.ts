@@ -53,7 +53,8 @@ const IDENTITY = ['app', 'owner', ...RESULT_IDENTITY.map((k) => `result.${k}`)];
 const SECRETISH = /key|token|secret|password|passwd|auth/i;
 
 /** A table's own entry for `key` (never an inherited property such as `constructor`). */
-const lookup = <T,>(table: Readonly<Record<string, T>>, key: string | null | undefined): T | undefined => (key != null && Object.hasOwn(table, key) ? table[key] : undefined);
+const lookup = <T>(table: Readonly<Record<string, T>>, key: string | null | undefined): T | undefined =>
+  key != null && Object.hasOwn(table, key) ? table[key] : undefined;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v.trim() : typeof v === 'number' ? String(v) : null);
 

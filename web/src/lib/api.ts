@@ -111,7 +111,11 @@ export function describe(code: string): string {
 // The shapes the console reads (docs/api.md, docs/sign-in.md).
 
 export type Mode = 'setup' | 'configuring' | 'operating';
-export interface SetupStep { step: 'licence' | 'owner'; done: boolean; label: string }
+export interface SetupStep {
+  step: 'licence' | 'owner';
+  done: boolean;
+  label: string;
+}
 export interface Status {
   version: string;
   fingerprint: string;
@@ -126,8 +130,17 @@ export interface Status {
   };
 }
 export type EmailCodes = 'off' | 'untested' | 'working' | 'failing';
-export interface User { email: string; name: string; role: string }
-export interface Me { user: User | null; actor: string; role: string; via: 'session' | 'break_glass' | 'admin_token' }
+export interface User {
+  email: string;
+  name: string;
+  role: string;
+}
+export interface Me {
+  user: User | null;
+  actor: string;
+  role: string;
+  via: 'session' | 'break_glass' | 'admin_token';
+}
 export type LoginAnswer = { bootstrap: true } | { break_glass: true; token: string };
 /** POST /v1/auth/bootstrap: the first owner and, optionally, mail for sign-in codes. */
 export interface BootstrapBody {
@@ -142,7 +155,10 @@ export interface BootstrapBody {
   smtp_password?: string;
   smtp_security?: 'starttls' | 'ssl' | 'none';
 }
-export interface SessionAnswer { token: string; user?: User }
+export interface SessionAnswer {
+  token: string;
+  user?: User;
+}
 
 export const api = {
   status: () => call<Status>('GET', '/v1/status', undefined, 'none'),
@@ -158,8 +174,7 @@ export const api = {
   // Setup: called with the admin token, which the console holds in memory only.
   startTrial: (adminToken: string) => call<{ licence: unknown }>('POST', '/v1/licence/redeem', {}, { bearer: adminToken }),
   installLicence: (adminToken: string, licence: unknown) => call<{ licence: unknown }>('POST', '/v1/licence', { licence }, { bearer: adminToken }),
-  bootstrap: (adminToken: string, owner: BootstrapBody) =>
-    call<{ user: User }>('POST', '/v1/auth/bootstrap', owner, { bearer: adminToken }),
+  bootstrap: (adminToken: string, owner: BootstrapBody) => call<{ user: User }>('POST', '/v1/auth/bootstrap', owner, { bearer: adminToken }),
 
   // Episodes (docs/episodes.md): a bad query is 400 `bad_query`, its message ending "at column N".
   episodes: (opts: { query?: string; group?: 'incident' | null; cursor?: string | null; limit?: number } = {}) =>
@@ -168,8 +183,7 @@ export const api = {
 
   // Governance (docs/governance.md). `by` is needed only when no person is signed in (admin token, break-glass).
   autonomy: () => call<AutonomyOverview>('GET', '/v1/autonomy'),
-  setAutonomy: (service: string, level: SettableLevel, by?: string) =>
-    call<AutonomyChange>('POST', '/v1/autonomy', { service, level, ...(by ? { by } : {}) }),
+  setAutonomy: (service: string, level: SettableLevel, by?: string) => call<AutonomyChange>('POST', '/v1/autonomy', { service, level, ...(by ? { by } : {}) }),
   approvals: (opts: { state?: ApprovalState; limit?: number } = {}) =>
     call<{ approvals: Approval[] }>('GET', `/v1/approvals${params({ state: opts.state, limit: opts.limit })}`),
   decide: (id: string, decision: 'approve' | 'reject', note?: string) =>
@@ -179,7 +193,10 @@ export const api = {
 
   // The ledger (docs/ledger.md): newest first; `type` and `actor` are prefixes.
   ledger: (f: LedgerFilter = {}) =>
-    call<{ events: LedgerEvent[]; more: boolean }>('GET', `/v1/ledger${params({ type: f.type, actor: f.actor, q: f.q, trace: f.trace, before_seq: f.before_seq, after_seq: f.after_seq, limit: f.limit, order: f.order })}`),
+    call<{ events: LedgerEvent[]; more: boolean }>(
+      'GET',
+      `/v1/ledger${params({ type: f.type, actor: f.actor, q: f.q, trace: f.trace, before_seq: f.before_seq, after_seq: f.after_seq, limit: f.limit, order: f.order })}`,
+    ),
   verifyLedger: () => call<VerifyReport>('GET', '/v1/ledger/verify'),
   /** The head of the ledger from the status: it moves with every recorded event. */
   ledgerHead: () => call<{ ledger_head: { seq: number; hash: string } }>('GET', '/v1/status', undefined, 'none').then((s) => s.ledger_head),
@@ -233,8 +250,18 @@ export interface EpisodeSummary {
   /** How the outcome came about: who was told and how, or why nobody was (docs/notifications.md). */
   outcome_detail?: { value: string | null; reason: string; at: string; told: string[]; channels: Array<{ to: string; how: string }> } | null;
 }
-export interface EpisodePage { episodes: EpisodeSummary[]; more: boolean; cursor: string | null }
-export interface Baseline { first_seen: string; last_seen: string; firings_7d: number; firings_30d: number; flapping: boolean }
+export interface EpisodePage {
+  episodes: EpisodeSummary[];
+  more: boolean;
+  cursor: string | null;
+}
+export interface Baseline {
+  first_seen: string;
+  last_seen: string;
+  firings_7d: number;
+  firings_30d: number;
+  flapping: boolean;
+}
 export interface Signal {
   fingerprint: string;
   name: string;
@@ -261,12 +288,39 @@ export interface EpisodeDetail extends EpisodeSummary {
 
 export type Level = 'off' | 'shadow' | 'L1' | 'L2';
 export type SettableLevel = 'off' | 'shadow' | 'L1';
-export interface Halt { by: string; reason: string; at: string }
-export interface PendingRaise { id: string; level: Level; requested_by: string; at: string }
-export interface ServiceAutonomy { service: string; level: Level; readiness: string[]; pending: PendingRaise | null }
-export interface AutonomyOverview { halted: boolean; halt: Halt | null; services: ServiceAutonomy[] }
-export interface AutonomyChange { service: string; level: Level; changed: boolean; pending: PendingRaise | null }
-export interface HaltAnswer { halted: boolean; halt: Halt | null; changed: boolean }
+export interface Halt {
+  by: string;
+  reason: string;
+  at: string;
+}
+export interface PendingRaise {
+  id: string;
+  level: Level;
+  requested_by: string;
+  at: string;
+}
+export interface ServiceAutonomy {
+  service: string;
+  level: Level;
+  readiness: string[];
+  pending: PendingRaise | null;
+}
+export interface AutonomyOverview {
+  halted: boolean;
+  halt: Halt | null;
+  services: ServiceAutonomy[];
+}
+export interface AutonomyChange {
+  service: string;
+  level: Level;
+  changed: boolean;
+  pending: PendingRaise | null;
+}
+export interface HaltAnswer {
+  halted: boolean;
+  halt: Halt | null;
+  changed: boolean;
+}
 export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired';
 export interface Approval {
   id: string;
@@ -298,7 +352,16 @@ export interface LedgerEvent {
   prev_hash: string;
   hash: string;
 }
-export interface LedgerFilter { type?: string; actor?: string; q?: string; trace?: string; before_seq?: number; after_seq?: number; limit?: number; order?: 'asc' | 'desc' }
+export interface LedgerFilter {
+  type?: string;
+  actor?: string;
+  q?: string;
+  trace?: string;
+  before_seq?: number;
+  after_seq?: number;
+  limit?: number;
+  order?: 'asc' | 'desc';
+}
 export interface VerifyReport {
   ok: boolean;
   checked: number;
@@ -338,7 +401,14 @@ export interface JsonSchema {
   writeOnly?: boolean;
   [key: string]: unknown;
 }
-export interface ConnectorKind { kind: string; version: string; description: string; settings: JsonSchema; secrets: string[]; capabilities: string[] }
+export interface ConnectorKind {
+  kind: string;
+  version: string;
+  description: string;
+  settings: JsonSchema;
+  secrets: string[];
+  capabilities: string[];
+}
 export interface Connector {
   name: string;
   kind: string;
@@ -353,11 +423,27 @@ export interface Connector {
   updated_at: string | null;
   updated_by: string | null;
 }
-export interface ConnectorList { connectors: Connector[]; file: { path: string; problem: string | null } | null }
-export interface TestReport { ok: boolean; problem: string | null; kind: string; version: string; found: Record<string, unknown> | null; took_ms: number; timeout_s: number; checked_at: string }
+export interface ConnectorList {
+  connectors: Connector[];
+  file: { path: string; problem: string | null } | null;
+}
+export interface TestReport {
+  ok: boolean;
+  problem: string | null;
+  kind: string;
+  version: string;
+  found: Record<string, unknown> | null;
+  took_ms: number;
+  timeout_s: number;
+  checked_at: string;
+}
 
 export type AutonomyLevel = 'off' | 'shadow' | 'L1' | 'L2';
-export interface FreezeWindow { name: string; start: string; end: string }
+export interface FreezeWindow {
+  name: string;
+  start: string;
+  end: string;
+}
 export interface PolicyDocument {
   default_autonomy: 'off' | 'shadow';
   ceilings: Record<string, AutonomyLevel>;
@@ -389,9 +475,19 @@ export interface Person {
   updated_at: string;
 }
 export type PasswordEnd = '7d' | '30d' | '90d' | 'none';
-export interface PersonPatch { name?: string; role?: Role; teams?: string[]; tags?: string[]; enabled?: boolean }
+export interface PersonPatch {
+  name?: string;
+  role?: Role;
+  teams?: string[];
+  tags?: string[];
+  enabled?: boolean;
+}
 
-export interface AccessPolicy { allowed_domains: string[]; blocked: string[]; block_webmail: boolean }
+export interface AccessPolicy {
+  allowed_domains: string[];
+  blocked: string[];
+  block_webmail: boolean;
+}
 export interface MailView {
   provider: 'api' | 'smtp' | null;
   mail_from: string | null;
@@ -423,7 +519,14 @@ export interface NotifySettings {
   updated_at: string | null;
   updated_by: string | null;
 }
-export interface ChannelState { channel_kind: 'email' | 'target'; name: string; ok: boolean; last_problem: string | null; last_attempt_at: string; last_ok_at: string | null }
+export interface ChannelState {
+  channel_kind: 'email' | 'target';
+  name: string;
+  ok: boolean;
+  last_problem: string | null;
+  last_attempt_at: string;
+  last_ok_at: string | null;
+}
 export interface NotifyStatus {
   recipients: string[];
   targets: string[];
@@ -432,8 +535,18 @@ export interface NotifyStatus {
   channels: Array<{ channel_kind: 'email' | 'target'; name: string; state: ChannelState | null }>;
   problems: Array<{ channel_kind: 'email' | 'target'; name: string; problem: string; at: string }>;
 }
-export interface DoctorComponent { name: string; status: 'ok' | 'warn' | 'fail'; detail: string; fix: string | null }
-export interface DoctorReport { ok: boolean; checked_at: string; checks: Array<{ name: string; ok: boolean; level: 'ok' | 'warn' | 'fail'; detail: string }>; components: DoctorComponent[] }
+export interface DoctorComponent {
+  name: string;
+  status: 'ok' | 'warn' | 'fail';
+  detail: string;
+  fix: string | null;
+}
+export interface DoctorReport {
+  ok: boolean;
+  checked_at: string;
+  checks: Array<{ name: string; ok: boolean; level: 'ok' | 'warn' | 'fail'; detail: string }>;
+  components: DoctorComponent[];
+}
 
 export const settingsApi = {
   notifySettings: () => call<NotifySettings>('GET', '/v1/settings/notifications'),
@@ -480,25 +593,85 @@ export const failure = (e: unknown): string => (e instanceof Error ? e.message :
 // ---- the estate (docs/estate.md)
 
 export type LinkKind = 'repository' | 'alert' | 'workload' | 'database' | 'runbook';
-export interface EstateLinkInput { kind: LinkKind; match?: string; connector?: string; path?: string; name?: string }
-export interface EstateLink extends EstateLinkInput { origin: string; certain: boolean }
-export interface EstateService {
-  name: string; owner: string | null; team: string | null; tier: number | null; approvers: string[]; technologies: string[];
-  health_url: string | null; links: EstateLink[]; depends_on: { service: string; origin: string }[]; overridden: string[]; added_by: string; added_at: string;
+export interface EstateLinkInput {
+  kind: LinkKind;
+  match?: string;
+  connector?: string;
+  path?: string;
+  name?: string;
 }
-export interface EstateCandidate { name: string; owner: string | null; team: string | null; technologies: string[]; links: EstateLink[]; sources: { connector: string | null; how: string }[] }
-export interface UnplacedAlert { source: string; name: string; count: number; last_seen: string }
-export interface Estate { services: EstateService[]; candidates: EstateCandidate[]; unplaced: UnplacedAlert[]; built_at: string | null; version: number }
-export interface OverrideEntry { owner?: string; team?: string; tier?: number; approvers?: string[]; technologies?: string[]; links?: EstateLinkInput[]; depends_on?: string[]; health_url?: string }
-export interface EstateOverrides { services: Record<string, OverrideEntry>; version: number; updated_at: string | null; updated_by: string | null; source: 'file' | 'api' }
-export interface Suggestion { id: string; service: string; depends_on: string; evidence: Record<string, unknown>[]; score: number; state: string }
+export interface EstateLink extends EstateLinkInput {
+  origin: string;
+  certain: boolean;
+}
+export interface EstateService {
+  name: string;
+  owner: string | null;
+  team: string | null;
+  tier: number | null;
+  approvers: string[];
+  technologies: string[];
+  health_url: string | null;
+  links: EstateLink[];
+  depends_on: { service: string; origin: string }[];
+  overridden: string[];
+  added_by: string;
+  added_at: string;
+}
+export interface EstateCandidate {
+  name: string;
+  owner: string | null;
+  team: string | null;
+  technologies: string[];
+  links: EstateLink[];
+  sources: { connector: string | null; how: string }[];
+}
+export interface UnplacedAlert {
+  source: string;
+  name: string;
+  count: number;
+  last_seen: string;
+}
+export interface Estate {
+  services: EstateService[];
+  candidates: EstateCandidate[];
+  unplaced: UnplacedAlert[];
+  built_at: string | null;
+  version: number;
+}
+export interface OverrideEntry {
+  owner?: string;
+  team?: string;
+  tier?: number;
+  approvers?: string[];
+  technologies?: string[];
+  links?: EstateLinkInput[];
+  depends_on?: string[];
+  health_url?: string;
+}
+export interface EstateOverrides {
+  services: Record<string, OverrideEntry>;
+  version: number;
+  updated_at: string | null;
+  updated_by: string | null;
+  source: 'file' | 'api';
+}
+export interface Suggestion {
+  id: string;
+  service: string;
+  depends_on: string;
+  evidence: Record<string, unknown>[];
+  score: number;
+  state: string;
+}
 
 export const estateApi = {
   estate: () => call<Estate>('GET', '/v1/estate'),
   service: (name: string) => call<{ service: EstateService }>('GET', `/v1/estate/services/${encodeURIComponent(name)}`),
   overrides: () => call<EstateOverrides>('GET', '/v1/estate/overrides'),
   /** Services named are set whole (`null` removes one); `version` makes a change since reading a 409. */
-  putOverrides: (services: Record<string, OverrideEntry | null>, version: number) => call<EstateOverrides>('PUT', '/v1/estate/overrides', { services, version }),
+  putOverrides: (services: Record<string, OverrideEntry | null>, version: number) =>
+    call<EstateOverrides>('PUT', '/v1/estate/overrides', { services, version }),
   suggestions: () => call<{ suggestions: Suggestion[] }>('GET', '/v1/estate/suggestions'),
   decide: (id: string, how: 'confirm' | 'dismiss') => call<{ suggestion: Suggestion }>('POST', `/v1/estate/suggestions/${how}`, { id }),
   build: () => call<{ job: { id: string } }>('POST', '/v1/estate/build', {}),

@@ -40,7 +40,9 @@ export function byFor(me: Me | null): string | undefined {
   const name = signer.name.trim();
   if (name === '') {
     document.getElementById(YOUR_NAME_ID)?.focus();
-    throw new Error('Enter your name in “Your name” at the top of the page first: no person is signed in with the admin token, so each change records who made it.');
+    throw new Error(
+      'Enter your name in “Your name” at the top of the page first: no person is signed in with the admin token, so each change records who made it.',
+    );
   }
   return name;
 }
