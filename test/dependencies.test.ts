@@ -30,7 +30,6 @@ const EXACT = [
   'eslint',
   'typescript-eslint',
   'prettier',
-  'prettier-plugin-svelte',
 ];
 
 const all = (): Array<[string, string]> => ['dependencies', 'devDependencies', 'optionalDependencies'].flatMap((k) => Object.entries(pkg[k] ?? {}));
