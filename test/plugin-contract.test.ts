@@ -13,6 +13,8 @@ import { silentLogger } from '../host/log.ts';
 import { MANIFEST_FILE, validateManifest } from '../host/plugins/checks.ts';
 import type { PluginManifest } from '../host/plugins/contract.ts';
 import { loadPlugins, type PluginRegistry } from '../host/plugins/loader.ts';
+import { CauseCatalogue } from '../host/investigation/catalogue.ts';
+import { loadScenarios, replayScenario } from '../host/investigation/replay.ts';
 
 const REPO = fileURLToPath(new URL('../', import.meta.url));
 const ROOTS = ['plugins', 'packs', 'examples'].map((r) => path.join(REPO, r));
@@ -113,6 +115,46 @@ for (const dir of folders) {
         if (expected.error !== undefined) t.deepEqual(got, { error: expected.error });
         else t.deepEqual(got, expected.signals);
       });
+    }
+  }
+
+  if (manifest.kind === 'pack') {
+    const loaded = registryOf(dir).loaded.find((l) => l.dir === dir);
+    const causes = loaded === undefined ? [] : new CauseCatalogue({ loaded: [loaded], broken: [], superseded: [] }).causes;
+    const scenarios = loadScenarios(dir);
+    test(`${name}: every cause ships scenarios: one where it holds, one where it is ruled out, and a near miss`, (t) => {
+      t.true(causes.length > 0, 'the pack loads and declares causes');
+      for (const c of causes) {
+        const list = scenarios.get(c.id) ?? [];
+        t.true(
+          list.some((s) => s.expect.verdict === 'holds'),
+          `${c.id} has a scenario where it holds`,
+        );
+        t.true(
+          list.some((s) => s.expect.verdict === 'ruled_out'),
+          `${c.id} has a scenario where it is ruled out`,
+        );
+        t.true(
+          list.some((s) => /^near miss/i.test(s.name)),
+          `${c.id} has a scenario named "near miss: ..."`,
+        );
+      }
+      for (const id of scenarios.keys())
+        t.truthy(
+          causes.find((c) => c.id === id),
+          `scenarios name cause ${id}, which the pack declares`,
+        );
+    });
+    for (const c of causes) {
+      for (const s of scenarios.get(c.id) ?? []) {
+        test(`${name}: ${c.id} scenario "${s.name}" answers ${s.expect.verdict}`, async (t) => {
+          const v = await replayScenario(c, s);
+          t.is(v.verdict, s.expect.verdict, v.reason);
+          if (s.expect.obstacle !== undefined) t.is(v.obstacle, s.expect.obstacle);
+          if (v.verdict !== 'unknown') t.true(v.evidence.length > 0, 'a holds or ruled_out verdict carries evidence');
+          t.true(v.reason.length > 0);
+        });
+      }
     }
   }
 }

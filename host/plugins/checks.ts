@@ -8,6 +8,7 @@ import { init as initLexer, parse as parseModule } from 'es-module-lexer';
 import semver from 'semver';
 import type { PluginKind, PluginManifest } from './contract.ts';
 import { clip } from '../text.ts';
+import { checkCauses } from './pack-shape.ts';
 
 /**
  * The compatibility steps a plugin folder goes through, in order. Each step either returns what
@@ -209,11 +210,11 @@ export async function importEntry(file: string, entry: string): Promise<unknown>
 const REQUIRED: Record<PluginKind, { functions: string[]; arrays: string[]; optionalFunctions: string[] }> = {
   normaliser: { functions: ['normalise', 'detect'], arrays: [], optionalFunctions: [] },
   connector: { functions: ['test'], arrays: [], optionalFunctions: [] },
-  pack: { functions: [], arrays: ['checks'], optionalFunctions: [] },
+  pack: { functions: [], arrays: ['causes'], optionalFunctions: [] },
 };
 
 /** Step 8: the default export has what its kind needs (see contract.ts). */
-export function checkExports(kind: PluginKind, entry: string, plugin: unknown): void {
+export function checkExports(kind: PluginKind, entry: string, plugin: unknown, packName = ''): void {
   if (typeof plugin !== 'object' || plugin === null) throw new PluginProblem(`the default export of "${entry}" is not an object`);
   const p = plugin as Record<string, unknown>;
   const needs = REQUIRED[kind];
@@ -223,6 +224,7 @@ export function checkExports(kind: PluginKind, entry: string, plugin: unknown): 
   for (const name of needs.arrays) {
     if (!Array.isArray(p[name])) throw new PluginProblem(`the default export of "${entry}" has no ${name} array, which every ${kind} needs`);
   }
+  if (kind === 'pack' && Array.isArray(p.causes)) checkCauses(packName, p);
   for (const name of needs.optionalFunctions) {
     if (p[name] !== undefined && typeof p[name] !== 'function')
       throw new PluginProblem(`the default export of "${entry}" has a ${name} that is not a function`);

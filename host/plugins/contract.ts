@@ -134,10 +134,14 @@ export interface ConnectorPlugin {
   test(ctx: PluginContext): Promise<ConnectorTestResult> | ConnectorTestResult;
 }
 
-/** A pack bundles checks; their shape is settled by a later version of this contract. */
+/**
+ * A pack declares the **causes** it can check (see "Packs" below): its default export. The loader
+ * checks every cause (id, title, applicability, reads, check function) and marks the whole pack
+ * broken when one is malformed.
+ */
 export interface PackPlugin {
-  /** The checks the pack contributes. */
-  checks: unknown[];
+  /** The causes the pack can check; each id is `<pack name>/<cause>`. */
+  causes: CauseDefinition[];
 }
 
 /** The object an entry module default-exports, by kind. */
@@ -413,4 +417,342 @@ export interface ConnectorCapabilities {
    * like every call (15 s, or `timeout_s` when lower; `ctx.signal` says when).
    */
   notify?(ctx: ConnectorContext, message: NotifyMessage): Promise<NotifyResult> | NotifyResult;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Packs (plugin API 1.x, additive): causes, the read-only check context, verdicts and evidence.
+// A pack imports nothing but types from this file; everything it can reach is in CheckContext.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What a check can read, through the connectors the estate links to the service:
+ * - `metrics`: PromQL instant and range queries (a connector whose kind declares `reads: ['metrics']`, e.g. `prometheus`);
+ * - `changes`: commits to the service's linked repositories (a kind declaring `changes`, e.g. `git`) and
+ *   `human.deploy` / `human.action` events of the ledger;
+ * - `http`: a GET of a URL (the service's health URL), with the host's HTTP client;
+ * - `ledger`: the service's own events in the ledger;
+ * - `episodes`: the related episodes the host gathered (`ctx.related`).
+ * Signals and the estate entry are always there and need no capability.
+ */
+export type ReadCapability = 'metrics' | 'changes' | 'http' | 'ledger' | 'episodes';
+
+/** Why a check could not answer: the study's five obstacle kinds, word for word. */
+export type Obstacle =
+  'nothing connected can read it' | 'several connections could answer' | "the data isn't there" | 'the read was refused or failed' | "it can't be placed";
+
+/** When a cause applies to an episode: any one condition given is enough. */
+export interface CauseApplies {
+  /** Always (every episode of every service). */
+  always?: boolean;
+  /** Alert names, exact (case-sensitive); a trailing `*` matches a prefix. */
+  alerts?: string[];
+  /** Prometheus-style matcher lists, such as `job="node"` or `severity=~"crit.*",team="db"`: a signal's labels match one. */
+  labels?: string[];
+  /** Technologies of the service in the estate (`postgres`, `http`, `jvm`), compared case-insensitively. */
+  technologies?: string[];
+}
+
+/** The remedy a cause that holds may propose (the acting step decides whether it is done). */
+export interface Remedy {
+  /** The action kind a connector performs: `revert`, `silence`, `runbook`, `restart`, ... */
+  action: string;
+  /** Its parameters, plain JSON taken from the evidence (a commit, a matcher list, a runbook's name). */
+  params: Record<string, unknown>;
+  /** How it is undone, in words. */
+  undo?: string;
+}
+
+/** How success of a remedy is checked: re-run a cause and expect an answer. */
+export interface Verification {
+  /** The cause id to re-run (often the cause itself). */
+  cause: string;
+  /** What it should then answer. */
+  expect: 'ruled_out' | 'holds';
+  /** How long after the action to re-run it, in seconds (default 120). */
+  after_s?: number;
+}
+
+/**
+ * One piece of evidence: what was read, where and when, and what it said. The host keeps at most
+ * 16 KiB of each (the `observed` value is replaced by a note when larger) and blanks the
+ * connector's secrets out of it.
+ */
+export interface EvidenceInput {
+  /** The connector it was read from (its configured name), or `ledger`, `estate`, `signals`, `health_url`. */
+  source: string;
+  /** What kind of reading: `metric`, `series`, `commits`, `deploys`, `http`, `events`, `episodes`, `baseline`. */
+  kind: string;
+  /** The query as a person re-runs it: PromQL, a URL, a git range, a ledger filter. */
+  query: string;
+  /** The moment it is about (ISO 8601). */
+  at: string;
+  /** A small JSON of what was observed: a value, a series summary, a commit list. */
+  observed: unknown;
+  /** A sentence or two a person reads. */
+  excerpt: string;
+}
+
+/** What a check answers. A check that throws or passes its deadline is `unknown` / `the read was refused or failed`. */
+export type CheckAnswer =
+  | {
+      verdict: 'holds';
+      /** Why it holds, a sentence a person reads. */
+      reason: string;
+      evidence: EvidenceInput[];
+      /** How much the evidence says directly (0-1, default 1): ranks causes of equal specificity. */
+      strength?: number;
+      remedy?: Remedy;
+      verification?: Verification;
+    }
+  | { verdict: 'ruled_out'; reason: string; evidence: EvidenceInput[] }
+  | { verdict: 'unknown'; obstacle: Obstacle; reason: string; evidence?: EvidenceInput[] };
+
+/** A cause a pack can check. */
+export interface CauseDefinition {
+  /** `<pack name>/<cause>`, lower case: `prometheus/error-rate`. */
+  id: string;
+  /** What it means, for people: "Error rate above normal". */
+  title: string;
+  /**
+   * How specific a finding it is, 1-100: a dependency's incident or a recent change (a cause)
+   * ranks above a symptom (a high error rate). The diagnosis ranks by it first.
+   */
+  specificity: number;
+  /** When it applies. */
+  applies: CauseApplies;
+  /** The capabilities its check reads; a cause whose capability no connector offers is `unknown` without running. */
+  reads: ReadCapability[];
+  /**
+   * Its settings and their defaults (thresholds): numbers, strings or booleans. The estate can
+   * override them per service (`check_settings` of the service's entry); the check reads the
+   * result in `ctx.settings`.
+   */
+  settings?: Record<string, number | string | boolean>;
+  /** The read-only check. */
+  check(ctx: CheckContext): Promise<CheckAnswer> | CheckAnswer;
+}
+
+/** An alert of the episode, as a check sees it. */
+export interface CheckSignal {
+  fingerprint: string;
+  name: string;
+  severity: AlertSeverity;
+  /** `firing`, `resolved` or `released`. */
+  status: string;
+  /** Flattened labels (all strings). */
+  labels: Record<string, string>;
+  summary: string;
+  /** When it joined the episode (ISO 8601). */
+  joined_at: string;
+  /** What intake knows of its history. */
+  baseline: { first_seen: string; last_seen: string; firings_7d: number; firings_30d: number; flapping: boolean };
+}
+
+/** A link of the service in the estate. */
+export interface CheckLink {
+  kind: 'repository' | 'alert' | 'workload' | 'database' | 'runbook';
+  match?: string;
+  connector?: string;
+  path?: string;
+  name?: string;
+  certain: boolean;
+}
+
+/** The service's entry in the estate; for an unplaced episode (`unknown`) every field is empty. */
+export interface CheckService {
+  name: string;
+  owner: string | null;
+  team: string | null;
+  tier: number | null;
+  technologies: string[];
+  health_url: string | null;
+  links: CheckLink[];
+  depends_on: string[];
+  /** Whether the estate has the service (false for `unknown` and services only alerts named). */
+  in_estate: boolean;
+}
+
+/** An episode related to this one, as the retrieval step found it. */
+export interface RelatedEpisode {
+  id: string;
+  service: string;
+  state: 'open' | 'closed';
+  t_open: string;
+  t_close: string | null;
+  alerts: string[];
+}
+
+/** One sample of an instant query. */
+export interface MetricSample {
+  metric: Record<string, string>;
+  /** The value (NaN and infinities as numbers). */
+  value: number;
+}
+
+/** One series of a range query. */
+export interface MetricSeries {
+  metric: Record<string, string>;
+  /** `[unix seconds, value]` pairs in time order. */
+  values: Array<[number, number]>;
+}
+
+/** What a read answered and where it came from: copy `source`, `query` and `at` into the evidence. */
+export interface ReadOrigin {
+  source: string;
+  query: string;
+  at: string;
+}
+
+/**
+ * PromQL through the metrics connector linked to the service. A read that cannot be made throws
+ * a {@link ReadFailure}; a check that lets it through becomes `unknown` with its obstacle.
+ */
+export interface MetricsReader {
+  /** An instant query at `at` (ISO 8601; default the check's moment): a vector, or a scalar as one sample with no labels. */
+  query(promql: string, at?: string): Promise<ReadOrigin & { samples: MetricSample[] }>;
+  /** A range query. `step_s` at least 1; at most 11,000 points per series (Prometheus's own limit). */
+  range(promql: string, opts: { start: string; end: string; step_s: number }): Promise<ReadOrigin & { series: MetricSeries[] }>;
+}
+
+/** A commit to a linked repository. */
+export interface Commit {
+  /** The connector that read it. */
+  source: string;
+  /** The linked repository's folder, or `.` for all of it. */
+  path: string;
+  sha: string;
+  /** Commit time (ISO 8601). */
+  at: string;
+  author: string;
+  subject: string;
+}
+
+/** A `human.deploy` or `human.action` event for the service. */
+export interface ChangeEvent {
+  seq: number;
+  type: string;
+  at: string;
+  actor: string;
+  reason: string | null;
+  data: Record<string, unknown>;
+}
+
+/** What `changes.since` answers: the commits and events found, and what could not be read. */
+export interface Changes {
+  /** Newest first. */
+  commits: Commit[];
+  /** Newest first. */
+  events: ChangeEvent[];
+  /** Repositories (or the lack of any) that could not be read, each with its obstacle. */
+  gaps: Array<{ source: string; obstacle: Obstacle; problem: string }>;
+}
+
+/** Commits to the service's linked repositories and deploy/action events of the ledger. */
+export interface ChangesReader {
+  /** Changes from `since` up to `until` (default the check's moment), both ISO 8601. */
+  since(since: string, until?: string): Promise<Changes>;
+}
+
+/** A GET of a URL: an HTTP answer of any status, or the reason no answer came. */
+export type HttpReading = ReadOrigin &
+  ({ answered: true; status: number; took_ms: number; excerpt: string } | { answered: false; took_ms: number; problem: string });
+
+export interface HttpReader {
+  /** GETs `url` (no redirects followed, at most 64 KiB read), cut off after `timeout_s` (default 5, at most 15). */
+  get(url: string, opts?: { timeout_s?: number }): Promise<HttpReading>;
+}
+
+/** An event of the ledger about this service (its `data.service` names it). */
+export interface ServiceEvent {
+  seq: number;
+  type: string;
+  at: string;
+  actor: string;
+  reason: string | null;
+  trace: string | null;
+  data: Record<string, unknown>;
+}
+
+export interface LedgerReader {
+  /** Events of the service, newest first; `type` is a type or a prefix ending in `.` (`human.`). At most `limit` (default 100, at most 1000). */
+  events(filter: { type?: string; since?: string; limit?: number }): Promise<ServiceEvent[]>;
+}
+
+/**
+ * Thrown by a reader when the read cannot be made: no connector, several, a refusal or a failure.
+ * The host turns it into `unknown` with its obstacle and problem when the check lets it through.
+ */
+export interface ReadFailure extends Error {
+  obstacle: Obstacle;
+  problem: string;
+}
+
+/**
+ * Everything a check can reach: read methods bound to the connectors the estate links to the
+ * service, what the episode and the estate say, a logger, an abort signal and a deadline. There
+ * is no method that changes anything outside; the object is frozen.
+ */
+export interface CheckContext {
+  /** The episode checked, or `id: null` when a check runs outside one (`oncall checks run`, the study). */
+  episode: { id: string | null; service: string; opened_at: string };
+  /** The moment the check is about (ISO 8601): the episode's opening, or the time asked for. */
+  at: string;
+  signals: CheckSignal[];
+  service: CheckService;
+  /** Open episodes of the service's dependencies, and the service's own episodes of the last 7 days. */
+  related: { dependencies: RelatedEpisode[]; history: RelatedEpisode[] };
+  /** The cause's settings: its defaults, overridden by the estate's `check_settings` for the service. */
+  settings: Readonly<Record<string, number | string | boolean>>;
+  metrics: MetricsReader;
+  changes: ChangesReader;
+  http: HttpReader;
+  ledger: LedgerReader;
+  log: PluginLog;
+  /** Aborted at the deadline: hand it on to anything that waits. */
+  signal: AbortSignal;
+  /** When the host stops waiting for the check (epoch milliseconds). */
+  deadline: number;
+}
+
+// Connector additions for checks (optional, declared by merging into ConnectorCapabilities).
+
+/** A range question for a metrics connector (`range`). */
+export interface ConnectorRangeRequest {
+  query: string;
+  start: string;
+  end: string;
+  step_s: number;
+}
+
+/** A window of commits asked of a changes connector (`changes`). */
+export interface ConnectorChangesRequest {
+  /** ISO 8601. */
+  since: string;
+  /** ISO 8601. */
+  until: string;
+  /** A folder of the repository (the link's `path`), or omitted for all of it. */
+  path?: string;
+  /** The most commits answered (default 200). */
+  limit?: number;
+}
+
+/** What `changes` answers: a failure is data, as for `query`. */
+export interface ConnectorChangesResult {
+  ok: boolean;
+  problem: string | null;
+  /** Newest first; `source` and `path` are filled by the host. */
+  commits?: Array<Omit<Commit, 'source' | 'path'>>;
+}
+
+export interface ConnectorCapabilities {
+  /**
+   * Which check capabilities this kind serves, so that the host knows what its `query` speaks:
+   * `['metrics']` for a PromQL server (with `query` and `range`), `['changes']` for a repository
+   * (with `changes`). Omitted: none.
+   */
+  reads?: ReadCapability[];
+  /** A read-only PromQL range query (`/api/v1/query_range`); `data` is the API's `data` object. */
+  range?(ctx: ConnectorContext, request: ConnectorRangeRequest): Promise<ConnectorQueryResult> | ConnectorQueryResult;
+  /** Read-only: the commits in a window, newest first. */
+  changes?(ctx: ConnectorContext, request: ConnectorChangesRequest): Promise<ConnectorChangesResult> | ConnectorChangesResult;
 }

@@ -99,7 +99,7 @@ async function checkPlugin(dir: string, hostApi: string): Promise<LoadedPlugin |
     checkSettingsSchema(manifest);
     await checkImports(dir, file);
     const plugin = await importEntry(file, manifest.entry);
-    checkExports(manifest.kind, manifest.entry, plugin);
+    checkExports(manifest.kind, manifest.entry, plugin, manifest.name);
     return { name: manifest.name, version: manifest.version, kind: manifest.kind, dir, manifest, plugin };
   } catch (e) {
     const name = textField(raw, 'name');

@@ -1,0 +1,76 @@
+import { parseMatchers } from '../estate/matchers.ts';
+import type { ReadCapability } from './contract.ts';
+import { PluginProblem } from './checks.ts';
+
+/** The capabilities a cause may read (contract.ts `ReadCapability`). */
+export const READ_CAPABILITIES: readonly ReadCapability[] = ['metrics', 'changes', 'http', 'ledger', 'episodes'];
+const CAUSE_ID = /^[a-z][a-z0-9-]{1,63}\/[a-z][a-z0-9-]{0,63}$/;
+const MAX_CAUSES = 200;
+
+/**
+ * Step 9 for packs: every cause is well formed (contract.ts `CauseDefinition`): its id is
+ * `<pack>/<cause>` and unique, it has a title, a specificity 1-100, a `check` function, an
+ * applicability the host can read (label matchers parse), known capabilities and plain
+ * settings. One malformed cause makes the pack broken, so a vendor sees it at once.
+ */
+export function checkCauses(pack: string, plugin: Record<string, unknown>): void {
+  const causes = plugin.causes as unknown[];
+  if (causes.length === 0) throw new PluginProblem('the pack declares no causes');
+  if (causes.length > MAX_CAUSES) throw new PluginProblem(`the pack declares ${causes.length} causes; at most ${MAX_CAUSES}`);
+  const seen = new Set<string>();
+  causes.forEach((raw, i) => {
+    const where = `causes[${i}]`;
+    if (typeof raw !== 'object' || raw === null) throw new PluginProblem(`${where} is not an object`);
+    const c = raw as Record<string, unknown>;
+    if (typeof c.id !== 'string' || !CAUSE_ID.test(c.id)) throw new PluginProblem(`${where}.id must be "<pack>/<cause>" in lower case`);
+    const shown = `cause ${c.id}`;
+    if (!c.id.startsWith(`${pack}/`)) throw new PluginProblem(`${shown}: its id must start with the pack's name "${pack}/"`);
+    if (seen.has(c.id)) throw new PluginProblem(`${shown} is declared twice`);
+    seen.add(c.id);
+    if (typeof c.title !== 'string' || c.title.trim() === '' || c.title.length > 200)
+      throw new PluginProblem(`${shown}: title must be text of 1-200 characters`);
+    if (!Number.isInteger(c.specificity) || (c.specificity as number) < 1 || (c.specificity as number) > 100)
+      throw new PluginProblem(`${shown}: specificity must be an integer 1-100`);
+    if (typeof c.check !== 'function') throw new PluginProblem(`${shown} has no check() function`);
+    checkReads(shown, c.reads);
+    checkApplies(shown, c.applies);
+    checkSettings(shown, c.settings);
+  });
+}
+
+function checkReads(shown: string, reads: unknown): void {
+  if (!Array.isArray(reads)) throw new PluginProblem(`${shown}: reads must be an array (empty when it reads only the signals and the estate)`);
+  for (const r of reads)
+    if (!(READ_CAPABILITIES as readonly unknown[]).includes(r))
+      throw new PluginProblem(`${shown}: reads names "${String(r).slice(0, 40)}"; capabilities are ${READ_CAPABILITIES.join(', ')}`);
+}
+
+function checkApplies(shown: string, applies: unknown): void {
+  if (typeof applies !== 'object' || applies === null || Array.isArray(applies)) throw new PluginProblem(`${shown}: applies must be an object`);
+  const a = applies as Record<string, unknown>;
+  const known = ['always', 'alerts', 'labels', 'technologies'];
+  for (const k of Object.keys(a)) if (!known.includes(k)) throw new PluginProblem(`${shown}: applies.${k.slice(0, 40)} is not one of ${known.join(', ')}`);
+  if (a.always !== undefined && typeof a.always !== 'boolean') throw new PluginProblem(`${shown}: applies.always must be true or false`);
+  for (const k of ['alerts', 'labels', 'technologies']) {
+    const v = a[k];
+    if (v === undefined) continue;
+    if (!Array.isArray(v) || v.length > 100 || !v.every((x) => typeof x === 'string' && x.length > 0 && x.length <= 1000))
+      throw new PluginProblem(`${shown}: applies.${k} must be a list of at most 100 texts`);
+  }
+  for (const l of (a.labels as string[] | undefined) ?? []) {
+    const m = parseMatchers(l);
+    if (!m.ok) throw new PluginProblem(`${shown}: applies.labels "${l.slice(0, 80)}": ${m.problem}`);
+  }
+  if (a.always !== true && !['alerts', 'labels', 'technologies'].some((k) => ((a[k] as unknown[] | undefined) ?? []).length > 0))
+    throw new PluginProblem(`${shown}: applies names no condition (give always: true, alerts, labels or technologies)`);
+}
+
+function checkSettings(shown: string, settings: unknown): void {
+  if (settings === undefined) return;
+  if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) throw new PluginProblem(`${shown}: settings must be an object`);
+  for (const [k, v] of Object.entries(settings)) {
+    if (!/^[a-z][a-z0-9_]{0,63}$/.test(k)) throw new PluginProblem(`${shown}: setting "${k.slice(0, 40)}" must be a lower-case name`);
+    if (!['number', 'string', 'boolean'].includes(typeof v) || (typeof v === 'number' && !Number.isFinite(v)))
+      throw new PluginProblem(`${shown}: setting ${k} must be a number, a text or true/false`);
+  }
+}
