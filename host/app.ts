@@ -19,6 +19,9 @@ import { createPeople } from './identity/people.ts';
 import type { SignInService } from './identity/sign-in.service.ts';
 import { settleMachineTokens, type MachineTokens } from './identity/tokens.ts';
 import { createIntakeArea } from './intake/intake.area.ts';
+import { createFindings, createInvestigationArea } from './investigation/investigation.area.ts';
+import type { InvestigationArea } from './investigation/investigation.area.ts';
+import type { InvestigationLimits } from './investigation/investigation.service.ts';
 import { OWN_SERVICE, type ServiceResolver } from './intake/placement.ts';
 import { ensureIdentity, type InstallIdentity } from './install/identity.ts';
 import { InstallRepo } from './install/install.repo.ts';
@@ -55,6 +58,8 @@ const TICK_MS = 10_000;
 export interface AppOptions {
   clock?: Clock;
   log?: Logger;
+  /** Tests shorten the investigation's cut-offs (20 s per check, 2 minutes per investigation). */
+  investigationLimits?: Partial<InvestigationLimits>;
 }
 
 export interface App {
@@ -73,6 +78,8 @@ export interface App {
   readonly plugins: PluginRegistry;
   /** Grouping of held alerts into episodes; tests await `episodes.process()` after a push. */
   readonly episodes: EpisodeService;
+  /** Investigation of episodes and checks run by hand; tests await `investigation.investigations.run()`. */
+  readonly investigation: InvestigationArea;
   /** Sign-in; tests await `signIn.idle()` for the codes asked for to be sent. */
   readonly signIn: SignInService;
   /** Autonomy, approvals, the halt switch and the action gate every action passes. */
@@ -167,8 +174,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
+  const findings = createFindings(db);
   const episodes = mount(
-    createEpisodesArea({ db, held: intake.held, intake: intake.intake, notifier: onCall.notifier, ledger, clock, log, debounceS: config.debounceS }),
+    createEpisodesArea({ db, held: intake.held, intake: intake.intake, notifier: onCall.notifier, findings, ledger, clock, log, debounceS: config.debounceS }),
   );
   const estate = (estateBuilt = mount(
     await createEstateArea({
@@ -187,6 +195,21 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     }),
   ));
   const governance = mount(createGovernance({ db, log, ledger, clock, policy, known: licence.limits, coverage: estate, facts: estate.facts }));
+  const investigation = mount(
+    createInvestigationArea({
+      findings,
+      plugins,
+      episodes: episodes.investigated,
+      estate: estate.estate,
+      levels: governance.autonomy,
+      connectors,
+      notifier: onCall.notifier,
+      ledger,
+      clock,
+      log,
+      ...(opts.investigationLimits === undefined ? {} : { limits: opts.investigationLimits }),
+    }),
+  );
   const { delivery: notifications } = mount(
     createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock, log }),
   );
@@ -198,7 +221,19 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     clock,
     log,
   });
-  const { ticks } = mount(createLiveArea({ clock, debounceS: config.debounceS, tickMs: TICK_MS, held: intake.held, episodes, governance, discovery, poller }));
+  const { ticks } = mount(
+    createLiveArea({
+      clock,
+      debounceS: config.debounceS,
+      tickMs: TICK_MS,
+      held: intake.held,
+      episodes,
+      governance,
+      discovery,
+      poller,
+      investigations: investigation.investigations,
+    }),
+  );
   mount(createDoctorArea({ db, config, install, clock, plugins, verify: verifyLedger, connectors, mail, licence, ticks, notifications }));
 
   const server = createServer(log);
@@ -218,6 +253,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await modes.sync();
     await intake.intake.releaseStale();
     await episodes.episodes.process();
+    // In the background: checks may take minutes; a pass resumes investigations a stopped host left.
+    investigation.investigations.nudge();
     await notifications.run();
     await intake.prune();
     await signIn.prune();
@@ -245,6 +282,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     guard,
     plugins,
     episodes: episodes.episodes,
+    investigation,
     signIn,
     governance,
     discovery: discovery.discovery,
@@ -272,6 +310,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await connectorChecks.idle();
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       await episodes.episodes.stop();
+      await investigation.investigations.stop();
       await notifications.stop();
       await signIn.idle();
       // Checkpoints the last commits made due are written before the database goes.

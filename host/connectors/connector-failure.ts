@@ -20,7 +20,7 @@ export interface ConnectorFailure {
 }
 
 /** The jobs the host runs on a connector's plugin. */
-export type CallJob = 'test' | 'query' | 'discovery' | 'poll' | 'notification';
+export type CallJob = 'test' | 'query' | 'discovery' | 'poll' | 'notification' | 'read';
 
 export function failure(kind: CallJob, reason: ConnectorFailure['reason'], problem: string): ConnectorFailure {
   return { kind, reason, problem };

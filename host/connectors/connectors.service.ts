@@ -18,6 +18,9 @@ import { TestMemory, type TestReport } from './test-memory.ts';
 export type { ConnectorInput, ConnectorSource, ConnectorView } from './connectors.store.ts';
 export type { QueryReport } from './connector-query.ts';
 export { TEST_REMEMBERED_MS, type TestReport } from './test-memory.ts';
+import { readableFor, readWith, type ReadableConnector, type ReadMethod, type ReadReport } from './connector-reads.ts';
+import { secretValues } from './connector-calls.ts';
+import type { ReadCapability } from '../plugins/contract.ts';
 
 export interface ConnectorServiceDeps {
   repo: ConnectorsRepo;
@@ -136,6 +139,24 @@ export class ConnectorService {
 
   poll<T>(name: string, take: (kind: string, alerts: unknown[]) => Promise<T>): Promise<PollReport<T>> {
     return pollWith({ store: this.#store, repo: this.#repo, ledger: this.#ledger, clock: this.#clock, log: this.#log }, name, take);
+  }
+
+  // ---- reads for checks (used by host/investigation; connector-reads.ts)
+
+  /** The connectors whose kind serves a check capability (`reads` of the plugin). */
+  readable(capability: ReadCapability): Promise<ReadableConnector[]> {
+    return readableFor(this.#store, capability);
+  }
+
+  /** One read-only read for a check, cut off at the connector's timeout or `maxMs`. */
+  read(name: string, method: ReadMethod, request: Record<string, unknown>, maxMs: number): Promise<ReadReport> {
+    return readWith({ store: this.#store, log: this.#log }, name, method, request, maxMs);
+  }
+
+  /** The secret values of a connector's settings (blanked out of what checks keep). */
+  async secretsOf(name: string): Promise<string[]> {
+    const r = await this.#store.resolve(name);
+    return r.type === null || r.settings === null ? [] : secretValues(r.type, r.settings);
   }
 
   // ---- notification (used by host/notify; connector-notify.ts)

@@ -4,6 +4,7 @@ import type { LedgerEvent } from '../ledger/entry.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import { severityRank, type Episode, type EpisodeAlert, type EpisodeRepo } from './episode.repo.ts';
 import { parseQuery } from './query/parse.ts';
+import type { Diagnosis, Findings, StoredEvidence, StoredVerdict } from '../investigation/findings.repo.ts';
 
 export const DEFAULT_EPISODE_PAGE = 50;
 export const MAX_EPISODE_PAGE = 500;
@@ -17,12 +18,20 @@ export type EpisodeSummary = Omit<Episode, 't_open_ms' | 't_close_ms'> & {
   severity: string | null;
 };
 
+/** What the investigation found for an episode (its store, host/investigation/findings.repo.ts). */
+export interface EpisodeFindings {
+  of(episodeId: string): Promise<Findings | null>;
+}
+
 /** One episode in full (GET /v1/episodes/{id}). */
 export interface EpisodeDetail extends EpisodeSummary {
-  signals: (EpisodeAlert & { status: 'firing' | 'resolved' | 'released' })[];
+  signals: (EpisodeAlert & { labels: Record<string, string>; status: 'firing' | 'resolved' | 'released' })[];
   data: Record<string, string[]>;
-  verdicts: unknown[];
-  evidence: unknown[];
+  /** The investigation's state (`pending`, `running`, `diagnosed`, `skipped`), or null when none was asked for. */
+  investigation: { state: string; run: number; started_at: string | null; finished_at: string | null; note: string | null } | null;
+  verdicts: StoredVerdict[];
+  evidence: StoredEvidence[];
+  diagnosis: Diagnosis | null;
   proposal: unknown;
   policy_decision: unknown;
   rehearsal: unknown;
@@ -43,8 +52,10 @@ export class EpisodeReader {
   readonly #episodes: EpisodeRepo;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
+  readonly #findings: EpisodeFindings | null;
 
-  constructor(deps: { episodes: EpisodeRepo; ledger: Ledger; clock: Clock }) {
+  constructor(deps: { episodes: EpisodeRepo; ledger: Ledger; clock: Clock; findings?: EpisodeFindings }) {
+    this.#findings = deps.findings ?? null;
     this.#episodes = deps.episodes;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
@@ -68,19 +79,24 @@ export class EpisodeReader {
   async get(id: string): Promise<EpisodeDetail> {
     const episode = await this.#episodes.get(id);
     if (episode === null) throw new AppError('not_found', 'no such episode');
-    const [alerts, data, timeline] = await Promise.all([
+    const [alerts, data, timeline, findings] = await Promise.all([
       this.#episodes.alertsOf(id),
       this.#episodes.dataOf(id),
       this.#ledger.find({ trace: id, order: 'asc', limit: TIMELINE_MAX }),
+      this.#findings === null ? null : this.#findings.of(id),
     ]);
     const worst = alerts.reduce<string | null>((w, a) => (w === null || severityRank(a.severity) > severityRank(w) ? a.severity : w), null);
     return {
       ...summary(episode, this.#clock.now().getTime(), worst),
       signals: alerts.map((a) => ({ ...a, status: a.end_status ?? 'firing' })),
       data,
-      // Filled by the investigation capability; an escalated episode has none of them.
-      verdicts: [],
-      evidence: [],
+      investigation:
+        findings === null
+          ? null
+          : { state: findings.state, run: findings.run, started_at: findings.started_at, finished_at: findings.finished_at, note: findings.note },
+      verdicts: findings?.verdicts ?? [],
+      evidence: findings?.evidence ?? [],
+      diagnosis: findings?.diagnosis ?? null,
       proposal: null,
       policy_decision: {
         decision: episode.decision,

@@ -205,8 +205,9 @@ export class EpisodeRepo {
         ended_at: null,
         end_status: null,
         baseline: JSON.stringify(a.baseline),
+        labels: JSON.stringify(a.labels),
       }));
-      await trx('episode_alerts').insert(rows).onConflict(['episode_id', 'fingerprint']).merge(['severity', 'summary', 'ended_at', 'end_status']);
+      await trx('episode_alerts').insert(rows).onConflict(['episode_id', 'fingerprint']).merge(['severity', 'summary', 'ended_at', 'end_status', 'labels']);
     }
     const data = new Map<string, { episode_id: string; key: string; value: string; value_lc: string }>();
     for (const a of alerts) {
@@ -313,13 +314,38 @@ export class EpisodeRepo {
     return out;
   }
 
-  async alertsOf(id: string): Promise<EpisodeAlert[]> {
+  /** The alerts of an episode with the labels each had when it joined (empty for alerts of episodes older than labels). */
+  async alertsOf(id: string): Promise<Array<EpisodeAlert & { labels: Record<string, string> }>> {
     const rows = (await this.#db('episode_alerts')
-      .select('fingerprint', 'name', 'severity', 'source', 'summary', 'joined_at', 'ended_at', 'end_status', 'baseline')
+      .select('fingerprint', 'name', 'severity', 'source', 'summary', 'joined_at', 'ended_at', 'end_status', 'baseline', 'labels')
       .where({ episode_id: id })
       .orderBy([{ column: 'joined_at' }, { column: 'fingerprint' }])
-      .limit(5000)) as (Omit<EpisodeAlert, 'baseline'> & { baseline: string })[];
-    return rows.map((r) => ({ ...r, baseline: JSON.parse(r.baseline) as Baseline }));
+      .limit(5000)) as (Omit<EpisodeAlert, 'baseline'> & { baseline: string; labels: string | null })[];
+    return rows.map((r) => ({
+      ...r,
+      baseline: JSON.parse(r.baseline) as Baseline,
+      labels: r.labels === null ? {} : (JSON.parse(r.labels) as Record<string, string>),
+    }));
+  }
+
+  /** Episodes of these services open now, and those of `service` opened since `sinceMs` (the retrieval step's related episodes). */
+  async related(services: string[], service: string, sinceMs: number, excludeId: string): Promise<{ open: Episode[]; history: Episode[] }> {
+    const open =
+      services.length === 0
+        ? []
+        : ((await this.#db('episodes').select(COLUMNS).whereIn('service', services.slice(0, 200)).andWhere({ state: 'open' }).limit(200)) as Row[]).map(
+            fromRow,
+          );
+    const history = (
+      (await this.#db('episodes')
+        .select(COLUMNS)
+        .where({ service })
+        .andWhere('t_open_ms', '>=', sinceMs)
+        .andWhereNot({ id: excludeId })
+        .orderBy('t_open_ms', 'desc')
+        .limit(50)) as Row[]
+    ).map(fromRow);
+    return { open, history };
   }
 
   /** The searchable label values of an episode, by key. */

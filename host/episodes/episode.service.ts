@@ -23,7 +23,9 @@ const NUDGE_MS = 200;
  * `escalated` (see the notify area), so an episode never claims people were told when nobody was.
  */
 const DECISION = { decision: 'abstain', outcome: '', result: 'none' } as const;
-const DECISION_REASON = 'no investigation capability is installed yet: to be escalated to people without a diagnosis';
+const DECISION_REASON = 'no investigation capability is installed: to be escalated to people without a diagnosis';
+/** Said when an investigation was asked for: people are told now, the diagnosis follows. */
+const INVESTIGATING_REASON = 'acting is not built yet: escalated to people now; the investigation (unless autonomy is off) sends its diagnosis after';
 /** Said when there is nobody to tell. */
 export const NOBODY_TO_TELL = 'nobody to tell: no on-call recipients or targets are set';
 const NOTICE_REASON = 'a notice (information only): nobody is paged';
@@ -33,6 +35,8 @@ export interface IncidentChange {
   event: NotifyEvent;
   episode: Episode;
   severity: AlertSeverity;
+  /** With `incident.diagnosed`: what the investigation found. */
+  diagnosis?: { summary: string; holds: string[]; unknown: string[] };
 }
 
 /**
@@ -46,6 +50,15 @@ export interface EpisodeNotifier {
   nudge(): void;
 }
 
+/**
+ * The investigation's store, below this area: an opening asks for its investigation in its own
+ * transaction, and alerts of a new name joining ask for a new run (host/investigation).
+ */
+export interface InvestigationRequests {
+  request(trx: Trx, episodeId: string, service: string, nowMs: number): Promise<void>;
+  rerun(trx: Trx, episodeId: string, nowMs: number): Promise<boolean>;
+}
+
 export interface EpisodeServiceDeps {
   episodes: EpisodeRepo;
   /** The intake area's held alerts (it alone touches their tables). */
@@ -56,6 +69,8 @@ export interface EpisodeServiceDeps {
   debounceS: number;
   /** Who is told of incidents; absent: nobody (the outcome then says so). */
   notifier?: EpisodeNotifier;
+  /** Where investigations are asked for; absent: none is (the decision then says so). */
+  investigations?: InvestigationRequests;
 }
 
 /**
@@ -73,9 +88,17 @@ export class EpisodeService {
   #stopped = false;
   /** Messages were queued in a transaction of this pass. */
   #queued = false;
+  /** Investigations were asked for in this pass. */
+  #asked = false;
+  readonly #askedListeners: Array<() => void> = [];
 
   constructor(deps: EpisodeServiceDeps) {
     this.#d = deps;
+  }
+
+  /** Called after a pass that asked for investigations committed (the investigation runs them soon). */
+  onInvestigationsAsked(listener: () => void): void {
+    this.#askedListeners.push(listener);
   }
 
   /** Asks for a run soon; many nudges in a row make one run. */
@@ -140,6 +163,7 @@ export class EpisodeService {
       }
     }
     this.#nudgeNotifier();
+    this.#nudgeInvestigations();
     if ((await episodes.closable()).length === 0) return this.#next(nextDue, now);
     await ledger.transact(
       async (trx, record) => {
@@ -200,6 +224,10 @@ export class EpisodeService {
       alerts.map((a) => a.fingerprint),
       episode.id,
     );
+    if (this.#d.investigations !== undefined) {
+      await this.#d.investigations.request(trx, episode.id, service, now.getTime());
+      this.#asked = true;
+    }
     await record({
       type: 'episode.opened',
       actor: 'system',
@@ -221,10 +249,14 @@ export class EpisodeService {
     await record({
       type: 'episode.decided',
       actor: 'system',
-      reason: `${DECISION_REASON}; ${detail.reason}`,
+      reason: `${this.#decisionReason()}; ${detail.reason}`,
       trace: episode.id,
       data: { service, decision: DECISION.decision, outcome: null, to: to ?? [] },
     });
+  }
+
+  #decisionReason(): string {
+    return this.#d.investigations === undefined ? DECISION_REASON : INVESTIGATING_REASON;
   }
 
   /** The outcome detail of an episode nobody has been told of yet: why, or who is about to be. */
@@ -241,6 +273,12 @@ export class EpisodeService {
     return to;
   }
 
+  #nudgeInvestigations(): void {
+    if (!this.#asked) return;
+    this.#asked = false;
+    for (const l of this.#askedListeners) l();
+  }
+
   #nudgeNotifier(): void {
     if (!this.#queued) return;
     this.#queued = false;
@@ -251,6 +289,10 @@ export class EpisodeService {
     const members = await this.#members(trx, alerts, now);
     const kind: EpisodeKind = episode.kind === 'incident' ? 'incident' : kindOf(alerts);
     const next: Episode = { ...episode, kind, alerts: namesOf(episode.alerts, alerts) };
+    const known = new Set(episode.alerts);
+    if (this.#d.investigations !== undefined && alerts.some((a) => !known.has(a.name))) {
+      if (await this.#d.investigations.rerun(trx, episode.id, now.getTime())) this.#asked = true;
+    }
     const before = await this.#d.episodes.worstSeverity(trx, episode.id);
     const after = worstOf([before, ...alerts.map((a) => a.severity)]);
     await this.#d.episodes.addAlerts(trx, episode.id, members);
@@ -275,7 +317,7 @@ export class EpisodeService {
       await record({
         type: 'episode.decided',
         actor: 'system',
-        reason: `the notice became an incident: ${DECISION_REASON}; ${detail.reason}`,
+        reason: `the notice became an incident: ${this.#decisionReason()}; ${detail.reason}`,
         trace: episode.id,
         data: { service: episode.service, decision: DECISION.decision, outcome: null, to },
       });

@@ -7,9 +7,10 @@ import type { Logger } from '../log.ts';
 import type { Db } from '../storage/db.ts';
 import type { EpisodeOutcomes } from './episode-outcomes.ts';
 import { EpisodeReader } from './episode.reader.ts';
-import { EpisodeRepo, type EpisodeKind } from './episode.repo.ts';
+import { EpisodeRepo, type Episode, type EpisodeAlert, type EpisodeKind } from './episode.repo.ts';
 import { episodeRoutes } from './episode.routes.ts';
-import { EpisodeService, type EpisodeNotifier } from './episode.service.ts';
+import { EpisodeService, type EpisodeNotifier, type InvestigationRequests } from './episode.service.ts';
+import type { EpisodeFindings } from './episode.reader.ts';
 import { parseQuery } from './query/parse.ts';
 
 /** An open episode as the live view shows it. */
@@ -29,6 +30,17 @@ export interface EpisodesArea extends Area {
   open(limit: number): Promise<OpenEpisode[]>;
   /** Episodes opened since a time, per service: the estate's co-firing suggestions read them. */
   readonly openings: { openedSince(sinceMs: number): Promise<Array<{ service: string; t_open_ms: number }>> };
+  /** What the investigation reads of an episode: the episode, its signals, related episodes. */
+  readonly investigated: InvestigatedEpisodes;
+}
+
+/** The episodes as the investigation reads them (host/investigation). */
+export interface InvestigatedEpisodes {
+  get(id: string): Promise<Episode | null>;
+  signalsOf(id: string): Promise<Array<EpisodeAlert & { labels: Record<string, string> }>>;
+  related(dependencies: string[], service: string, sinceMs: number, excludeId: string): Promise<{ open: Episode[]; history: Episode[] }>;
+  /** Called after a grouping pass that asked for investigations committed. */
+  onInvestigationsAsked(listener: () => void): void;
 }
 
 /**
@@ -41,6 +53,8 @@ export function createEpisodesArea(d: {
   held: HeldAlerts;
   intake: IntakeService;
   notifier: EpisodeNotifier;
+  /** The investigation's store (below this area): openings ask for an investigation; the episode view shows its findings. */
+  findings?: InvestigationRequests & EpisodeFindings;
   ledger: Ledger;
   clock: Clock;
   log: Logger;
@@ -48,15 +62,30 @@ export function createEpisodesArea(d: {
 }): EpisodesArea {
   const { ledger, clock } = d;
   const repo = new EpisodeRepo(d.db);
-  const episodes = new EpisodeService({ episodes: repo, held: d.held, ledger, clock, log: d.log, debounceS: d.debounceS, notifier: d.notifier });
+  const episodes = new EpisodeService({
+    episodes: repo,
+    held: d.held,
+    ledger,
+    clock,
+    log: d.log,
+    debounceS: d.debounceS,
+    notifier: d.notifier,
+    ...(d.findings === undefined ? {} : { investigations: d.findings }),
+  });
   d.intake.onChanged(() => episodes.nudge());
   d.intake.onAlertEnded((trx, episodeId, fingerprint, status, at) => repo.endAlert(trx, episodeId, fingerprint, status, at));
-  const reader = new EpisodeReader({ episodes: repo, ledger, clock });
+  const reader = new EpisodeReader({ episodes: repo, ledger, clock, ...(d.findings === undefined ? {} : { findings: d.findings }) });
   const openQuery = parseQuery('state:open');
   return {
     episodes,
     outcomes: repo,
     openings: { openedSince: (sinceMs) => repo.openedSince(sinceMs) },
+    investigated: {
+      get: (id) => repo.get(id),
+      signalsOf: (id) => repo.alertsOf(id),
+      related: (deps, service, sinceMs, excludeId) => repo.related(deps, service, sinceMs, excludeId),
+      onInvestigationsAsked: (l) => episodes.onInvestigationsAsked(l),
+    },
     open: async (limit) =>
       (await repo.list({ limit, incidentsOnly: false, query: openQuery, after: null, nowMs: clock.now().getTime() })).episodes.map((e) => ({
         id: e.id,

@@ -18,6 +18,8 @@ export interface ServiceView {
   health_url: string | null;
   links: Link[];
   depends_on: Dependency[];
+  /** Per cause id: this service's settings of that cause (thresholds) over the pack's defaults. */
+  check_settings: Record<string, Record<string, number | string | boolean>>;
   /** Which fields a person set (they win over discovery); the rest came from the last build. */
   overridden: string[];
   added_by: string;
@@ -81,6 +83,7 @@ function serviceOf(o: OverrideRow, f: FoundDoc | undefined, confirmed: Dependenc
     approvers: e.approvers ?? [],
     technologies: e.technologies ?? f?.technologies ?? [],
     health_url: e.health_url ?? null,
+    check_settings: e.check_settings ?? {},
     links: mergeLinks(f?.links ?? [], e.links),
     depends_on: [...depends.values()].sort((a, b) => a.service.localeCompare(b.service)),
     overridden: Object.keys(e).sort(),

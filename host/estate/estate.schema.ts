@@ -35,6 +35,8 @@ export interface OverrideEntry {
   links?: LinkInput[];
   depends_on?: string[];
   health_url?: string;
+  /** Per cause id (`prometheus/error-rate`): settings of that cause for this service (thresholds), over the pack's defaults. */
+  check_settings?: Record<string, Record<string, number | string | boolean>>;
 }
 export interface OverridesDoc {
   services: Record<string, OverrideEntry | null>;
@@ -102,6 +104,18 @@ export const OVERRIDES_SCHEMA = {
               },
               depends_on: { type: 'array', maxItems: 200, uniqueItems: true, items: NAME, description: 'Services it depends on.' },
               health_url: { type: 'string', format: 'uri', maxLength: 2000, description: 'Where its health can be read.' },
+              check_settings: {
+                type: 'object',
+                maxProperties: 100,
+                description: "Per cause id (`prometheus/error-rate`): that cause's settings for this service (thresholds), over the pack's defaults.",
+                propertyNames: { pattern: '^[a-z][a-z0-9-]{1,63}/[a-z][a-z0-9-]{0,63}$' },
+                additionalProperties: {
+                  type: 'object',
+                  maxProperties: 50,
+                  propertyNames: { pattern: '^[a-z][a-z0-9_]{0,63}$' },
+                  additionalProperties: { anyOf: [{ type: 'number' }, { type: 'string', maxLength: 200 }, { type: 'boolean' }] },
+                },
+              },
             },
           },
         ],

@@ -65,7 +65,7 @@ export class CauseCatalogue {
     }
     for (const b of registry.broken) {
       if (!isPackDir(b.dir)) continue;
-      packs.push({ name: b.name, version: b.version, causes: [], state: 'broken', problem: b.problem, dir: b.dir });
+      packs.push({ name: b.name, version: b.version, causes: [], state: 'broken', problem: b.problem.split(b.dir).join(path.basename(b.dir)), dir: b.dir });
     }
     this.causes = causes.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     this.packs = packs.sort((a, b) => (a.name ?? '').localeCompare(b.name ?? '') || a.dir.localeCompare(b.dir));

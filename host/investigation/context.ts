@@ -26,7 +26,7 @@ export interface Readers {
 export interface ReaderSource {
   /** Why a capability cannot be read for this service (no connector, several), or null when it can. */
   obstacle(capability: ReadCapability): { obstacle: Obstacle; problem: string } | null;
-  readers(signal: AbortSignal): Readers;
+  readers(signal: AbortSignal, deadline: number): Readers;
   /** The secret values of the connectors read, blanked out of evidence. */
   secrets(): string[];
 }
@@ -48,7 +48,7 @@ export interface CheckInputs {
  * obstacles stay true), as does every reader once the check is cut off.
  */
 export function checkContext(cause: Cause, inputs: CheckInputs, source: ReaderSource, log: PluginLog, signal: AbortSignal, deadline: number): CheckContext {
-  const r = source.readers(signal);
+  const r = source.readers(signal, deadline);
   const guard = <F extends (...args: never[]) => Promise<unknown>>(cap: ReadCapability, fn: F): F =>
     (async (...args: Parameters<F>) => {
       if (!cause.reads.includes(cap)) throw readFailure('the read was refused or failed', `cause ${cause.id} does not declare that it reads ${cap}`);

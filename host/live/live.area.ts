@@ -6,7 +6,7 @@ import type { Governance } from '../governance/governance.ts';
 import type { HeldAlerts } from '../intake/held-alerts.ts';
 import type { Poller } from '../schedule/poller.ts';
 import { liveRoutes } from './live.routes.ts';
-import { LiveService } from './live.service.ts';
+import { LiveService, type LiveInvestigation } from './live.service.ts';
 import { TickMonitor } from './tick-monitor.ts';
 
 export interface LiveArea extends Area {
@@ -24,6 +24,7 @@ export function createLiveArea(d: {
   governance: Pick<Governance, 'approvals'>;
   discovery: Pick<DiscoveryArea, 'running'>;
   poller: Pick<Poller, 'schedule'>;
+  investigations: { running(limit: number): Promise<LiveInvestigation[]> };
 }): LiveArea {
   const ticks = new TickMonitor({ clock: d.clock, everyMs: d.tickMs });
   const live = new LiveService({
@@ -43,6 +44,7 @@ export function createLiveArea(d: {
       })),
     discoveryJobs: () => d.discovery.running(),
     polls: () => d.poller.schedule(),
+    investigations: (limit) => d.investigations.running(limit),
     tick: () => ticks.seen(),
   });
   return { ticks, routes: ({ server, log, guard }: Http) => liveRoutes(server, { log, guard, live }) };

@@ -46,7 +46,17 @@ export interface LiveReport {
   discovery: LiveJob[] | null;
   /** Polled alert sources and where each stands; null when not wired. */
   polls: PollSchedule[] | null;
+  /** Investigations running now (retrieving, checking, diagnosing), oldest first; null when not wired. */
+  investigations: LiveInvestigation[] | null;
   tick: TickSeen;
+}
+
+/** An investigation under way. */
+export interface LiveInvestigation {
+  episode_id: string;
+  service: string;
+  run: number;
+  started_at: string | null;
 }
 
 /** Each list is cut at this many entries (the full lists have endpoints of their own). */
@@ -61,6 +71,7 @@ export interface LiveDeps {
   pendingApprovals(limit: number): Promise<LiveApproval[]>;
   discoveryJobs?(): Promise<LiveJob[]>;
   polls?(): Promise<PollSchedule[]>;
+  investigations?(limit: number): Promise<LiveInvestigation[]>;
   tick(): TickSeen;
 }
 
@@ -73,12 +84,13 @@ export class LiveService {
   }
 
   async live(): Promise<LiveReport> {
-    const [groups, episodes, approvals, discovery, polls] = await Promise.all([
+    const [groups, episodes, approvals, discovery, polls, investigations] = await Promise.all([
       this.#d.ungrouped(),
       this.#d.openEpisodes(LIVE_LIMIT),
       this.#d.pendingApprovals(LIVE_LIMIT),
       this.#d.discoveryJobs === undefined ? Promise.resolve(null) : this.#d.discoveryJobs(),
       this.#d.polls === undefined ? Promise.resolve(null) : this.#d.polls(),
+      this.#d.investigations === undefined ? Promise.resolve(null) : this.#d.investigations(LIVE_LIMIT),
     ]);
     const debounce = groups
       .filter((g) => g.first_fired !== '')
@@ -90,6 +102,6 @@ export class LiveService {
       }))
       .sort((a, b) => (a.opened_at < b.opened_at ? -1 : a.opened_at > b.opened_at ? 1 : 0))
       .slice(0, LIVE_LIMIT);
-    return { now: this.#d.clock.now().toISOString(), debounce, episodes, approvals, discovery, polls, tick: this.#d.tick() };
+    return { now: this.#d.clock.now().toISOString(), debounce, episodes, approvals, discovery, polls, investigations, tick: this.#d.tick() };
   }
 }

@@ -53,6 +53,9 @@ export interface NotifyStatus {
   problems: Array<{ channel_kind: ChannelKind; name: string; problem: string; at: string }>;
 }
 
+const WITH_DIAGNOSIS = 'escalated to people with the diagnosis';
+const WITHOUT_DIAGNOSIS = 'escalated to people without a diagnosis';
+
 /**
  * The delivery worker: takes due messages from the outbox under a lease (so two host processes
  * never send one twice), sends them, and records each attempt: `outcome.notified` on success,
@@ -229,14 +232,15 @@ export class NotifyDelivery {
     const prior = episode.outcome === 'escalated' ? episode.outcome_detail : null;
     const channels = [...(prior?.channels ?? [])];
     if (!channels.some((c) => c.to === d.channel)) channels.push({ to: d.channel, how: d.channel_kind === 'email' ? 'e-mail' : how });
+    const withDiagnosis = d.event === 'incident.diagnosed' || (prior?.reason.startsWith(WITH_DIAGNOSIS) ?? false);
     const detail: OutcomeDetail = {
       value: 'escalated',
-      reason: `escalated to people without a diagnosis: told ${channels.map((c) => (c.how === 'e-mail' ? `${c.to} by e-mail` : `${c.to} through ${c.how}`)).join(', ')}`,
+      reason: `${withDiagnosis ? WITH_DIAGNOSIS : WITHOUT_DIAGNOSIS}: told ${channels.map((c) => (c.how === 'e-mail' ? `${c.to} by e-mail` : `${c.to} through ${c.how}`)).join(', ')}`,
       at: prior?.at ?? at,
       told: channels.map((c) => c.to),
       channels,
     };
-    if (prior !== null && prior.told.length === detail.told.length) return false;
+    if (prior !== null && prior.told.length === detail.told.length && prior.reason === detail.reason) return false;
     await this.#d.episodes.setOutcome(trx, d.episode_id, 'escalated', detail);
     return prior === null;
   }

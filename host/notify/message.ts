@@ -4,6 +4,7 @@ const WHAT: Record<NotifyMessage['event'], string> = {
   'incident.opened': 'Incident opened',
   'incident.escalated': 'Incident escalated',
   'incident.closed': 'Incident closed',
+  'incident.diagnosed': 'Incident diagnosed',
 };
 
 /** The e-mail telling an on-call recipient of an incident: plain text, everything needed to act. */
@@ -19,11 +20,24 @@ export function incidentMail(m: NotifyMessage): { subject: string; text: string 
     `Episode:  ${e.id}`,
     ...(e.url === null ? [] : [`Console:  ${e.url}`]),
     '',
-    m.event === 'incident.closed'
-      ? 'None of its alerts fire any more.'
-      : 'No investigation capability is installed yet: this is escalated to you without a diagnosis.',
+    ...whatNext(m),
     '',
     `Sent at ${m.sent_at} by the on-call service, because you are one of its on-call recipients.`,
   ];
   return { subject: subject.slice(0, 200), text: `${lines.join('\n')}\n` };
+}
+
+/** The closing lines: the diagnosis when there is one, else what to expect. */
+function whatNext(m: NotifyMessage): string[] {
+  if (m.event === 'incident.closed') return ['None of its alerts fire any more.'];
+  const d = m.episode.diagnosis;
+  if (m.event === 'incident.diagnosed' && d !== undefined)
+    return [
+      `Diagnosis: ${d.summary}`,
+      ...(d.holds.length === 0 ? [] : [`Holds:     ${d.holds.join(', ')}`]),
+      ...(d.unknown.length === 0 ? [] : [`Unknown:   ${d.unknown.join(', ')} (could not be checked; the console says why)`]),
+      '',
+      'Acting is not built yet: this is escalated to you with the diagnosis; nothing was changed.',
+    ];
+  return ['This is escalated to you now. Where the service is investigated (autonomy above off), its diagnosis follows in a second message.'];
 }

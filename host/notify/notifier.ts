@@ -70,6 +70,7 @@ export class Notifier implements EpisodeNotifier {
       alerts: e.alerts,
       outcome: e.outcome === '' ? null : e.outcome,
       url: this.#publicUrl === null ? null : `${this.#publicUrl}/episodes/${encodeURIComponent(e.id)}`,
+      ...(change.diagnosis === undefined ? {} : { diagnosis: change.diagnosis }),
     };
     for (const c of channels) {
       await this.#outbox.add(trx, {

@@ -363,7 +363,7 @@ export interface ConnectorCapabilities {
 // ---------------------------------------------------------------------------------------------
 
 /** What happened to an incident: the reason a notification is sent. */
-export type NotifyEvent = 'incident.opened' | 'incident.closed' | 'incident.escalated';
+export type NotifyEvent = 'incident.opened' | 'incident.closed' | 'incident.escalated' | 'incident.diagnosed';
 
 /** The incident a notification tells of, as the host describes it to every notification target. */
 export interface NotifyEpisode {
@@ -381,6 +381,12 @@ export interface NotifyEpisode {
   outcome: string | null;
   /** The episode's page in the console, or null when the install has no SERVICE_PUBLIC_URL. */
   url: string | null;
+  /**
+   * Plugin API 1.1: on `incident.diagnosed`, what the investigation found: the causes that hold
+   * (best first), those it could not check, and the sentences a person reads first. Absent on
+   * other events.
+   */
+  diagnosis?: { summary: string; holds: string[]; unknown: string[] };
 }
 
 /** One notification: what a target is asked to deliver. The host retries it until it is delivered or 1 hour has passed. */

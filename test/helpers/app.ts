@@ -1,6 +1,6 @@
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import type { ExecutionContext } from 'ava';
-import { createApp, type App } from '../../host/app.ts';
+import { createApp, type App, type AppOptions } from '../../host/app.ts';
 import { TestClock } from '../../host/clock.ts';
 import { loadConfig } from '../../host/config.ts';
 import { signedMessage, type Licence } from '../../host/licence/licence.ts';
@@ -50,6 +50,8 @@ export interface StartOptions {
   store?: TestStore;
   /** Keep the store after the test (for restarts); the caller cleans it up. */
   keepStore?: boolean;
+  /** Shorter investigation cut-offs (per check, per investigation). */
+  investigationLimits?: AppOptions['investigationLimits'];
 }
 
 /**
@@ -75,7 +77,11 @@ export async function startApp(t: ExecutionContext, opts: StartOptions = {}): Pr
   const env = serviceEnv(store, opts.env);
   const logs: string[] = [];
   const log: Logger = createLogger(loadConfig(env), { write: (line: string) => (logs.push(line), true) } as unknown as NodeJS.WritableStream);
-  const app = await createApp(loadConfig(env), { clock, log });
+  const app = await createApp(loadConfig(env), {
+    clock,
+    log,
+    ...(opts.investigationLimits === undefined ? {} : { investigationLimits: opts.investigationLimits }),
+  });
   const port = await app.listen(0, '127.0.0.1');
   t.teardown(async () => {
     await app.close();

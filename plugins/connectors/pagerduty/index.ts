@@ -33,7 +33,8 @@ export function eventBody(routingKey: string, m: NotifyMessage): Record<string, 
   const e = m.episode;
   if (m.event === 'incident.closed') return { routing_key: routingKey, event_action: 'resolve', dedup_key: e.id };
   const alerts = e.alerts.length === 0 ? 'an alert' : e.alerts.slice(0, 5).join(', ') + (e.alerts.length > 5 ? ` and ${e.alerts.length - 5} more` : '');
-  const summary = `[${e.severity}] ${e.service}: ${alerts}${m.event === 'incident.escalated' ? ' (escalated)' : ''}`;
+  const found = m.event === 'incident.diagnosed' && e.diagnosis !== undefined ? ` — ${e.diagnosis.summary}` : '';
+  const summary = `[${e.severity}] ${e.service}: ${alerts}${m.event === 'incident.escalated' ? ' (escalated)' : ''}${found}`;
   return {
     routing_key: routingKey,
     event_action: 'trigger',
@@ -47,7 +48,14 @@ export function eventBody(routingKey: string, m: NotifyMessage): Record<string, 
       timestamp: e.t_open,
       component: e.service,
       class: m.event,
-      custom_details: { episode: e.id, alerts: e.alerts, outcome: e.outcome, event: m.event, sent_at: m.sent_at },
+      custom_details: {
+        episode: e.id,
+        alerts: e.alerts,
+        outcome: e.outcome,
+        event: m.event,
+        sent_at: m.sent_at,
+        ...(e.diagnosis === undefined ? {} : { diagnosis: e.diagnosis }),
+      },
     },
   };
 }

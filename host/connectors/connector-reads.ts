@@ -1,0 +1,63 @@
+import type { Logger } from '../log.ts';
+import type { ReadCapability } from '../plugins/contract.ts';
+import { callable, callConnector, clipProblem, isObj, jsonOnly } from './connector-calls.ts';
+import type { ConnectorStore } from './connectors.store.ts';
+import { cutOffMs } from './runner.ts';
+import { clone, scrubJson } from './secrets.ts';
+
+/** The connector methods a check's readers call: each read-only. */
+export type ReadMethod = 'query' | 'range' | 'changes';
+
+/** A connector that serves a check capability (its kind declares it in `reads`). */
+export interface ReadableConnector {
+  name: string;
+  kind: string;
+  /** What stops it being read (a configuration fault, incomplete settings), or null. */
+  fault: string | null;
+}
+
+/** What one read answered: `data` (query, range) or `commits` (changes), scrubbed of the connector's secrets. */
+export type ReadReport = { ok: true; value: Record<string, unknown> } | { ok: false; problem: string };
+
+const MAX_READ_BYTES = 1024 * 1024;
+
+/** The configured connectors whose kind declares `capability` in its `reads`. */
+export async function readableFor(store: ConnectorStore, capability: ReadCapability): Promise<ReadableConnector[]> {
+  return (await store.all())
+    .filter((r) => r.type !== null && Array.isArray(r.type.plugin.reads) && (r.type.plugin.reads as unknown[]).includes(capability))
+    .map((r) => ({ name: r.name, kind: r.kind, fault: r.fault ?? (r.settings === null ? 'its settings are incomplete' : null) }));
+}
+
+/**
+ * One read for a check (host/investigation): calls the connector's read-only `query`, `range` or
+ * `changes`, guarded and cut off at its timeout (or the check's own deadline, when sooner). Never
+ * throws; a plugin's `{ok: false, problem}`, a throw, the cut-off or an answer over 1 MiB is a
+ * problem in words, scrubbed of the connector's secrets. Reads are not recorded one by one in the
+ * ledger: the investigation records each check with a digest of its evidence.
+ */
+export async function readWith(
+  d: { store: ConnectorStore; log: Logger },
+  name: string,
+  method: ReadMethod,
+  request: Record<string, unknown>,
+  maxMs: number,
+): Promise<ReadReport> {
+  const r = await d.store.resolve(name);
+  const ready = callable(r, 'read', (t) => typeof t.plugin[method] === 'function', `connectors of kind ${r.kind} cannot answer ${method}`);
+  if (!ready.ok) return { ok: false, problem: clipProblem(ready.failure.problem) };
+  const { c } = ready;
+  const outcome = await callConnector({
+    job: 'read',
+    c,
+    timeoutMs: Math.max(1, Math.min(cutOffMs(c.settings), maxMs)),
+    log: d.log,
+    call: (ctx) => (c.type.plugin[method] as (x: unknown, q: unknown) => unknown).call(c.type.plugin, ctx, clone(request)),
+  });
+  if (!outcome.ok) return { ok: false, problem: clipProblem(outcome.failure.problem) };
+  const v = outcome.value;
+  if (!isObj(v) || typeof v.ok !== 'boolean') return { ok: false, problem: `the connector answered something that is not {ok, problem, ...}` };
+  if (!v.ok) return { ok: false, problem: clipProblem(scrubJson(typeof v.problem === 'string' ? v.problem : 'it gave no reason', c.secrets) as string) };
+  const value = scrubJson(jsonOnly(v), c.secrets) as Record<string, unknown>;
+  if (JSON.stringify(value).length > MAX_READ_BYTES) return { ok: false, problem: `the answer is larger than ${MAX_READ_BYTES / 1024} KiB; narrow the query` };
+  return { ok: true, value };
+}

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../errors.ts';
+import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Cause, CauseCatalogue } from './catalogue.ts';
+import type { CheckInputs } from './context.ts';
+import { rank } from './diagnosis.ts';
+import type { StoredEvidence, StoredVerdict } from './findings.repo.ts';
+import { liveSource, type ConnectorReads } from './live-readers.ts';
+import { checkService, type EstateEntries } from './retrieval.ts';
+import type { VerdictResult } from './run-check.ts';
+
+/** What `POST /v1/checks/run` and `oncall checks run` answer. */
+export interface CheckRun {
+  service: string;
+  at: string;
+  verdicts: StoredVerdict[];
+  evidence: StoredEvidence[];
+}
+
+export interface CheckRunRequest {
+  service: string;
+  /** One cause id, or null for every cause of the loaded packs. */
+  cause: string | null;
+  at: Date;
+  /** Write `check.started` / `check.finished` events (actor `actor`); otherwise nothing is written. */
+  record: boolean;
+  actor: string;
+}
+
+/**
+ * Runs checks now, outside any episode, read-only against the configured connectors: every cause
+ * of the loaded packs (or the one asked for) on the service's estate entry, with no signals.
+ * Records `check.` events only when asked to.
+ */
+export async function checksNow(
+  d: {
+    catalogue: CauseCatalogue;
+    estate: EstateEntries;
+    connectors: ConnectorReads;
+    ledger: Ledger;
+    checkAll: (causes: readonly Cause[], inputs: CheckInputs, source: Awaited<ReturnType<typeof liveSource>>) => Promise<VerdictResult[]>;
+  },
+  req: CheckRunRequest,
+): Promise<CheckRun> {
+  const causes = req.cause === null ? d.catalogue.causes : [d.catalogue.get(req.cause)].filter((c): c is Cause => c !== null);
+  if (causes.length === 0)
+    throw new AppError('not_found', req.cause === null ? 'no pack is loaded: there is no cause to check' : `no loaded pack declares cause ${req.cause}`);
+  const view = await d.estate.find(req.service);
+  const at = req.at.toISOString();
+  const inputs: CheckInputs = {
+    episode: { id: null, service: req.service, opened_at: at },
+    at,
+    signals: [],
+    service: checkService(req.service, view),
+    related: { dependencies: [], history: [] },
+    overrides: view?.check_settings ?? {},
+  };
+  const source = await liveSource({ connectors: d.connectors, ledger: d.ledger }, inputs.service, at);
+  if (req.record)
+    await d.ledger.transact(async (_trx, record) => {
+      await record(
+        causes.map((c) => ({
+          type: 'check.started',
+          actor: req.actor,
+          reason: `checking ${c.title} (run by hand)`,
+          data: { cause: c.id, service: req.service, at },
+        })),
+      );
+    });
+  const ranked = rank(await d.checkAll(causes, inputs, source));
+  const evidence: StoredEvidence[] = [];
+  const verdicts: StoredVerdict[] = ranked.map((v) => ({
+    cause: v.cause,
+    title: v.title,
+    verdict: v.verdict,
+    reason: v.reason,
+    obstacle: v.obstacle,
+    evidence: v.evidence.map((e) => {
+      const id = randomUUID();
+      evidence.push({ ...e, id, cause: v.cause });
+      return id;
+    }),
+    took_ms: v.took_ms,
+    remedy: v.remedy,
+    verification: v.verification,
+  }));
+  if (req.record)
+    await d.ledger.transact(async (_trx, record) => {
+      await record(
+        verdicts.map((v) => ({
+          type: 'check.finished',
+          actor: req.actor,
+          reason: `${v.title}: ${v.verdict} (run by hand)`,
+          data: { cause: v.cause, service: req.service, at, verdict: v.verdict, obstacle: v.obstacle, took_ms: v.took_ms, evidence: v.evidence.length },
+        })),
+      );
+    });
+  return { service: req.service, at, verdicts, evidence };
+}

@@ -1,0 +1,289 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { InvestigatedEpisodes } from '../episodes/episodes.area.ts';
+import type { Episode } from '../episodes/episode.repo.ts';
+import type { Level } from '../governance/levels.ts';
+import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Logger } from '../log.ts';
+import type { Trx } from '../storage/db.ts';
+import type { AlertSeverity } from '../plugins/contract.ts';
+import { worstOf } from '../episodes/episode.repo.ts';
+import { clip } from '../text.ts';
+import { applies } from './applies.ts';
+import type { Cause, CauseCatalogue } from './catalogue.ts';
+import { checkContext, type CheckInputs, type ReaderSource } from './context.ts';
+import { diagnose, rank } from './diagnosis.ts';
+import type { Claimed, Diagnosis, FindingsRepo, StoredEvidence } from './findings.repo.ts';
+import { liveSource, type ConnectorReads } from './live-readers.ts';
+import { retrievalData, retrieve, type EstateEntries } from './retrieval.ts';
+import { runCheck, unknownVerdict, type VerdictResult } from './run-check.ts';
+
+/** The bounds of the issue: 4 checks at a time, 20 s each, 2 minutes per investigation. */
+export interface InvestigationLimits {
+  concurrency: number;
+  checkTimeoutMs: number;
+  investigationTimeoutMs: number;
+}
+export const DEFAULT_LIMITS: InvestigationLimits = { concurrency: 4, checkTimeoutMs: 20_000, investigationTimeoutMs: 120_000 };
+
+/** How long a claimed investigation is held before another host may take it over. */
+const LEASE_MS = 180_000;
+/** Investigations taken per pass, and run side by side. */
+const BATCH = 8;
+const PARALLEL = 4;
+const NUDGE_MS = 50;
+
+/** Tells the people of an incident its diagnosis (the notify area's outbox, in the same transaction). */
+export interface DiagnosisTeller {
+  tellDiagnosis(trx: Trx, episode: Episode, severity: AlertSeverity, diagnosis: Diagnosis): Promise<void>;
+  nudge(): void;
+}
+
+export interface InvestigationDeps {
+  findings: FindingsRepo;
+  episodes: InvestigatedEpisodes;
+  estate: EstateEntries;
+  levels: { levelOf(service: string): Promise<Level> };
+  catalogue: CauseCatalogue;
+  connectors: ConnectorReads;
+  ledger: Ledger;
+  teller: DiagnosisTeller;
+  clock: Clock;
+  log: Logger;
+  limits?: Partial<InvestigationLimits>;
+}
+
+/** One verdict with the ids of the evidence it cites. */
+type Recorded = VerdictResult & { evidence_ids: string[] };
+
+/**
+ * Steps 2-4 of the path for each episode: retrieve, check, diagnose. Investigations are asked for
+ * in the episode's own transaction (findings.repo.ts) and taken here under a lease, so a restarted
+ * host resumes them and two hosts never run one twice; every step is a ledger event traced to the
+ * episode. Halt does not stop it: diagnosis continues. Autonomy `off` skips it.
+ */
+export class InvestigationService {
+  readonly #d: InvestigationDeps;
+  readonly #limits: InvestigationLimits;
+  readonly #holder = `inv-${randomUUID()}`;
+  #running: Promise<void> = Promise.resolve();
+  #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+
+  constructor(deps: InvestigationDeps) {
+    this.#d = deps;
+    this.#limits = { ...DEFAULT_LIMITS, ...deps.limits };
+  }
+
+  /** Asks for a pass soon; nudges in a row make one pass. */
+  nudge(): void {
+    if (this.#stopped || this.#timer !== null) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.run().catch((err: unknown) => this.#d.log.error({ err }, 'investigating episodes failed'));
+    }, NUDGE_MS);
+    this.#timer.unref();
+  }
+
+  /** Runs every pending investigation; passes never overlap. Tests await it. */
+  run(): Promise<void> {
+    const next = this.#running.then(() => (this.#stopped ? undefined : this.#pass()));
+    this.#running = next.catch(() => undefined);
+    return next;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+
+  /** Investigations running now (the live view). */
+  running(limit = 100): ReturnType<FindingsRepo['running']> {
+    return this.#d.findings.running(limit);
+  }
+
+  async #pass(): Promise<void> {
+    for (;;) {
+      const claimed = await this.#d.findings.claim(this.#holder, this.#d.clock.now().getTime(), LEASE_MS, BATCH);
+      if (claimed.length === 0) return;
+      let next = 0;
+      const worker = async () => {
+        while (next < claimed.length && !this.#stopped) {
+          const c = claimed[next++]!;
+          await this.#investigate(c).catch((err: unknown) => this.#d.log.error({ err, episode: c.episode_id }, 'an investigation failed'));
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(PARALLEL, claimed.length) }, worker));
+      if (this.#stopped) return;
+    }
+  }
+
+  async #investigate(c: Claimed): Promise<void> {
+    const { ledger, clock, findings } = this.#d;
+    const episode = await this.#d.episodes.get(c.episode_id);
+    const now = clock.now();
+    if (episode === null || (await this.#d.levels.levelOf(c.service)) === 'off') {
+      const note = episode === null ? 'the episode no longer exists' : `autonomy of ${c.service} is off: no investigation`;
+      await ledger.transact(async (trx, record) => {
+        if (!(await findings.stillHeld(trx, c, this.#holder))) return;
+        await findings.skip(trx, c, note, now.toISOString());
+        if (episode !== null)
+          await record({ type: 'decision.not_investigated', actor: 'system', reason: note, trace: c.episode_id, data: { service: c.service, run: c.run } });
+      });
+      return;
+    }
+    const { inputs } = await retrieve({ episodes: this.#d.episodes, estate: this.#d.estate }, episode, now.getTime());
+    const source = await liveSource({ connectors: this.#d.connectors, ledger }, inputs.service, inputs.at);
+    const causes = this.#d.catalogue.causes.filter((cause) => applies(cause.applies, inputs.signals, inputs.service));
+    await ledger.append({
+      type: 'retrieval.context',
+      actor: 'system',
+      reason: `gathered what is known of ${c.service}: ${inputs.service.in_estate ? 'its estate entry' : 'no estate entry'}, ${inputs.signals.length} signal(s), ${inputs.related.dependencies.length} open episode(s) of its dependencies`,
+      trace: c.episode_id,
+      data: retrievalData(inputs, c.run),
+    });
+    if (causes.length > 0)
+      await ledger.transact(async (_trx, record) => {
+        await record(
+          causes.map((cause) => ({
+            type: 'check.started',
+            actor: 'system',
+            reason: `checking ${cause.title}`,
+            trace: c.episode_id,
+            data: { cause: cause.id, run: c.run },
+          })),
+        );
+      });
+    const verdicts = await this.checkAll(causes, inputs, source);
+    await this.#conclude(c, episode, verdicts, worstOf(inputs.signals.map((s) => s.severity)));
+  }
+
+  /**
+   * Runs causes on inputs, at most `concurrency` at a time, each cut off at its timeout, all
+   * within the investigation's time; a cause whose capability cannot be read is `unknown`
+   * without running, one not started in time is `unknown` too. Never throws.
+   */
+  async checkAll(causes: readonly Cause[], inputs: CheckInputs, source: ReaderSource): Promise<VerdictResult[]> {
+    const { concurrency, checkTimeoutMs, investigationTimeoutMs } = this.#limits;
+    const endsAt = Date.now() + investigationTimeoutMs;
+    const results = new Map<string, VerdictResult>();
+    const log = this.#d.log.child({ component: 'checks', service: inputs.service.name });
+    let next = 0;
+    const worker = async () => {
+      while (next < causes.length) {
+        const cause = causes[next++]!;
+        const blocked = cause.reads.map((r) => source.obstacle(r)).find((o) => o !== null);
+        if (blocked !== undefined && blocked !== null) {
+          results.set(cause.id, unknownVerdict(cause, blocked.obstacle, blocked.problem));
+          continue;
+        }
+        const left = endsAt - Date.now();
+        if (left <= 0) {
+          results.set(
+            cause.id,
+            unknownVerdict(
+              cause,
+              'the read was refused or failed',
+              `the investigation ran out of its ${investigationTimeoutMs / 1000} s before this check ran`,
+            ),
+          );
+          continue;
+        }
+        const pluginLog = pluginLogger(log, cause.id);
+        results.set(
+          cause.id,
+          await runCheck(cause, (signal, deadline) => checkContext(cause, inputs, source, pluginLog, signal, deadline), {
+            timeoutMs: Math.min(checkTimeoutMs, left),
+            secrets: source.secrets(),
+            at: inputs.at,
+          }),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, causes.length) }, worker));
+    return causes.map((c) => results.get(c.id)!);
+  }
+
+  /** Step 4: the verdicts, their evidence and the diagnosis recorded together, then people told. */
+  async #conclude(c: Claimed, episode: Episode, verdicts: VerdictResult[], severity: AlertSeverity): Promise<void> {
+    const ranked = rank(verdicts);
+    const diagnosis = diagnose(ranked, c.service);
+    const evidence: StoredEvidence[] = [];
+    const recorded: Recorded[] = ranked.map((v) => {
+      const ids = v.evidence.map((e) => {
+        const id = randomUUID();
+        evidence.push({ ...e, id, cause: v.cause });
+        return id;
+      });
+      return { ...v, evidence_ids: ids };
+    });
+    const byId = new Map(evidence.map((e) => [e.id, e]));
+    const told = await this.#d.ledger.transact(
+      async (trx, record) => {
+        if (!(await this.#d.findings.stillHeld(trx, c, this.#holder))) return false;
+        if (recorded.length > 0)
+          await record(
+            recorded.map((v) => ({
+              type: 'check.finished',
+              actor: 'system',
+              reason: clip(`${v.title}: ${v.verdict}${v.obstacle === null ? '' : ` (${v.obstacle})`}: ${v.reason}`, 1000, '…'),
+              trace: c.episode_id,
+              data: {
+                cause: v.cause,
+                run: c.run,
+                verdict: v.verdict,
+                obstacle: v.obstacle,
+                took_ms: v.took_ms,
+                evidence: v.evidence_ids.map((id) => digest(byId.get(id)!)),
+              },
+            })),
+          );
+        await this.#d.findings.complete(trx, c, { verdicts: recorded, evidence, diagnosis, at: this.#d.clock.now().toISOString() });
+        await record({
+          type: 'decision.diagnosed',
+          actor: 'system',
+          reason: diagnosis.summary,
+          trace: c.episode_id,
+          data: { service: c.service, run: c.run, holds: diagnosis.holds, unknown: diagnosis.unknown, checked: recorded.length },
+        });
+        if (episode.kind === 'incident' && recorded.length > 0) await this.#d.teller.tellDiagnosis(trx, episode, severity, diagnosis);
+        return true;
+      },
+      { headFirst: true },
+    );
+    if (told) this.#d.teller.nudge();
+  }
+}
+
+/** What the ledger keeps of an evidence item: where it came from and a hash of what it said. */
+function digest(e: StoredEvidence): Record<string, unknown> {
+  return {
+    id: e.id,
+    source: e.source,
+    kind: e.kind,
+    query: clip(e.query, 500, '…'),
+    at: e.at,
+    sha256: createHash('sha256')
+      .update(JSON.stringify(e.observed ?? null))
+      .digest('hex'),
+  };
+}
+
+function pluginLogger(
+  log: Logger,
+  cause: string,
+): {
+  info(m: string, f?: Record<string, unknown>): void;
+  warn(m: string, f?: Record<string, unknown>): void;
+  error(m: string, f?: Record<string, unknown>): void;
+} {
+  const l = log.child({ cause });
+  const safe = (f: Record<string, unknown> | undefined) => ({ fields: f === undefined ? undefined : clip(JSON.stringify(f) ?? '', 2000, '…') });
+  return {
+    info: (m, f) => l.info(safe(f), clip(String(m), 500, '…')),
+    warn: (m, f) => l.warn(safe(f), clip(String(m), 500, '…')),
+    error: (m, f) => l.error(safe(f), clip(String(m), 500, '…')),
+  };
+}
