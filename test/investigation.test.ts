@@ -5,6 +5,8 @@ import test from 'ava';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { SECOND } from '../host/clock.ts';
 import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
 
@@ -212,4 +214,34 @@ test('POST /v1/checks/run runs checks by hand, read-only, writing check events o
   t.true(events.every((e) => e.actor !== 'system'));
   t.is((await ta.call('POST', '/v1/checks/run', { body: { service: 'checkout', cause: 'tp/nope' } })).status, 404);
   t.is((await ta.call('POST', '/v1/checks/run', { body: { service: 'bad name!' } })).status, 400);
+});
+
+test('people told of an incident are told its diagnosis next (incident.diagnosed), and the outcome then says so', async (t) => {
+  const ta = await started(t);
+  const got: Array<{ event: string; episode: any }> = [];
+  const srv = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method === 'POST') got.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      res.statusCode = 202;
+      res.end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => (srv.closeAllConnections(), srv.close(() => resolve()))));
+  const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}/hook`;
+  t.is((await ta.call('PUT', '/v1/connectors/hook', { body: { kind: 'webhook', settings: { url, secret: 'a-webhook-secret-0123456789' } } })).status, 201);
+  t.is((await ta.call('PUT', '/v1/settings/notifications', { body: { recipients: [], targets: ['hook'] } })).status, 200);
+  const ep = await investigated(ta);
+  await ta.app.notifications.run();
+  t.deepEqual(
+    got.map((m) => m.event),
+    ['incident.opened', 'incident.diagnosed'],
+  );
+  t.deepEqual(got[1]!.episode.diagnosis, { summary: ep.diagnosis.summary, holds: ep.diagnosis.holds, unknown: ep.diagnosis.unknown });
+  t.is(got[0]!.episode.diagnosis, undefined);
+  const after = (await ta.call('GET', `/v1/episodes/${ep.id}`)).body;
+  t.is(after.outcome, 'escalated');
+  t.regex(after.outcome_detail.reason, /^escalated to people with the diagnosis: told hook/);
 });

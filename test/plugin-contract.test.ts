@@ -15,6 +15,7 @@ import type { PluginManifest } from '../host/plugins/contract.ts';
 import { loadPlugins, type PluginRegistry } from '../host/plugins/loader.ts';
 import { CauseCatalogue } from '../host/investigation/catalogue.ts';
 import { loadScenarios, replayScenario } from '../host/investigation/replay.ts';
+import { PACKS_DIR, scenarioTable, withTable } from '../host/investigation/scenario-table.ts';
 
 const REPO = fileURLToPath(new URL('../', import.meta.url));
 const ROOTS = ['plugins', 'packs', 'examples'].map((r) => path.join(REPO, r));
@@ -163,4 +164,9 @@ test("the alertmanager connector maps alerts with an identical copy of the norma
   const connector = readFileSync(path.join(REPO, 'plugins/connectors/alertmanager/map.ts'), 'utf8');
   const normaliser = readFileSync(path.join(REPO, 'plugins/normalisers/alertmanager/map.ts'), 'utf8');
   t.is(connector, normaliser, 'change both copies together');
+});
+
+test('docs/packs.md publishes the verdict of every shipped scenario as the code reaches it (npm run docs:packs)', async (t) => {
+  const doc = readFileSync(path.join(REPO, 'docs/packs.md'), 'utf8');
+  t.is(doc, withTable(doc, await scenarioTable([PACKS_DIR])), 'run npm run docs:packs and commit docs/packs.md');
 });
