@@ -246,7 +246,7 @@ browserTest('halt and resume from the header switch (a reason is required); the 
   await table.getByText('governance.resumed').waitFor();
   await table.getByText('governance.halted').waitFor();
   // The filtered page replaces the unfiltered one, which shows both events too: wait for it.
-  await page.waitForFunction(() => document.querySelectorAll('table tbody tr').length === 2);
+  await page.waitForFunction(() => ((globalThis as any).document.querySelectorAll('table tbody tr').length as number) === 2);
   const types = await table.locator('tbody tr td:nth-child(3)').allInnerTexts();
   t.deepEqual(types, ['governance.resumed', 'governance.halted'], 'newest first');
   const texts = await table.locator('tbody tr').allInnerTexts();
