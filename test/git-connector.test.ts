@@ -6,7 +6,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { makeOperating, startApp, type TestApp } from './helpers/app.ts';
+import { makeHistory } from './helpers/git-history.ts';
 import { testNeeding } from './helpers/needs.ts';
+import { pluginHttp } from '../host/plugins/http-client.ts';
+import type { ConnectorContext } from '../host/plugins/contract.ts';
 import plugin, { codeownersMatch, parseCodeowners, servicesInManifest } from '../plugins/connectors/git/index.ts';
 
 const TOKEN = 'ghp_SECRETgit0123456789abcdefTOKEN';
@@ -243,6 +246,113 @@ test('queries read a committed file (capped), list a folder and list the CODEOWN
   t.regex((await q('x', { op: 'rm' })).body.problem, /unknown op/);
 });
 
+// ---- changes
+
+/** A plugin context as the host builds one for a call (no host needed). */
+const callCtx = (settings: Record<string, unknown>): ConnectorContext => ({
+  log: { info() {}, warn() {}, error() {} },
+  settings,
+  timeoutMs: 15_000,
+  http: pluginHttp({ settings, secrets: [] }),
+});
+
+/** Four commits on 24 November 2026 (UTC): orders at 07:00 and 08:10, payments at 07:40, docs at 08:50. */
+function history(t: ExecutionContext) {
+  return makeHistory(t, [
+    { at: '2026-11-24T07:00:00Z', author: 'Ann Admin', email: 'ann@bank.example', subject: 'orders: first', files: { 'services/orders/app.txt': '1' } },
+    { at: '2026-11-24T07:40:00Z', author: 'Bo Builder', email: 'bo@bank.example', subject: 'payments: retry', files: { 'services/payments/app.txt': '1' } },
+    { at: '2026-11-24T08:10:00Z', author: 'Cy Coder', email: 'cy@bank.example', subject: 'orders: raise pool', files: { 'services/orders/app.txt': '2' } },
+    { at: '2026-11-24T08:50:00Z', author: 'Di Docs', email: 'di@bank.example', subject: 'docs', files: { 'README.md': 'hi' } },
+  ]);
+}
+
+test('the connector declares that it reads changes', (t) => {
+  t.deepEqual(plugin.reads, ['changes']);
+  t.is(typeof plugin.changes, 'function');
+});
+
+test('changes answers the commits of a window newest first, by committer date, bounds included, authors by name only', async (t) => {
+  const { dir, shas } = history(t);
+  const changes = (req: { since: string; until: string; path?: string; limit?: number }) => plugin.changes!(callCtx({ path: dir }), req);
+
+  const all = await changes({ since: '2026-11-24T07:40:00Z', until: '2026-11-24T08:50:00Z' });
+  t.true(all.ok, all.problem ?? '');
+  t.is(all.problem, null);
+  t.deepEqual(all.commits, [
+    { sha: shas[3], at: '2026-11-24T08:50:00.000Z', author: 'Di Docs', subject: 'docs' },
+    { sha: shas[2], at: '2026-11-24T08:10:00.000Z', author: 'Cy Coder', subject: 'orders: raise pool' },
+    { sha: shas[1], at: '2026-11-24T07:40:00.000Z', author: 'Bo Builder', subject: 'payments: retry' },
+  ]);
+  t.false(JSON.stringify(all).includes('@bank.example'), 'no e-mail address is answered');
+
+  const justAfter = await changes({ since: '2026-11-24T07:40:00.001Z', until: '2026-11-24T08:49:59.999Z' });
+  t.deepEqual(
+    justAfter.commits!.map((c) => c.sha),
+    [shas[2]],
+    'a commit a millisecond outside either end is left out',
+  );
+
+  const orders = await changes({ since: '2026-11-24T06:00:00Z', until: '2026-11-24T09:00:00Z', path: 'services/orders' });
+  t.deepEqual(
+    orders.commits!.map((c) => c.sha),
+    [shas[2], shas[0]],
+    'only commits touching the folder',
+  );
+  const dot = await changes({ since: '2026-11-24T06:00:00Z', until: '2026-11-24T09:00:00Z', path: '.' });
+  t.is(dot.commits!.length, 4, '"." is the whole repository');
+  const two = await changes({ since: '2026-11-24T06:00:00Z', until: '2026-11-24T09:00:00Z', limit: 2 });
+  t.deepEqual(
+    two.commits!.map((c) => c.sha),
+    [shas[3], shas[2]],
+    'the newest up to the limit',
+  );
+  const none = await changes({ since: '2026-11-24T09:00:00Z', until: '2026-11-24T10:00:00Z' });
+  t.deepEqual(none, { ok: true, problem: null, commits: [] });
+});
+
+test('changes through a file:// clone reads the history since the window; the oldest cloned commit is not taken for a change to every folder', async (t) => {
+  const { dir, shas } = history(t);
+  const url = `file://${dir}`;
+  // The clone is cut at 07:40 (the payments commit): without deepening, git would say that
+  // commit added services/orders too.
+  const orders = await plugin.changes!(callCtx({ url }), { since: '2026-11-24T07:30:00Z', until: '2026-11-24T09:00:00Z', path: 'services/orders' });
+  t.true(orders.ok, orders.problem ?? '');
+  t.deepEqual(
+    orders.commits!.map((c) => c.sha),
+    [shas[2]],
+  );
+  const payments = await plugin.changes!(callCtx({ url }), { since: '2026-11-24T07:30:00Z', until: '2026-11-24T09:00:00Z', path: 'services/payments' });
+  t.deepEqual(
+    payments.commits!.map((c) => c.sha),
+    [shas[1]],
+    'a real change at the clone boundary stays',
+  );
+  const all = await plugin.changes!(callCtx({ url }), { since: '2026-11-24T07:30:00Z', until: '2026-11-24T08:20:00Z' });
+  t.deepEqual(
+    all.commits!.map((c) => c.sha),
+    [shas[2], shas[1]],
+  );
+  const empty = await plugin.changes!(callCtx({ url }), { since: '2026-11-24T09:00:00Z', until: '2026-11-24T10:00:00Z' });
+  t.deepEqual(empty, { ok: true, problem: null, commits: [] }, 'no commit since the window opened: nothing, not a problem');
+  const branch = await plugin.changes!(callCtx({ url, branch: 'nope' }), { since: '2026-11-24T07:30:00Z', until: '2026-11-24T09:00:00Z' });
+  t.false(branch.ok);
+  t.regex(branch.problem!, /^cannot clone file:\/\/.*nope/);
+});
+
+test('changes refuses a bad window, folder or limit, and a repository it cannot read is a problem', async (t) => {
+  const { dir } = history(t);
+  const ask = (req: { since: string; until: string; path?: string; limit?: number }, settings: Record<string, unknown> = { path: dir }) =>
+    plugin.changes!(callCtx(settings), req);
+  const w = { since: '2026-11-24T07:00:00Z', until: '2026-11-24T09:00:00Z' };
+  t.deepEqual(await ask({ since: 'yesterday', until: w.until }), { ok: false, problem: 'since and until must be ISO 8601 times' });
+  t.deepEqual(await ask({ since: w.until, until: w.since }), { ok: false, problem: 'until is before since' });
+  t.regex((await ask({ ...w, path: '../etc' })).problem!, /path must be a folder inside the repository/);
+  t.regex((await ask({ ...w, limit: 0 })).problem!, /limit must be a whole number from 1 to 1000/);
+  t.regex((await ask({ ...w, limit: 1001 })).problem!, /limit must be/);
+  const gone = await ask(w, { path: '/nonexistent/oncall/repo' });
+  t.deepEqual(gone, { ok: false, problem: 'no folder /nonexistent/oncall/repo on the service machine' });
+});
+
 // ---- the token
 
 /** A self-signed certificate for 127.0.0.1 made with openssl; null when openssl is missing. */
@@ -333,4 +443,11 @@ test('the plugin scrubs the token from its own problems and refuses a token over
   const refused = await plugin.test(ctx({ url: 'https://127.0.0.1:9/r.git', token: TOKEN }));
   t.false(refused.ok);
   t.false(refused.problem!.includes(TOKEN));
+  const changes = await plugin.changes!(callCtx({ url: 'https://127.0.0.1:9/r.git', token: TOKEN }), {
+    since: '2026-11-24T07:00:00Z',
+    until: '2026-11-24T08:00:00Z',
+  });
+  t.false(changes.ok);
+  t.regex(changes.problem!, /^cannot clone https:\/\/127\.0\.0\.1:9\/r\.git/);
+  t.false(changes.problem!.includes(TOKEN));
 });

@@ -1,5 +1,7 @@
 import path from 'node:path';
 import type {
+  ConnectorChangesRequest,
+  ConnectorChangesResult,
   ConnectorContext,
   ConnectorFindings,
   ConnectorPluginWithCapabilities,
@@ -9,6 +11,7 @@ import type {
   DiscoveredService,
   DiscoveryResult,
 } from '../../../host/plugins/contract.ts';
+import { changesOf } from './changes.ts';
 import { CODEOWNERS_PATHS, ownersOf, readCodeowners } from './codeowners.ts';
 import { MANIFEST_NAMES, servicesInManifest } from './manifests.ts';
 import { entryAt, listFiles, readBlob, repoPath, withRepo } from './repo.ts';
@@ -19,9 +22,10 @@ export { codeownersMatch, parseCodeowners } from './codeowners.ts';
 export { servicesInManifest } from './manifests.ts';
 
 /**
- * A git repository read with the `git` command (read-only: clone, rev-parse, ls-tree, cat-file;
- * never a checkout, a hook or a push). A local `path` is read in place; a clone `url` is cloned
- * bare and shallow (one commit) into a temporary folder for each call, removed afterwards.
+ * A git repository read with the `git` command (read-only: clone, fetch into that clone,
+ * rev-parse, ls-tree, cat-file, log; never a checkout, a hook or a push). A local `path` is read
+ * in place; a clone `url` is cloned bare and shallow (one commit, or for `changes` the history
+ * since the window's start) into a temporary folder for each call, removed afterwards.
  * Only committed content of the branch (default HEAD) is read. See README.md.
  */
 
@@ -36,6 +40,9 @@ const SERVICE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 const problemOf = (e: unknown, secrets: string[]): string => scrub(e instanceof Error ? e.message : String(e), secrets);
 
 const plugin: ConnectorPluginWithCapabilities = {
+  /** Checks read commits through `changes`. */
+  reads: ['changes'],
+
   async test(ctx: ConnectorContext): Promise<ConnectorTestResult & ConnectorFindings> {
     const secrets = secretsOf(ctx.settings as unknown as Settings);
     try {
@@ -100,6 +107,15 @@ const plugin: ConnectorPluginWithCapabilities = {
       if (!(e instanceof GitProblem)) throw e;
       return { ok: false, problem: problemOf(e, secrets), data: null };
     }
+  },
+
+  /**
+   * The commits of the branch between `since` and `until` (inclusive, by committer date), newest
+   * first, at most `limit` (default 200, at most 1000), only those touching `path` when given:
+   * `{sha, at, author, subject}`, the author by name only.
+   */
+  async changes(ctx: ConnectorContext, request: ConnectorChangesRequest): Promise<ConnectorChangesResult> {
+    return changesOf(ctx, request);
   },
 
   /**

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,11 +17,25 @@ interface Repo {
   branch: string | null;
   /** Where the repository is, for messages: the path or the URL (never with credentials). */
   where: string;
+  /** True for a clone cut short (`--depth 1` or `--shallow-since`): its oldest commits have no parents here. */
+  shallow: boolean;
   git(args: string[], maxBytes?: number): Promise<{ out: Buffer; truncated: boolean }>;
 }
 
+/** How much history a clone needs: one commit (the default), or every commit since a moment. */
+export interface OpenOptions {
+  /** ISO 8601: a clone URL is cloned `--shallow-since` this moment (by committer date). */
+  since?: string;
+}
+
+export /** A clone asked for history since a moment found no commit of the branch that recent. */
+class NoCommitsSince extends GitProblem {}
+
+/** git's words (the server's) when `--shallow-since` selects no commit at all. */
+const NO_COMMITS_SELECTED = /no commits selected for shallow requests/;
+
 /** Opens the repository of the settings; `use` runs with it and the clone is always removed. */
-export async function withRepo<T>(ctx: ConnectorContext, use: (repo: Repo) => Promise<T>): Promise<T> {
+export async function withRepo<T>(ctx: ConnectorContext, use: (repo: Repo) => Promise<T>, opts: OpenOptions = {}): Promise<T> {
   const s = ctx.settings as unknown as Settings;
   const secrets = secretsOf(s);
   const timeoutS = s.timeout_s ?? DEFAULT_TIMEOUT_S;
@@ -34,7 +49,7 @@ export async function withRepo<T>(ctx: ConnectorContext, use: (repo: Repo) => Pr
     if (s.token !== undefined && !s.url.startsWith('https://')) throw new GitProblem('a token is only sent over https://; use an https clone URL');
     where = s.url;
     clone = await mkdtemp(path.join(tmpdir(), 'oncall-git-'));
-    dir = clone;
+    dir = path.join(clone, 'repo.git');
   } else if (s.path !== undefined) {
     where = s.path;
     const st = await stat(s.path).catch(() => null);
@@ -43,13 +58,7 @@ export async function withRepo<T>(ctx: ConnectorContext, use: (repo: Repo) => Pr
     dir = s.path;
   } else throw new GitProblem('give path or url');
   try {
-    if (clone !== null) {
-      const args = ['clone', '--bare', '--depth', '1', '--single-branch', '--no-tags', '--quiet'];
-      if (s.branch !== undefined) args.push('--branch', s.branch);
-      await runGit([...args, '--', s.url!, clone], base).catch((e: unknown) => {
-        throw e instanceof GitProblem ? new GitProblem(`cannot clone ${where}: ${e.message}`) : e;
-      });
-    }
+    if (clone !== null) dir = await cloneInto(clone, s.url!, s.branch, opts.since, base);
     const git = (args: string[], maxBytes?: number) => runGit(['-C', dir, ...args], { ...base, maxBytes });
     const candidates = s.branch === undefined ? ['HEAD'] : [`refs/heads/${s.branch}`, `refs/remotes/origin/${s.branch}`];
     let commit: string | null = null;
@@ -70,9 +79,34 @@ export async function withRepo<T>(ctx: ConnectorContext, use: (repo: Repo) => Pr
       const head = await git(['symbolic-ref', '--short', '-q', 'HEAD']).catch(() => null);
       branch = head === null ? null : head.out.toString('utf8').trim() || null;
     }
-    return await use({ dir, commit, branch, where, git });
+    return await use({ dir, commit, branch, where, shallow: clone !== null && existsSync(path.join(dir, 'shallow')), git });
   } finally {
     if (clone !== null) await rm(clone, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/**
+ * Clones `url` bare into a new folder of `tmp` and answers that folder: one commit, or with
+ * `since` every commit of the branch since then. A server that cannot cut history by date (a
+ * dumb http server, an old git) is cloned whole instead; one that finds no commit that recent
+ * throws {@link NoCommitsSince}.
+ */
+async function cloneInto(tmp: string, url: string, branch: string | undefined, since: string | undefined, base: Parameters<typeof runGit>[1]): Promise<string> {
+  const clone = async (history: string[], name: string): Promise<string> => {
+    const into = path.join(tmp, name);
+    const args = ['clone', '--bare', ...history, '--single-branch', '--no-tags', '--quiet', ...(branch === undefined ? [] : ['--branch', branch])];
+    await runGit([...args, '--', url, into], base);
+    return into;
+  };
+  const cannot = (e: unknown) => (e instanceof GitProblem ? new GitProblem(`cannot clone ${url}: ${e.message}`) : e);
+  if (since === undefined) return clone(['--depth', '1'], 'repo.git').catch((e: unknown) => Promise.reject(cannot(e)));
+  try {
+    return await clone([`--shallow-since=${since}`], 'repo.git');
+  } catch (e) {
+    if (!(e instanceof GitProblem)) throw e;
+    if (NO_COMMITS_SELECTED.test(e.message)) throw new NoCommitsSince(`${url} has no commit since ${since}`);
+    if (!/shallow|deepen/i.test(e.message)) throw cannot(e);
+    return clone([], 'full.git').catch((e2: unknown) => Promise.reject(cannot(e2)));
   }
 }
 

@@ -1,0 +1,26 @@
+/** Small text helpers the core pack's reasons share (a pack folder stands alone: no host import). */
+
+/** Text cut to `max` UTF-16 units without splitting a surrogate pair, `…` added when cut. */
+export function cut(text: string, max: number): string {
+  const whole = text.toWellFormed();
+  if (whole.length <= max) return whole;
+  const c = whole.charCodeAt(max - 1);
+  return `${whole.substring(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max)}…`;
+}
+
+/** "20 minutes before", "1 minute before", "at" the moment `to`, for a reason a person reads. */
+export function minutesBefore(at: string, to: string): string {
+  const m = Math.round((Date.parse(to) - Date.parse(at)) / 60_000);
+  return m <= 0 ? 'as' : m === 1 ? '1 minute before' : `${m} minutes before`;
+}
+
+/** A moment as people read it in a reason: `2026-11-24 08:10:00Z`. */
+export function shownTime(at: string): string {
+  const t = Date.parse(at);
+  return Number.isNaN(t)
+    ? at
+    : new Date(t)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d{3}Z$/, 'Z');
+}

@@ -1,0 +1,66 @@
+import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput } from '../../../host/plugins/contract.ts';
+
+/** The most of the answer's body quoted in the evidence. */
+const EXCERPT_MAX = 300;
+
+/** Text cut to `max` UTF-16 units without splitting a surrogate pair, `…` added when cut (no host import in a pack). */
+function cut(text: string, max: number): string {
+  const whole = text.toWellFormed();
+  if (whole.length <= max) return whole;
+  const c = whole.charCodeAt(max - 1);
+  return `${whole.substring(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max)}…`;
+}
+
+/**
+ * `http/endpoint-down`: a GET of the service's health URL (from the estate) gets no answer, or
+ * an answer that is not 2xx, within `timeout_s`. A redirect is not followed and is not healthy.
+ * See README.md.
+ */
+export const endpointDown: CauseDefinition = {
+  id: 'http/endpoint-down',
+  title: 'The health endpoint does not answer 2xx',
+  specificity: 40,
+  applies: { always: true },
+  reads: ['http'],
+  settings: { timeout_s: 5 },
+  check,
+};
+
+async function check(ctx: CheckContext): Promise<CheckAnswer> {
+  const name = ctx.service.name;
+  const url = ctx.service.health_url;
+  if (url === null || url.trim() === '')
+    return { verdict: 'unknown', obstacle: "the data isn't there", reason: `The estate gives ${name} no health URL: add health_url to its entry.` };
+  if (!/^https?:\/\//i.test(url) || !URL.canParse(url))
+    return {
+      verdict: 'unknown',
+      obstacle: "the data isn't there",
+      reason: `The estate's health URL of ${name} is not an http or https address: correct health_url in its entry.`,
+    };
+  const t = ctx.settings.timeout_s;
+  const timeout = typeof t === 'number' && t > 0 ? t : 5;
+  const r = await ctx.http.get(url, { timeout_s: timeout });
+  const evidence: EvidenceInput = {
+    source: r.source,
+    kind: 'http',
+    query: r.query,
+    at: r.at,
+    observed: r.answered
+      ? { status: r.status, took_ms: r.took_ms, excerpt: cut(r.excerpt, EXCERPT_MAX) }
+      : { status: null, took_ms: r.took_ms, problem: r.problem },
+    excerpt: r.answered
+      ? `${r.query} answered ${r.status} in ${r.took_ms} ms${r.excerpt.trim() === '' ? '' : `: ${cut(r.excerpt.trim(), 200)}`}`
+      : `${r.query} got no answer: ${r.problem}`,
+  };
+  const verification = { cause: 'http/endpoint-down', expect: 'ruled_out' as const };
+  if (!r.answered)
+    return { verdict: 'holds', reason: `The health URL of ${name} got no answer (timeout ${timeout} s): ${r.problem}.`, evidence: [evidence], verification };
+  if (r.status >= 200 && r.status < 300)
+    return { verdict: 'ruled_out', reason: `The health URL of ${name} answered ${r.status} in ${r.took_ms} ms (within ${timeout} s).`, evidence: [evidence] };
+  return {
+    verdict: 'holds',
+    reason: `The health URL of ${name} answered ${r.status}, not 2xx${r.status >= 300 && r.status < 400 ? ' (a redirect, which is not followed)' : ''}.`,
+    evidence: [evidence],
+    verification,
+  };
+}
