@@ -274,8 +274,6 @@ test('GET /v1/episodes/{id} carries signals, data, the decision and the whole ti
     service: 'checkout',
     decision: 'abstain',
     outcome: '',
-    verdicts: [],
-    evidence: [],
     proposal: null,
     rehearsal: null,
     approvals: [],

@@ -158,11 +158,16 @@ await mariadbTest('two host processes on one MariaDB database never deliver one 
   await Promise.all(Array.from({ length: SERVICES }, (_, i) => call(i % 2 === 0 ? a : b, 'POST', '/v1/alerts/generic', INGEST_TOKEN, { alerts: [fire(i)] })));
 
   const deadline = Date.now() + 60_000;
-  while (hook.got.length < SERVICES && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+  // Each incident's opening, and its diagnosis once investigated (docs/investigation.md).
+  const messages = () => hook.got.map((g) => JSON.parse(g.toString('utf8')) as { event: string; episode: { id: string } });
+  const openings = () => messages().filter((m) => m.event === 'incident.opened');
+  while (openings().length < SERVICES && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-  const ids = hook.got.map((g) => JSON.parse(g.toString('utf8')).episode.id as string);
+  const ids = openings().map((m) => m.episode.id);
   t.is(new Set(ids).size, SERVICES, `every incident told (${a.output()}${b.output()})`);
   t.is(ids.length, SERVICES, 'none told twice');
+  const keys = messages().map((m) => `${m.episode.id} ${m.event}`);
+  t.is(new Set(keys).size, keys.length, 'no message (opening or diagnosis) delivered twice');
   const notified = (await call(a, 'GET', '/v1/ledger?type=outcome.notified&limit=500', ADMIN_TOKEN)).body.events as any[];
   t.is(notified.length, SERVICES, 'one outcome.notified per message');
   const episodes = (await call(b, 'GET', '/v1/episodes?limit=100', ADMIN_TOKEN)).body.episodes as any[];

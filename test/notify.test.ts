@@ -87,6 +87,10 @@ async function setup(t: ExecutionContext, opts: { recipients?: string[]; targets
   t.is((await ta.call('PUT', '/v1/connectors/hook', { body: { kind: 'webhook', settings: { url: hook.url, secret: HOOK_SECRET } } })).status, 201);
   const saved = await ta.call('PUT', '/v1/settings/notifications', { body: { recipients: opts.recipients ?? [ONCALL], targets: opts.targets ?? ['hook'] } });
   t.is(saved.status, 200, JSON.stringify(saved.body));
+  // These tests count the messages of openings, escalations and closes: autonomy off, so no
+  // investigation adds its diagnosis message (test/investigation.test.ts tests that one).
+  const { version: _v, source: _s, updated_at: _u, updated_by: _b, ...policy } = (await ta.call('GET', '/v1/policy')).body;
+  t.is((await ta.call('PUT', '/v1/policy', { body: { ...policy, default_autonomy: 'off' } })).status, 200);
   return { ta, smtp, hook };
 }
 

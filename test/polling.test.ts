@@ -364,12 +364,15 @@ alertmanagerTest('a failed poll changes nothing and shows the problem; it is rec
   const [outcome] = await poller.pollNow();
   t.like(outcome, { connector: 'am', polled: true, ok: false });
   t.regex(outcome!.problem!, /^the poll failed: cannot connect to 127\.0\.0\.1:\d+: connection refused$/);
-  t.deepEqual(await held(ta), before, 'the held set is untouched');
+  // The app's real 10 s tick may group the alert into an episode meanwhile on a slow machine:
+  // that is grouping, not the poll, so the episode is left out of the comparison.
+  const unpolled = (rows: HeldRow[]) => rows.map((r) => ({ ...r, episode_id: null }));
+  t.deepEqual(unpolled(await held(ta)), unpolled(before), 'the held set is untouched');
   const view = (await ta.call('GET', '/v1/connectors/am')).body;
   t.like(view, { state: 'problem', last_problem: outcome!.problem });
   ta.clock.advance(60_000);
   await poller.pollNow();
-  t.deepEqual(await held(ta), before);
+  t.deepEqual(unpolled(await held(ta)), unpolled(before));
   const failed = await events(ta, 'connector.poll_failed');
   t.is(failed.length, 1, 'the same problem again is not recorded again');
   t.like(failed[0], { actor: 'system', data: { name: 'am', kind: 'alertmanager', problem: outcome!.problem } });
