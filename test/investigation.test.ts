@@ -245,3 +245,11 @@ test('people told of an incident are told its diagnosis next (incident.diagnosed
   t.is(after.outcome, 'escalated');
   t.regex(after.outcome_detail.reason, /^escalated to people with the diagnosis: told hook/);
 });
+
+test('halt does not stop the investigation: diagnosis continues (the spec)', async (t) => {
+  const ta = await started(t);
+  t.is((await ta.call('POST', '/v1/halt', { body: { by: 'owner@bank.example', reason: 'change freeze drill' } })).status, 200);
+  const ep = await investigated(ta);
+  t.is(ep.investigation.state, 'diagnosed');
+  t.true(ep.diagnosis.holds.includes('tp/holds'));
+});
