@@ -14,7 +14,7 @@ import type { Cause, CauseCatalogue } from './catalogue.ts';
 import { checkContext, type CheckInputs, type ReaderSource } from './context.ts';
 import { diagnose, rank } from './diagnosis.ts';
 import type { Claimed, Diagnosis, FindingsRepo, StoredEvidence } from './findings.repo.ts';
-import { liveSource, type ConnectorReads } from './live-readers.ts';
+import { liveSource, serviceEvents, type ConnectorReads } from './live-readers.ts';
 import { retrievalData, retrieve, type EstateEntries } from './retrieval.ts';
 import { runCheck, unknownVerdict, type VerdictResult } from './run-check.ts';
 
@@ -137,12 +137,14 @@ export class InvestigationService {
     const { inputs } = await retrieve({ episodes: this.#d.episodes, estate: this.#d.estate }, episode, now.getTime());
     const source = await liveSource({ connectors: this.#d.connectors, ledger }, inputs.service, inputs.at);
     const causes = this.#d.catalogue.causes.filter((cause) => applies(cause.applies, inputs.signals, inputs.service));
+    const hourBefore = new Date(Date.parse(inputs.at) - 3600_000).toISOString();
+    const changes = (await serviceEvents(ledger, c.service, 'human.', hourBefore, 100)).filter((e) => e.type === 'human.deploy' || e.type === 'human.action');
     await ledger.append({
       type: 'retrieval.context',
       actor: 'system',
       reason: `gathered what is known of ${c.service}: ${inputs.service.in_estate ? 'its estate entry' : 'no estate entry'}, ${inputs.signals.length} signal(s), ${inputs.related.dependencies.length} open episode(s) of its dependencies`,
       trace: c.episode_id,
-      data: retrievalData(inputs, c.run),
+      data: { ...retrievalData(inputs, c.run), recent_changes: { deploys_and_actions_last_hour: changes.length, latest: changes[0]?.at ?? null } },
     });
     if (causes.length > 0)
       await ledger.transact(async (_trx, record) => {

@@ -158,7 +158,7 @@ export async function liveSource(d: { connectors: ConnectorReads; ledger: Ledger
 }
 
 /** Events of the ledger naming the service in `data.service`, newest first. */
-async function serviceEvents(
+export async function serviceEvents(
   ledger: LedgerFinder,
   service: string,
   type: string | undefined,
