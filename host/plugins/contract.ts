@@ -42,6 +42,23 @@ export interface PluginManifest {
   settings?: SettingsSchema;
   /** Normalisers only: other lower-case names the source is known by. */
   aliases?: string[];
+  /**
+   * Connectors only (plugin API 1.2): the action kinds the connector performs, by kind name
+   * (`silence`, `revert`, `runbook`). See {@link ActionDeclaration} and "Actions" below.
+   */
+  actions?: Record<string, ActionDeclaration>;
+}
+
+/** An action kind a connector declares in its manifest. */
+export interface ActionDeclaration {
+  /** What it does, for people. */
+  description: string;
+  /** A JSON Schema (draft-07) of the action's `params`; the host validates them before any call. */
+  params: SettingsSchema;
+  /** Whether `rehearse` can show what `act` would do without changing anything. */
+  rehearsable: boolean;
+  /** Whether `undo` can reverse it. An irreversible action is never taken without approval. */
+  reversible: boolean;
 }
 
 /** Extra structured fields for a log line; secrets are never to be put here. */
@@ -761,4 +778,47 @@ export interface ConnectorCapabilities {
   range?(ctx: ConnectorContext, request: ConnectorRangeRequest): Promise<ConnectorQueryResult> | ConnectorQueryResult;
   /** Read-only: the commits in a window, newest first. */
   changes?(ctx: ConnectorContext, request: ConnectorChangesRequest): Promise<ConnectorChangesResult> | ConnectorChangesResult;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Actions (plugin API 1.2, additive): the only calls in the host that change something outside.
+// Only the action path reaches them (host/acting); a check context never can.
+// ---------------------------------------------------------------------------------------------
+
+/** One action the host asks a connector to rehearse, perform or undo. */
+export interface ActionRequest {
+  /** The action kind, one the connector's manifest declares. */
+  kind: string;
+  /** Its parameters, already validated against the declaration's `params` schema. */
+  params: Record<string, unknown>;
+  /** The episode it is for. */
+  episode: { id: string; service: string; alerts: string[]; url: string | null; summary: string };
+  /**
+   * Stable for one action of one episode: a connector that can should make `act` idempotent on it
+   * (a silence's comment, a branch name), so a retried call after a host restart does nothing twice.
+   */
+  key: string;
+}
+
+/** What `rehearse`, `act` and `undo` answer: a failure is data, as for `test`. */
+export interface ActionResult {
+  ok: boolean;
+  /** Null when `ok`; otherwise why not, in words a person can act on. Never a secret. */
+  problem: string | null;
+  /** What it did (or, rehearsed, would do), for people: "would silence 3 alerts: ...", "pushed oncall/revert-1a2b3c". */
+  shown?: string;
+  /**
+   * From `act`: what `undo` needs to reverse it (a silence id, a branch name), small plain JSON,
+   * kept by the host with the action and handed back to `undo`.
+   */
+  undo?: Record<string, unknown>;
+}
+
+export interface ConnectorCapabilities {
+  /** Shows what `act` would do, changing nothing (a dry run). Only for kinds declared `rehearsable`. */
+  rehearse?(ctx: ConnectorContext, action: ActionRequest): Promise<ActionResult> | ActionResult;
+  /** Performs the action: the one call that changes the outside system. */
+  act?(ctx: ConnectorContext, action: ActionRequest): Promise<ActionResult> | ActionResult;
+  /** Reverses an action `act` performed, given what it answered in `undo`. Only for kinds declared `reversible`. */
+  undo?(ctx: ConnectorContext, action: ActionRequest & { undo: Record<string, unknown> }): Promise<ActionResult> | ActionResult;
 }
