@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import type { ConnectorContext, ConnectorPluginWithCapabilities, ConnectorRangeRequest } from '../host/plugins/contract.ts';
+import { pluginHttp } from '../host/plugins/http-client.ts';
+import connector from '../plugins/connectors/prometheus/index.ts';
 import { makeOperating, startApp, type TestApp } from './helpers/app.ts';
 import { freePort, waitFor } from './helpers/alertmanager.ts';
 import { PROMETHEUS_BIN, PROMETHEUS_USER, prometheusTest, startPrometheus } from './helpers/prometheus.ts';
@@ -89,4 +92,57 @@ prometheusTest('prometheus: an address where nothing listens is reported as refu
   const port = await freePort();
   const res = await ta.call('POST', '/v1/connectors/test', { body: { kind: 'prometheus', settings: { url: `http://127.0.0.1:${port}` } } });
   t.like(res.body, { ok: false, problem: `cannot connect to 127.0.0.1:${port}: connection refused` });
+});
+
+/** The context the host hands a connector's call: its settings and the host's HTTP client. */
+function callContext(settings: Record<string, unknown>): ConnectorContext {
+  const signal = AbortSignal.timeout(10_000);
+  return { log: { info: () => {}, warn: () => {}, error: () => {} }, settings, signal, timeoutMs: 10_000, http: pluginHttp({ settings, signal, secrets: [] }) };
+}
+
+prometheusTest('prometheus: range reads a matrix from a real server; a bad step, too many points and a reversed window are problems', async (t) => {
+  const plugin = connector as ConnectorPluginWithCapabilities;
+  t.deepEqual(plugin.reads, ['metrics'], "the kind serves the checks' metrics capability");
+  const prom = await startPrometheus(t);
+  const ctx = callContext({ url: prom.base, timeout_s: 5 });
+  const range = (r: ConnectorRangeRequest) => plugin.range!(ctx, r);
+  // Two samples of `up` at least, so the matrix has points one second apart.
+  const series = await waitFor('two scrapes of up', async () => {
+    const end = new Date().toISOString();
+    const r = await range({ query: 'up{job="prometheus"}', start: new Date(Date.now() - 30_000).toISOString(), end, step_s: 1 });
+    const data = r.data as { resultType: string; result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> };
+    return r.ok && data.result.length > 0 && data.result[0]!.values.length >= 2 ? data : null;
+  });
+  t.is(series.resultType, 'matrix');
+  t.like(series.result[0]!.metric, { __name__: 'up', job: 'prometheus' });
+  const [first, second] = series.result[0]!.values;
+  t.is(second![0] - first![0], 1, 'one point per step');
+  t.is(first![1], '1');
+
+  // A fixed window in the past: Prometheus answers the points of vector(3), every 15 s, ends included.
+  const fixed = await range({ query: 'vector(3)', start: '2026-01-01T00:00:00Z', end: '2026-01-01T00:01:00Z', step_s: 15 });
+  t.deepEqual(fixed, {
+    ok: true,
+    problem: null,
+    data: {
+      resultType: 'matrix',
+      result: [{ metric: {}, values: [1767225600, 1767225615, 1767225630, 1767225645, 1767225660].map((x) => [x, '3']) }],
+    },
+  });
+
+  t.like(await range({ query: 'up', start: '2026-01-01T00:00:00Z', end: '2026-01-01T01:00:00Z', step_s: 0 }), {
+    ok: false,
+    problem: 'step_s must be a positive number of seconds',
+  });
+  t.like(await range({ query: 'up', start: 'yesterday', end: '2026-01-01T01:00:00Z', step_s: 1 }), {
+    ok: false,
+    problem: 'start must be a time (RFC 3339, such as 2026-01-01T00:00:00Z)',
+  });
+  const many = await range({ query: 'up', start: '2026-01-01T00:00:00Z', end: '2026-01-02T00:00:00Z', step_s: 1 });
+  t.false(many.ok);
+  t.regex(many.problem!, /^Prometheus answered HTTP 400: bad_data: exceeded maximum resolution of 11,000 points per timeseries/);
+  const reversed = await range({ query: 'up', start: '2026-01-02T00:00:00Z', end: '2026-01-01T00:00:00Z', step_s: 60 });
+  t.regex(reversed.problem!, /^Prometheus answered HTTP 400: bad_data: invalid parameter "end": end timestamp must not be before start time$/);
+  const bad = await range({ query: 'sum(', start: '2026-01-01T00:00:00Z', end: '2026-01-01T00:01:00Z', step_s: 15 });
+  t.regex(bad.problem!, /^Prometheus answered HTTP 400: bad_data: /);
 });

@@ -41,14 +41,24 @@ export interface RunningPrometheus {
   firstScrape(): Promise<void>;
 }
 
+/** A scrape job of more targets (exporters a test runs), scraped every second like Prometheus itself. */
+export interface ScrapeJob {
+  job: string;
+  /** `host:port` addresses. */
+  targets: string[];
+  /** Labels added to every target of the job. */
+  labels?: Record<string, string>;
+}
+
 /**
  * Starts Prometheus on a free loopback port with its TSDB in a temp dir and a minimal config
- * that scrapes itself every second, and waits (20 s at most) for `/-/ready`. With `basicAuth`
- * every request needs PROMETHEUS_USER. It is killed and its files removed after the test, always.
+ * that scrapes itself every second (and the `jobs` given), and waits (20 s at most) for
+ * `/-/ready`. With `basicAuth` every request needs PROMETHEUS_USER. It is killed and its files
+ * removed after the test, always.
  */
 export async function startPrometheus(
   t: ExecutionContext,
-  opts: { basicAuth?: boolean; targetLabels?: Record<string, string> } = {},
+  opts: { basicAuth?: boolean; targetLabels?: Record<string, string>; jobs?: ScrapeJob[] } = {},
 ): Promise<RunningPrometheus> {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-prom-'));
   const port = await freePort();
@@ -61,9 +71,21 @@ export async function startPrometheus(
           .map(([k, v]) => `          ${k}: '${v}'`)
           .join('\n')}`;
   const scrapeAuth = opts.basicAuth ? `\n    basic_auth:\n      username: ${PROMETHEUS_USER.username}\n      password: ${PROMETHEUS_USER.password}` : '';
+  const jobs = (opts.jobs ?? [])
+    .map(
+      (j) =>
+        `  - job_name: '${j.job}'\n    static_configs:\n      - targets: [${j.targets.map((x) => `'${x}'`).join(', ')}]` +
+        (j.labels === undefined
+          ? ''
+          : `\n        labels:\n${Object.entries(j.labels)
+              .map(([k, v]) => `          ${k}: '${v}'`)
+              .join('\n')}`) +
+        '\n',
+    )
+    .join('');
   writeFileSync(
     configFile,
-    `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: prometheus\n    static_configs:\n      - targets: ['127.0.0.1:${port}']${labels}${scrapeAuth}\n`,
+    `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: prometheus\n    static_configs:\n      - targets: ['127.0.0.1:${port}']${labels}${scrapeAuth}\n${jobs}`,
   );
   const args = [`--config.file=${configFile}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=info'];
   if (opts.basicAuth) {

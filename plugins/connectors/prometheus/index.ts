@@ -4,6 +4,7 @@ import type {
   ConnectorPluginWithCapabilities,
   ConnectorQueryRequest,
   ConnectorQueryResult,
+  ConnectorRangeRequest,
   ConnectorTestResult,
   DiscoveredService,
   DiscoveryResult,
@@ -11,7 +12,8 @@ import type {
 
 /**
  * Prometheus over its HTTP API (read-only: GET only). `test` reads /api/v1/status/buildinfo and
- * reports the version; `query` runs an instant PromQL query (/api/v1/query). See README.md.
+ * reports the version; `query` runs an instant PromQL query (/api/v1/query), `range` a range
+ * query (/api/v1/query_range); it serves the checks' `metrics` capability. See README.md.
  */
 
 interface Settings {
@@ -58,6 +60,8 @@ async function api(ctx: ConnectorContext, path: string, params: Record<string, s
 }
 
 const plugin: ConnectorPluginWithCapabilities = {
+  reads: ['metrics'],
+
   async test(ctx: ConnectorContext): Promise<ConnectorTestResult & ConnectorFindings> {
     const r = await api(ctx, '/api/v1/status/buildinfo');
     if (!r.ok) return { ok: false, problem: r.problem };
@@ -72,6 +76,31 @@ const plugin: ConnectorPluginWithCapabilities = {
     const params: Record<string, string> = { query: request.query, timeout: `${s.timeout_s ?? DEFAULT_TIMEOUT_S}s` };
     if (request.at !== undefined) params.time = request.at;
     const r = await api(ctx, '/api/v1/query', params);
+    if (!r.ok) return { ok: false, problem: r.problem, data: null };
+    return { ok: true, problem: null, data: r.body.data ?? null };
+  },
+
+  /**
+   * A range query (/api/v1/query_range): `data` is the API's `data` object, a `matrix`. A step
+   * that is not a positive number of seconds, or a start or end that is not a time, is a problem
+   * without asking; Prometheus's own refusals (more than 11,000 points per series, bad PromQL)
+   * come back as problems in its words.
+   */
+  async range(ctx: ConnectorContext, request: ConnectorRangeRequest): Promise<ConnectorQueryResult> {
+    const s = ctx.settings as unknown as Settings;
+    if (typeof request.step_s !== 'number' || !Number.isFinite(request.step_s) || request.step_s <= 0)
+      return { ok: false, problem: 'step_s must be a positive number of seconds', data: null };
+    for (const k of ['start', 'end'] as const)
+      if (typeof request[k] !== 'string' || Number.isNaN(Date.parse(request[k])))
+        return { ok: false, problem: `${k} must be a time (RFC 3339, such as 2026-01-01T00:00:00Z)`, data: null };
+    const params: Record<string, string> = {
+      query: request.query,
+      start: request.start,
+      end: request.end,
+      step: String(request.step_s),
+      timeout: `${s.timeout_s ?? DEFAULT_TIMEOUT_S}s`,
+    };
+    const r = await api(ctx, '/api/v1/query_range', params);
     if (!r.ok) return { ok: false, problem: r.problem, data: null };
     return { ok: true, problem: null, data: r.body.data ?? null };
   },
