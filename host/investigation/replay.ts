@@ -114,13 +114,18 @@ export function replaySource(s: Scenario): ReaderSource {
         const r = a.metrics?.find((m) => m.query === promql);
         if (r === undefined) throw notRecorded(`the query ${promql}`);
         if (r.fail !== undefined) throw failed(r.fail);
-        return { source: src, query: promql, at: at ?? s.at, samples: r.samples ?? [] };
+        return { source: src, query: promql, at: at ?? s.at, samples: (r.samples ?? []).map((x) => ({ metric: x.metric, value: num(x.value) })) };
       },
       range: async (promql, opts) => {
         const r = a.metrics?.find((m) => m.range === promql);
         if (r === undefined) throw notRecorded(`the range query ${promql}`);
         if (r.fail !== undefined) throw failed(r.fail);
-        return { source: src, query: promql, at: opts.end, series: r.series ?? [] };
+        return {
+          source: src,
+          query: promql,
+          at: opts.end,
+          series: (r.series ?? []).map((x) => ({ metric: x.metric, values: x.values.map(([t, v]) => [t, num(v)] as [number, number]) })),
+        };
       },
     },
     changes: {
@@ -173,5 +178,8 @@ export async function replayScenario(cause: Cause, s: Scenario, log = silentPlug
   }
   return runCheck(cause, (signal, deadline) => checkContext(cause, inputs, source, log, signal, deadline), { timeoutMs: 5000, secrets: [], at: s.at });
 }
+
+/** JSON cannot hold NaN or infinities: recordings give them as Prometheus writes them ("NaN", "+Inf"). */
+const num = (v: unknown): number => (v === 'NaN' ? NaN : v === '+Inf' ? Infinity : v === '-Inf' ? -Infinity : Number(v));
 
 const silentPluginLog = { info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -2,6 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import type { ExecutionContext } from 'ava';
 
+/** Daemons still running: killed when the test worker exits, even after an uncaught exception skipped the teardowns. */
+const alive = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of alive) c.kill('SIGKILL');
+});
+
 /**
  * Runs an outside server (Debian's Alertmanager, Prometheus) for one test: collects its output,
  * waits until `<base>/-/ready` answers (20 s at most, failing early if it exits), and after the
@@ -13,6 +19,8 @@ export async function startDaemon(
 ): Promise<{ output: () => string }> {
   let out = '';
   const child: ChildProcess = spawn(what.bin, what.args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: what.dir });
+  alive.add(child);
+  child.once('exit', () => alive.delete(child));
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const state: { exited: string | null } = { exited: null };
