@@ -11,7 +11,7 @@ import { LedgerRepo } from '../host/ledger/ledger.repo.ts';
 import { Ledger } from '../host/ledger/ledger.service.ts';
 import { silentLogger } from '../host/log.ts';
 import { MailService } from '../host/mail/mail.service.ts';
-import { loadPlugins, pluginDirs } from '../host/plugins/loader.ts';
+import { loadPlugins, pluginDirs, type PluginRegistry } from '../host/plugins/loader.ts';
 import { SecretCipher } from '../host/secrets/cipher.ts';
 import { SettingsRepo } from '../host/settings/settings.repo.ts';
 import { UnitOfWork } from '../host/storage/unit-of-work.ts';
@@ -22,14 +22,15 @@ import type { CliContext } from './context.ts';
 /**
  * The connectors and mail services as the running host builds them, opened in the CLI's process
  * on the service's database: the same plugins, the same sealed secrets (so the install must have
- * started and the secret key must be the service's; `ctx.identity()` checks both).
+ * started and the secret key must be the service's; `ctx.identity()` checks both). A caller that
+ * has loaded the plugins already passes them in.
  */
-export async function openOps(ctx: CliContext): Promise<{ connectors: ConnectorService; mail: MailService }> {
+export async function openOps(ctx: CliContext, loaded?: PluginRegistry): Promise<{ connectors: ConnectorService; mail: MailService }> {
   await ctx.identity();
   const config = ctx.config;
   const log = silentLogger();
   const cipher = SecretCipher.load(config.secretKey, config.dataDir);
-  const plugins = await loadPlugins({ dirs: pluginDirs(config), log, hostApi: PLUGIN_API_VERSION });
+  const plugins = loaded ?? (await loadPlugins({ dirs: pluginDirs(config), log, hostApi: PLUGIN_API_VERSION }));
   // Nothing here appends to the ledger (a CLI check records only the connector's last check),
   // but both services take one.
   const ledger = new Ledger({ repo: new LedgerRepo(ctx.db), clock: systemClock, work: new UnitOfWork(ctx.db) });

@@ -109,9 +109,10 @@ browserTest('a pushed alert appears in the open incidents list without a reload,
     await page.getByRole('link', { name: 'All events of this incident in the audit log' }).getAttribute('href'),
     `/audit?trace=${encodeURIComponent(api[0].id)}`,
   );
-  // Only what applies: nothing investigated or approved yet, so no empty sections.
+  // Only what applies: no pack is loaded and nothing approved yet, so no empty sections; the
+  // diagnosis comes first (it says nothing was checked, or that the investigation runs).
   t.is(await page.getByText('None yet.').count(), 0);
-  t.deepEqual(await page.locator('main h2').allInnerTexts(), ['Alerts', 'Data', 'Decision and outcome', 'Timeline']);
+  t.deepEqual(await page.locator('main h2').allInnerTexts(), ['Diagnosis', 'Alerts', 'Data', 'Decision and outcome', 'Timeline']);
   // A dotted identifier wraps only at its dots.
   t.is(
     await page

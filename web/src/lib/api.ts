@@ -273,11 +273,51 @@ export interface Signal {
   status: 'firing' | 'resolved' | 'released';
   baseline: Baseline;
 }
+/** The investigation of an episode (docs/investigation.md): `skipped` says why in `note`. */
+export interface Investigation {
+  state: 'pending' | 'running' | 'diagnosed' | 'skipped';
+  run: number;
+  started_at: string | null;
+  finished_at: string | null;
+  note: string | null;
+}
+/** One cause checked: `obstacle` is set for `unknown` only; `evidence` holds evidence ids. */
+export interface Verdict {
+  cause: string;
+  title: string;
+  verdict: 'holds' | 'ruled_out' | 'unknown';
+  reason: string;
+  obstacle: string | null;
+  evidence: string[];
+  took_ms: number;
+  remedy: unknown;
+  verification: unknown;
+}
+/** What a check read: the exact query, where and when, so a person can run it again. */
+export interface Evidence {
+  id: string;
+  cause: string;
+  source: string;
+  kind: string;
+  query: string;
+  at: string;
+  observed: unknown;
+  excerpt: string;
+}
+/** What holds (ranked, best first), what could not be checked, and the sentences read first. */
+export interface Diagnosis {
+  holds: string[];
+  unknown: string[];
+  summary: string;
+}
 export interface EpisodeDetail extends EpisodeSummary {
   signals: Signal[];
   data: Record<string, string[]>;
-  verdicts: unknown[];
-  evidence: unknown[];
+  /** Null for an episode older than investigations. */
+  investigation: Investigation | null;
+  verdicts: Verdict[];
+  evidence: Evidence[];
+  diagnosis: Diagnosis | null;
   proposal: unknown;
   rehearsal: unknown;
   approvals: unknown[];
