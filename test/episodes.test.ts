@@ -63,7 +63,7 @@ test('a firing alert opens an episode only once the 20 s debounce has passed; wi
   const decided = await events(ta, 'episode.decided');
   t.is(decided.length, 1);
   t.is(decided[0].trace, ep.id);
-  t.regex(decided[0].reason, /acting is not built yet.*investigation.*nobody to tell/);
+  t.regex(decided[0].reason, /escalated to people now, before any action: the investigation.*nobody to tell/);
   t.like(decided[0].data, { decision: 'abstain', outcome: null, to: [] });
   t.true((await ta.app.verifyLedger()).ok);
 });
