@@ -279,7 +279,7 @@ test('GET /v1/episodes/{id} carries signals, data, the decision and the whole ti
     approvals: [],
   });
   t.like(full.outcome_detail, { value: null, told: [] });
-  t.like(full.policy_decision, { decision: 'abstain', outcome: '' });
+  t.like(full.policy_decision, { decision: 'abstain' });
   t.like(full.signals[0], { name: 'HighErrorRate', severity: 'critical', status: 'firing', fingerprint: 'checkout-HighErrorRate' });
   t.deepEqual(full.data.env, ['prod']);
   t.deepEqual(full.data.siem, ['generic']);
