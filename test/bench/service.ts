@@ -146,8 +146,17 @@ function freePort(): Promise<number> {
   });
 }
 
-/** `node host/main.ts` on `dataDir` (and `databaseUrl`), under --cpu-prof when `profileDir` is given; resolves once it listens. */
-async function startService(dataDir: string, databaseUrl: string | null, profileDir: string | null, secrets: Secrets): Promise<Service> {
+/**
+ * `node host/main.ts` on `dataDir` (and `databaseUrl`), under --cpu-prof when `profileDir` is
+ * given, with `extraEnv` over the rest of its environment; resolves once it listens.
+ */
+async function startService(
+  dataDir: string,
+  databaseUrl: string | null,
+  profileDir: string | null,
+  secrets: Secrets,
+  extraEnv: Record<string, string> = {},
+): Promise<Service> {
   const port = await freePort();
   const env: Record<string, string | undefined> = {
     ...process.env,
@@ -160,6 +169,7 @@ async function startService(dataDir: string, databaseUrl: string | null, profile
     SERVICE_SECRET_KEY: secrets.secretKey,
     SERVICE_LICENCE_PUBKEY: vendor.publicKeyPem,
     SERVICE_LOG_LEVEL: 'warn',
+    ...extraEnv,
   };
   if (databaseUrl === null) delete env.SERVICE_DATABASE_URL;
   const args = [...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), path.join(ROOT, 'host/main.ts')];
@@ -208,14 +218,15 @@ export interface ServiceRun {
 
 /**
  * Runs `body` against a service of its own on a fresh store of `engine` (named `oncall-bench-<name>-…`),
- * under --cpu-prof when `profile`; prints the service's output if anything fails, and always stops
+ * under --cpu-prof when `profile`, with `env` added to its environment (such as
+ * SERVICE_DEBOUNCE_S); prints the service's output if anything fails, and always stops
  * the service and removes the store and the profile.
  */
 export async function withService<T>(
   engine: Engine,
   serverUrl: string | null,
   name: string,
-  o: Secrets & { profile: boolean },
+  o: Secrets & { profile: boolean; env?: Record<string, string> },
   body: (run: ServiceRun) => Promise<T>,
 ): Promise<T> {
   const log = (s: string) => process.stderr.write(`[${engine}] ${s}\n`);
@@ -225,7 +236,7 @@ export async function withService<T>(
   try {
     const load_before = loadAverage();
     log(`load average before: ${load_before}`);
-    service = await startService(store.dataDir, store.databaseUrl, profileDir, o);
+    service = await startService(store.dataDir, store.databaseUrl, profileDir, o, o.env);
     return await body({ service, store, log, load_before, profileDir });
   } catch (e) {
     if (service !== null) process.stderr.write(`[${engine}] service output:\n${service.output()}\n`);
