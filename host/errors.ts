@@ -64,6 +64,7 @@ export const ERROR_STATUS = {
   level_not_allowed: 400,
   by_required: 400,
   own_request: 403,
+  not_an_approver: 403,
   already_decided: 409,
   approval_closed: 409,
   halted: 409,

@@ -53,20 +53,24 @@ test('packs list prints each pack with its version, causes and what each reads, 
   const env = serviceEnv(store, { SERVICE_PLUGINS_DIR: dir });
   const res = await oncall(['packs', 'list', '--json'], env);
   t.is(res.code, 1, 'a broken pack is a failed check');
-  t.deepEqual(json(res), [
-    { name: 'broken', version: '1.2.0', causes: [], state: 'broken', problem: 'plugin "broken" 1.2.0 in broken: cause broken/x has no check() function' },
-    {
-      name: 'tp',
-      version: '1.2.0',
-      causes: [
-        { id: 'tp/holds', title: 'Test holds', reads: [] },
-        { id: 'tp/ruled', title: 'Test ruled', reads: [] },
-        { id: 'tp/metrics', title: 'Test metrics', reads: ['metrics'] },
-      ],
-      state: 'loaded',
-      problem: null,
-    },
-  ]);
+  // The shipped packs (packs/) are listed too; these tests look at the vendor's.
+  t.deepEqual(
+    json(res).filter((p: { name: string }) => ['broken', 'tp'].includes(p.name)),
+    [
+      { name: 'broken', version: '1.2.0', causes: [], state: 'broken', problem: 'plugin "broken" 1.2.0 in broken: cause broken/x has no check() function' },
+      {
+        name: 'tp',
+        version: '1.2.0',
+        causes: [
+          { id: 'tp/holds', title: 'Test holds', reads: [] },
+          { id: 'tp/ruled', title: 'Test ruled', reads: [] },
+          { id: 'tp/metrics', title: 'Test metrics', reads: ['metrics'] },
+        ],
+        state: 'loaded',
+        problem: null,
+      },
+    ],
+  );
   t.false(res.stdout.includes(tmpdir()), 'folders on the machine are not shown');
   const text = await oncall(['packs', 'list'], env);
   t.is(text.code, 1);
@@ -129,8 +133,10 @@ test('checks run --json prints the verdicts and evidence of every cause, and wri
   const out = json(res);
   t.deepEqual(Object.keys(out).sort(), ['at', 'evidence', 'service', 'verdicts']);
   t.like(out, { service: 'checkout', at: '2026-06-01T00:00:00.000Z' });
+  // The shipped packs' causes run too; these tests look at the vendor pack's.
+  const mine = out.verdicts.filter((v: any) => v.cause.startsWith('tp/'));
   t.deepEqual(
-    out.verdicts.map((v: any) => [v.cause, v.verdict]),
+    mine.map((v: any) => [v.cause, v.verdict]),
     [
       ['tp/holds', 'holds'],
       ['tp/metrics', 'unknown'],
@@ -138,14 +144,14 @@ test('checks run --json prints the verdicts and evidence of every cause, and wri
     ],
     'what holds first, then what could not be looked at, then what was ruled out',
   );
-  const holds = out.verdicts[0];
+  const holds = mine[0];
   t.like(holds, { title: 'Test holds', reason: 'the error rate of checkout is high', obstacle: null });
   t.is(holds.evidence.length, 1);
   t.like(
     out.evidence.find((e: any) => e.id === holds.evidence[0]),
     { cause: 'tp/holds', source: 'prom', query: 'sum(rate(http_requests_total{code=~"5.."}[5m]))', observed: { value: 0.4 }, excerpt: '40 % of requests fail' },
   );
-  t.like(out.verdicts[1], { obstacle: 'nothing connected can read it' });
+  t.like(mine[1], { obstacle: 'nothing connected can read it' });
   t.is(await snapshot(ta), before, 'no row of any table changed');
   t.deepEqual(await checkEvents(ta), []);
   // The snapshot sees a write: the same run with --record changes it.
@@ -157,11 +163,11 @@ test('checks run prints one line per verdict and its evidence as a query a perso
   const ta = await started(t);
   const res = await oncall(['checks', 'run', '--service', 'checkout'], ta.env);
   t.is(res.code, 0, res.stderr);
-  t.regex(res.stdout, /^checks of checkout at \S+: 1 hold, 1 ruled out, 1 unknown$/m);
-  t.regex(res.stdout, /^holds {6}tp\/holds {4}the error rate of checkout is high$/m);
+  t.regex(res.stdout, /^checks of checkout at \S+: \d+ holds?, \d+ ruled out, \d+ unknown$/m);
+  t.regex(res.stdout, /^holds {6}tp\/holds +the error rate of checkout is high$/m);
   t.regex(res.stdout, /^ {2}sum\(rate\(http_requests_total\{code=~"5\.\."\}\[5m\]\)\) @ 2026-06-01T00:00:00\.000Z \(prom\): 40 % of requests fail$/m);
-  t.regex(res.stdout, /^ruled_out {2}tp\/ruled {4}nothing changed$/m);
-  t.regex(res.stdout, /^unknown {4}tp\/metrics {2}/m);
+  t.regex(res.stdout, /^ruled_out {2}tp\/ruled +nothing changed$/m);
+  t.regex(res.stdout, /^unknown {4}tp\/metrics +/m);
   t.regex(res.stdout, /^ {2}obstacle: nothing connected can read it$/m);
   t.regex(res.stdout, /nothing recorded/);
 });
@@ -190,7 +196,7 @@ test('checks run: an unknown cause or an --at that is not ISO 8601 exits 2 with 
   const ta = await started(t);
   const unknown = await oncall(['checks', 'run', '--service', 'checkout', '--cause', 'tp/nope'], ta.env);
   t.is(unknown.code, 2);
-  t.regex(unknown.stderr, /no loaded pack declares cause tp\/nope; known causes: tp\/holds, tp\/metrics, tp\/ruled/);
+  t.regex(unknown.stderr, /no loaded pack declares cause tp\/nope; known causes: .*tp\/holds, tp\/metrics, tp\/ruled/);
   const unknownJson = await oncall(['checks', 'run', '--service', 'checkout', '--cause', 'tp/nope', '--json'], ta.env);
   t.is(unknownJson.code, 2);
   t.like(json(unknownJson), { ok: false, error: 'unknown_cause' });

@@ -24,6 +24,12 @@ export interface ApprovalRequest {
   requested_ms: number;
   expires_ms: number;
   closed_at: string | null;
+  /** How many different approvers it needs; null: the default (two). */
+  approvals_needed: number | null;
+  /** Who may decide it (e-mails); null: any owner or admin. */
+  approvers: string[] | null;
+  /** The episode an action request belongs to, or null. */
+  trace: string | null;
 }
 
 export interface ApprovalDecision {
@@ -50,9 +56,18 @@ const COLUMNS = [
   'requested_ms',
   'expires_ms',
   'closed_at',
+  'approvals_needed',
+  'approvers',
+  'trace',
 ];
-type Row = ApprovalRequest & { requested_ms: number | string; expires_ms: number | string };
-const fromRow = (r: Row): ApprovalRequest => ({ ...r, requested_ms: Number(r.requested_ms), expires_ms: Number(r.expires_ms) });
+type Row = Omit<ApprovalRequest, 'approvers'> & { requested_ms: number | string; expires_ms: number | string; approvers: string | null };
+const fromRow = (r: Row): ApprovalRequest => ({
+  ...r,
+  requested_ms: Number(r.requested_ms),
+  expires_ms: Number(r.expires_ms),
+  approvals_needed: r.approvals_needed === null ? null : Number(r.approvals_needed),
+  approvers: r.approvers === null ? null : (JSON.parse(r.approvers) as string[]),
+});
 const decisionFromRow = (r: ApprovalDecision): ApprovalDecision => ({ ...r, at_ms: Number(r.at_ms) });
 /** The unique key that allows one open raise per service. */
 const openKey = (r: Pick<ApprovalRequest, 'kind' | 'service'>): string => `${r.kind}:${r.service}`;
@@ -66,7 +81,11 @@ export class ApprovalsRepo {
   }
 
   async insert(trx: Trx, r: ApprovalRequest): Promise<void> {
-    await trx('approval_requests').insert({ ...r, open_key: r.kind === 'autonomy_raise' && r.state === 'pending' ? openKey(r) : null });
+    await trx('approval_requests').insert({
+      ...r,
+      approvers: r.approvers === null ? null : JSON.stringify(r.approvers),
+      open_key: r.kind === 'autonomy_raise' && r.state === 'pending' ? openKey(r) : null,
+    });
   }
 
   /** The pending raise of `service`, locked on MySQL (a second raise waits for the first). */

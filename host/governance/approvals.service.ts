@@ -27,7 +27,19 @@ export interface ApprovalView {
   expires_at: string;
   closed_at: string | null;
   approvals_needed: number;
+  /** Who may decide it (an action's approvers from the estate); null: any owner or admin. */
+  approvers: string[] | null;
+  /** The episode an action request is for, or null. */
+  episode: string | null;
   decisions: Array<{ by: string; decision: Decision; note: string | null; at: string }>;
+}
+
+/** What an action request may set: who decides, how many approvals, how long, which episode. */
+export interface ActionAskOptions {
+  needed?: number;
+  ttlMs?: number;
+  approvers?: string[];
+  trace?: string;
 }
 
 /** Called inside the deciding transaction when a request of this kind is approved. */
@@ -49,7 +61,9 @@ export const view = (r: ApprovalRequest, decisions: ApprovalDecision[]): Approva
   requested_at: r.requested_at,
   expires_at: new Date(r.expires_ms).toISOString(),
   closed_at: r.closed_at,
-  approvals_needed: APPROVALS_NEEDED,
+  approvals_needed: r.approvals_needed ?? APPROVALS_NEEDED,
+  approvers: r.approvers,
+  episode: r.trace,
   decisions: decisions.filter((d) => d.request_id === r.id).map((d) => ({ by: d.decider, decision: d.decision, note: d.note, at: d.at })),
 });
 
@@ -119,15 +133,30 @@ export class ApprovalsService {
    * Asks for approval of an action (there is no endpoint for this yet: investigations will call
    * it). `by` is who asks, e-mail or `system`. The action gate accepts the approved request.
    */
-  async requestAction(service: string, kind: string, summary: string, by: string): Promise<ApprovalView> {
-    if (!/^[a-z][a-z0-9_.-]{0,99}$/.test(kind)) throw new AppError('invalid_body', 'an action kind is 1 to 100 lower-case letters, digits, _ . -');
-    if (service.length === 0 || service.length > 200) throw new AppError('invalid_body', 'service must be 1 to 200 characters');
-    const r = await this.#ledger.transact(
-      (trx, record) =>
-        this.#open(trx, record, { kind: 'action', service, from_level: null, to_level: null, action: kind, summary: clip(summary, 1000) }, { actor: by, by }),
-      { headFirst: true },
-    );
+  async requestAction(service: string, kind: string, summary: string, by: string, opts: ActionAskOptions = {}): Promise<ApprovalView> {
+    const r = await this.#ledger.transact((trx, record) => this.openAction(trx, record, { service, kind, summary, by, ...opts }), { headFirst: true });
     return view(r, []);
+  }
+
+  /**
+   * Opens an action request inside the caller's transaction (the acting path's): who may decide it,
+   * how many approvals it needs and how long it stays open are the caller's (an action: its
+   * service's approvers, two for a tier-1 service, 30 minutes).
+   */
+  async openAction(
+    trx: Trx,
+    record: RecordEvent,
+    ask: { service: string; kind: string; summary: string; by: string } & ActionAskOptions,
+  ): Promise<ApprovalRequest> {
+    if (!/^[a-z][a-z0-9_.-]{0,99}$/.test(ask.kind)) throw new AppError('invalid_body', 'an action kind is 1 to 100 lower-case letters, digits, _ . -');
+    if (ask.service.length === 0 || ask.service.length > 200) throw new AppError('invalid_body', 'service must be 1 to 200 characters');
+    return this.#open(
+      trx,
+      record,
+      { kind: 'action', service: ask.service, from_level: null, to_level: null, action: ask.kind, summary: clip(ask.summary, 1000) },
+      { actor: ask.by, by: ask.by },
+      ask,
+    );
   }
 
   async #open(
@@ -135,6 +164,7 @@ export class ApprovalsService {
     record: RecordEvent,
     ask: Pick<ApprovalRequest, 'kind' | 'service' | 'from_level' | 'to_level' | 'action' | 'summary'>,
     asker: Asker,
+    opts: ActionAskOptions = {},
   ): Promise<ApprovalRequest> {
     const now = this.#clock.now();
     const r: ApprovalRequest = {
@@ -145,14 +175,18 @@ export class ApprovalsService {
       requested_actor: asker.actor,
       requested_at: now.toISOString(),
       requested_ms: now.getTime(),
-      expires_ms: now.getTime() + APPROVAL_TTL_MS,
+      expires_ms: now.getTime() + (opts.ttlMs ?? APPROVAL_TTL_MS),
       closed_at: null,
+      approvals_needed: opts.needed ?? null,
+      approvers: opts.approvers === undefined ? null : opts.approvers.map((a) => a.trim().toLowerCase()),
+      trace: opts.trace ?? null,
     };
     await this.#repo.insert(trx, r);
     await record({
       type: 'governance.approval_requested',
       actor: asker.actor,
       reason: r.summary,
+      trace: r.trace,
       data: {
         request_id: r.id,
         kind: r.kind,
@@ -162,6 +196,8 @@ export class ApprovalsService {
         action: r.action,
         by: asker.by,
         expires_at: new Date(r.expires_ms).toISOString(),
+        needed: r.approvals_needed ?? APPROVALS_NEEDED,
+        approvers: r.approvers,
       },
     });
     return r;
@@ -173,7 +209,7 @@ export class ApprovalsService {
    * is expired here, and that is kept); 403 `own_request` for the requester; 409
    * `already_decided` for a second decision by the same person.
    */
-  async decide(id: string, decision: Decision, note: string | null, decider: string): Promise<ApprovalView> {
+  async decide(id: string, decision: Decision, note: string | null, decider: string, admin = true): Promise<ApprovalView> {
     const outcome = await this.#ledger.transact(
       async (trx, record) => {
         const r = await this.#repo.lock(trx, id);
@@ -188,17 +224,22 @@ export class ApprovalsService {
         if (who === r.requested_by.trim().toLowerCase() || who === r.requested_actor.trim().toLowerCase()) {
           throw new AppError('own_request', 'the person who asked cannot decide their own request');
         }
+        if (r.approvers === null && !admin) throw new AppError('forbidden', 'deciding this request needs the admin or owner role');
+        if (r.approvers !== null && !r.approvers.includes(who))
+          throw new AppError('not_an_approver', `only the approvers of ${r.service} may decide this request (${r.approvers.join(', ')})`);
         const before = await this.#repo.decisionsOf([id], trx);
         if (before.some((d) => d.decider.trim().toLowerCase() === who))
           throw new AppError('already_decided', 'you have decided this request already; it needs someone else');
         const at = now.toISOString();
         await this.#repo.addDecision(trx, { request_id: id, decider: who, decision, note, at, at_ms: now.getTime() });
         const approvals = before.filter((d) => d.decision === 'approve').length + (decision === 'approve' ? 1 : 0);
-        const state: ApprovalState = decision === 'reject' ? 'rejected' : approvals >= APPROVALS_NEEDED ? 'approved' : 'pending';
+        const needed = r.approvals_needed ?? APPROVALS_NEEDED;
+        const state: ApprovalState = decision === 'reject' ? 'rejected' : approvals >= needed ? 'approved' : 'pending';
         if (state !== 'pending') await this.#repo.close(trx, id, state, at);
         await record({
           type: 'governance.approval_decided',
           actor: who,
+          trace: r.trace,
           reason: note ?? `${decision} ${r.summary}`,
           data: {
             request_id: id,
@@ -210,7 +251,7 @@ export class ApprovalsService {
             decision,
             note,
             approvals,
-            needed: APPROVALS_NEEDED,
+            needed,
             state,
           },
         });
@@ -219,7 +260,7 @@ export class ApprovalsService {
       },
       { headFirst: true },
     );
-    if (outcome === 'expired') throw new AppError('approval_closed', 'this request expired (24 hours) before it was decided');
+    if (outcome === 'expired') throw new AppError('approval_closed', 'this request expired before it was decided');
     return this.get(id);
   }
 
@@ -247,7 +288,8 @@ export class ApprovalsService {
     await record({
       type: 'governance.approval_expired',
       actor: 'system',
-      reason: `not decided within 24 hours: ${r.summary}`,
+      reason: `not decided within ${Math.round((r.expires_ms - r.requested_ms) / 60_000)} minutes: ${r.summary}`,
+      trace: r.trace,
       data: { request_id: r.id, kind: r.kind, service: r.service, from: r.from_level, to: r.to_level, action: r.action, requested_by: r.requested_by },
     });
   }

@@ -95,12 +95,14 @@ export function governanceRoutes(
 
   const decide = (decision: Decision) =>
     route(log, async (req: Request) => {
-      const who = await guard.withRole(req, 'admin');
+      // Anyone signed in reaches the request: an action request names its service's approvers
+      // (people of any role), who alone decide it; every other request needs an admin or owner.
+      const who = await guard.withRole(req, 'viewer');
       await guard.operating();
       const body = decisionBody(await readBodyOrEmpty(req));
       const id = String(req.params?.id ?? '');
       if (id.length === 0 || id.length > 40) throw new AppError('not_found', 'no such approval request');
-      return [200, { approval: await approvals.decide(id, decision, body.note ?? null, who.actor) }];
+      return [200, { approval: await approvals.decide(id, decision, body.note ?? null, who.actor, who.role !== 'viewer') }];
     });
   server.post('/v1/approvals/:id/approve', decide('approve'));
   server.post('/v1/approvals/:id/reject', decide('reject'));
