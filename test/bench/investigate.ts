@@ -80,6 +80,8 @@ interface EngineResult {
   waves: WaveTimes[];
   /** `GET /v1/episodes/{id}` reads the watch made. */
   episode_reads: number;
+  /** `decision.diagnosed` events in the ledger by the end: the waves' episodes, and the intake load's (`load-*`, re-run as new alert names join). */
+  diagnoses_recorded: { fleet: number; other: number };
   causes: CauseCounts;
   planted: { held: number; of: number; missed: string[] };
   /** Intake alone, just before the waves. */
@@ -120,6 +122,24 @@ function planted(episodes: Watched[], fleet: Fleet): EngineResult['planted'] {
       else missed.push(`${e.service} wave ${e.wave}: ${cause} (${e.verdicts.find((v) => v.cause === cause)?.verdict ?? 'not run'})`);
     }
   return { held, of, missed };
+}
+
+/** Counts the ledger's `decision.diagnosed` events, of the fleet's services and of others. */
+async function diagnosesRecorded(base: string, fleet: Fleet): Promise<EngineResult['diagnoses_recorded']> {
+  const names = new Set(fleet.services.map((s) => s.name));
+  const out = { fleet: 0, other: 0 };
+  let before: number | null = null;
+  type Page = { events: Array<{ seq: number; data: { service?: string } }>; more: boolean };
+  for (;;) {
+    const page: Page = await expect<Page>(
+      'the decision.diagnosed events',
+      200,
+      call(base, 'GET', `/v1/ledger?type=decision.diagnosed&limit=2000${before === null ? '' : `&before_seq=${before}`}`, ADMIN_TOKEN),
+    );
+    for (const e of page.events) out[names.has(e.data.service ?? '') ? 'fleet' : 'other']++;
+    if (!page.more || page.events.length === 0) return out;
+    before = page.events[page.events.length - 1]!.seq;
+  }
 }
 
 async function benchEngine(engine: Engine, serverUrl: string | null, fleet: Fleet, o: Options): Promise<EngineResult> {
@@ -182,6 +202,7 @@ async function benchEngine(engine: Engine, serverUrl: string | null, fleet: Flee
         log(
           `  intake meanwhile: ${intake.pushes_per_s} pushes/s over ${intake.seconds} s, p50 ${intake.p50_ms} ms, p99 ${intake.p99_ms} ms${intake.clean ? '' : `, NOT CLEAN: ${JSON.stringify(intake.statuses)}, ${intake.errors} errors, ${intake.timeouts} timeouts`}`,
         );
+      const diagnoses_recorded = await diagnosesRecorded(base, fleet);
       const memory = await stopAndMeasure(service);
 
       const diagnosed = episodes.filter((e) => e.state === 'diagnosed').length;
@@ -201,6 +222,7 @@ async function benchEngine(engine: Engine, serverUrl: string | null, fleet: Flee
         open_to_diagnosed_s: spans.length === 0 ? null : { p50: round1(pct(spans, 50)), p99: round1(pct(spans, 99)), max: round1(Math.max(...spans)) },
         waves: waveTimes,
         episode_reads: watch.reads,
+        diagnoses_recorded,
         causes: tally(episodes),
         planted: planted(episodes, fleet),
         intake_alone: intakeAlone,
@@ -281,7 +303,9 @@ function report(results: EngineResult[], started: Date, o: Options, mysqlSkipped
   }
   const out: string[] = ['', heading('Investigate', started), '', table(rows), ''];
   for (const r of results) {
-    out.push(`${r.engine}: load average before ${r.load_before}; the watch read episodes ${r.episode_reads} times`);
+    out.push(
+      `${r.engine}: load average before ${r.load_before}; the watch read episodes ${r.episode_reads} times; the ledger has ${r.diagnoses_recorded.fleet} decision.diagnosed events of the ${o.services} services and ${r.diagnoses_recorded.other} of the intake load's services (load-*)`,
+    );
     for (const w of r.waves) out.push(`${r.engine}:   wave ${w.wave}: fired ${w.fired_s} s, all open ${w.all_open_s} s, all closed ${w.all_closed_s} s`);
     out.push(`${r.engine}: verdicts per cause (holds / ruled out / unknown), over ${r.episodes} episodes:`);
     for (const [cause, n] of Object.entries(r.causes).sort(([a], [b]) => a.localeCompare(b))) {
