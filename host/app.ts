@@ -20,6 +20,8 @@ import type { SignInService } from './identity/sign-in.service.ts';
 import { settleMachineTokens, type MachineTokens } from './identity/tokens.ts';
 import { createIntakeArea } from './intake/intake.area.ts';
 import { createFindings, createInvestigationArea } from './investigation/investigation.area.ts';
+import { actionConnectors } from './acting/action-connectors.ts';
+import { createActingArea, createActionPaths, type ActingArea } from './acting/acting.area.ts';
 import type { InvestigationArea } from './investigation/investigation.area.ts';
 import type { InvestigationLimits } from './investigation/investigation.service.ts';
 import { OWN_SERVICE, type ServiceResolver } from './intake/placement.ts';
@@ -80,6 +82,8 @@ export interface App {
   readonly episodes: EpisodeService;
   /** Investigation of episodes and checks run by hand; tests await `investigation.investigations.run()`. */
   readonly investigation: InvestigationArea;
+  /** The action path after each diagnosis; tests await `acting.acting.run()`. */
+  readonly acting: ActingArea;
   /** Sign-in; tests await `signIn.idle()` for the codes asked for to be sent. */
   readonly signIn: SignInService;
   /** Autonomy, approvals, the halt switch and the action gate every action passes. */
@@ -175,8 +179,20 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
   const findings = createFindings(db);
+  const paths = createActionPaths(db);
   const episodes = mount(
-    createEpisodesArea({ db, held: intake.held, intake: intake.intake, notifier: onCall.notifier, findings, ledger, clock, log, debounceS: config.debounceS }),
+    createEpisodesArea({
+      db,
+      held: intake.held,
+      intake: intake.intake,
+      notifier: onCall.notifier,
+      findings,
+      actions: { pathOf: (id) => paths.get(id) },
+      ledger,
+      clock,
+      log,
+      debounceS: config.debounceS,
+    }),
   );
   const estate = (estateBuilt = mount(
     await createEstateArea({
@@ -204,10 +220,32 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       levels: governance.autonomy,
       connectors,
       notifier: onCall.notifier,
+      actions: {
+        request: (trx, episodeId, run, service, nowMs) => paths.request(trx, episodeId, run, service, nowMs),
+        nudge: () => acting.acting.nudge(),
+      },
       ledger,
       clock,
       log,
       ...(opts.investigationLimits === undefined ? {} : { limits: opts.investigationLimits }),
+    }),
+  );
+  const acting: ActingArea = mount(
+    createActingArea({
+      paths,
+      findings,
+      episodes: episodes.acted,
+      estate: estate.estate,
+      people: people.directory,
+      governance,
+      policy,
+      connectors: actionConnectors(connectors),
+      verifier: investigation.investigations,
+      notifier: onCall.notifier,
+      ledger,
+      clock,
+      log,
+      publicUrl: config.publicUrl,
     }),
   );
   const { delivery: notifications } = mount(
@@ -255,6 +293,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await episodes.episodes.process();
     // In the background: checks may take minutes; a pass resumes investigations a stopped host left.
     investigation.investigations.nudge();
+    // Paths whose step is due (a verification's wait, an approval decided) move on.
+    acting.acting.nudge();
     await notifications.run();
     await intake.prune();
     await signIn.prune();
@@ -283,6 +323,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     plugins,
     episodes: episodes.episodes,
     investigation,
+    acting,
     signIn,
     governance,
     discovery: discovery.discovery,
@@ -311,6 +352,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       await episodes.episodes.stop();
       await investigation.investigations.stop();
+      await acting.acting.stop();
       await notifications.stop();
       await signIn.idle();
       // Checkpoints the last commits made due are written before the database goes.

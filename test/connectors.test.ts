@@ -145,8 +145,12 @@ test('the catalogue lists each connector kind with its version, schema, write-on
   const res = await ta.call('GET', '/v1/connectors/catalogue');
   t.is(res.status, 200);
   const kinds = Object.fromEntries(res.body.kinds.map((k: { kind: string }) => [k.kind, k]));
-  t.like(kinds.http, { version: '1.0.0', secrets: ['bearer_token'], capabilities: ['test', 'query'] });
+  t.like(kinds.http, { version: '1.1.0', capabilities: ['test', 'query'] });
+  t.deepEqual(kinds.http.secrets, ['bearer_token', 'runbook_token']);
   t.true(kinds.http.settings.properties.bearer_token.writeOnly);
+  t.deepEqual(Object.keys(kinds.http.actions), ['runbook'], 'the action kinds it declares (plugin API 1.2)');
+  t.like(kinds.http.actions.runbook, { rehearsable: true, reversible: false, params: { required: ['name'] } });
+  t.deepEqual(kinds.prometheus.actions, {});
   t.deepEqual(kinds.http.settings.required, ['base_url']);
   t.like(kinds.prometheus, { version: '1.0.0', secrets: ['password'], capabilities: ['test', 'query', 'discover'] });
   t.true(kinds.prometheus.settings.properties.password.writeOnly);
@@ -174,12 +178,18 @@ test('a console connector is saved with its secret encrypted, listed masked, and
     name: 'orders-api',
     kind: 'http',
     source: 'console',
-    version: '1.0.0',
+    version: '1.1.0',
     state: 'unchecked',
     last_problem: null,
     updated_by: 'admin-token',
   });
-  t.deepEqual(created.body.settings, { base_url: sys.base, health_path: '/healthz', timeout_s: 5, bearer_token: { set: true } });
+  t.deepEqual(created.body.settings, {
+    base_url: sys.base,
+    health_path: '/healthz',
+    timeout_s: 5,
+    bearer_token: { set: true },
+    runbook_token: { set: false },
+  });
 
   // Stored sealed: the database row holds no clear secret.
   const row = await ta.app.db('connectors').where({ name: 'orders-api' }).first();
@@ -217,7 +227,7 @@ test('a console connector is saved with its secret encrypted, listed masked, and
   });
   t.is(sys.seen.at(-1), `Bearer ${OTHER_TOKEN}`);
   const cleared = await call('PUT', '/v1/connectors/orders-api', { body: { kind: 'http', settings: { base_url: sys.base, bearer_token: null } } });
-  t.deepEqual(cleared.body.settings, { base_url: sys.base, bearer_token: { set: false } });
+  t.deepEqual(cleared.body.settings, { base_url: sys.base, bearer_token: { set: false }, runbook_token: { set: false } });
   t.is(cleared.body.state, 'unchecked', 'a save forgets the last check, which was of other settings');
 
   const saved = (await ta.call('GET', '/v1/ledger?type=config.connector_saved&order=asc')).body.events;
@@ -284,7 +294,7 @@ test('POST /v1/connectors/test checks health, reports what it found and saves no
     ok: true,
     problem: null,
     kind: 'http',
-    version: '1.0.0',
+    version: '1.1.0',
     timeout_s: 15,
     found: { url: `${sys.base}/healthz`, status: 200, content_type: 'application/json' },
   });

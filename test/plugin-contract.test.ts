@@ -5,6 +5,7 @@ import test from 'ava';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import semver from 'semver';
 import { ConnectorKinds } from '../host/connectors/kinds.ts';
 import { getAt, maskSecrets, setAt, splitSecrets } from '../host/connectors/secrets.ts';
 import { AppError } from '../host/errors.ts';
@@ -40,6 +41,9 @@ const registries = new Map<string, PluginRegistry>();
 for (const r of ROOTS) registries.set(r, await loadPlugins({ dirs: [r], log: silentLogger() }));
 const registryOf = (dir: string) => registries.get(ROOTS.find((r) => dir.startsWith(r + path.sep))!)!;
 const shown = (dir: string) => path.relative(REPO, dir).split(path.sep).join('/');
+
+/** Whether a plugin's `api` range only accepts hosts with the action contract (plugin API 1.2). */
+const semverAtLeast12 = (range: string): boolean => semver.gte(semver.minVersion(range) ?? '0.0.0', '1.2.0');
 
 /** A property name that says it holds a credential. */
 const SECRET_NAME = /(password|passphrase|secret|token|credential|(^|_)key$)/i;
@@ -85,6 +89,26 @@ for (const dir of folders) {
       const masked = maskSecrets(splitSecrets(example, kind.pointers).plain, kind.pointers, () => true);
       for (const p of kind.pointers) t.deepEqual(getAt(masked, p), { set: true });
       t.false(JSON.stringify(masked).includes('the-secret-'), 'no secret value is shown');
+    });
+
+    test(`${name}: its action kinds are usable as declared, and it acts on nothing it does not declare`, (t) => {
+      const loaded = registryOf(dir).loaded.find((l) => l.dir === dir)!;
+      const plugin = loaded.plugin as Record<string, unknown>;
+      const kind = new ConnectorKinds([loaded]).get(manifest.name)!;
+      const declared = manifest.actions ?? {};
+      if (Object.keys(declared).length === 0) {
+        for (const m of ['rehearse', 'act', 'undo']) t.is(plugin[m], undefined, `${m}() without any action declared in plugin.json`);
+        return;
+      }
+      t.true(semverAtLeast12(manifest.api), `api ${manifest.api} must require plugin API 1.2 (actions)`);
+      for (const [action, d] of Object.entries(declared)) {
+        const k = kind.actions.get(action)!;
+        t.is(k.problem, null, `${action}: ${k.problem}`);
+        t.is(k.declaration.rehearsable, d.rehearsable, `${action}: declared rehearsable ${d.rehearsable}, rehearse() ${typeof plugin.rehearse}`);
+        t.is(k.declaration.reversible, d.reversible, `${action}: declared reversible ${d.reversible}, undo() ${typeof plugin.undo}`);
+        t.is((d.params as { additionalProperties?: unknown }).additionalProperties, false, `${action}: params take no unknown field`);
+        t.is(k.validate({ surely_not_a_param: 1 }) === null, false, `${action}: params are checked`);
+      }
     });
   }
 

@@ -13,14 +13,18 @@ export interface ConnectorFailure {
    * - `bad_answer`: the plugin answered something that is not the contract's shape;
    * - `said_no`: the plugin answered `{ok: false, problem}`;
    * - `too_large`: the answer was over the host's limit;
-   * - `refused`: what the plugin answered was refused by the host (polled alerts the intake turned down).
+   * - `refused`: what the plugin answered was refused by the host (polled alerts the intake turned down);
+   * - `not_declared`: an action the connector's kind does not declare, or cannot rehearse or undo
+   *   (no such method, or its manifest says it is not rehearsable or reversible);
+   * - `invalid_params`: an action's params do not fit the declaration's `params` schema (the
+   *   caller's mistake, as a 400 is; the plugin was not called).
    */
-  reason: 'unusable' | 'threw' | 'cut_off' | 'bad_answer' | 'said_no' | 'too_large' | 'refused';
+  reason: 'unusable' | 'threw' | 'cut_off' | 'bad_answer' | 'said_no' | 'too_large' | 'refused' | 'not_declared' | 'invalid_params';
   problem: string;
 }
 
 /** The jobs the host runs on a connector's plugin. */
-export type CallJob = 'test' | 'query' | 'discovery' | 'poll' | 'notification' | 'read';
+export type CallJob = 'test' | 'query' | 'discovery' | 'poll' | 'notification' | 'read' | 'rehearsal' | 'action' | 'undo';
 
 export function failure(kind: CallJob, reason: ConnectorFailure['reason'], problem: string): ConnectorFailure {
   return { kind, reason, problem };

@@ -2,7 +2,8 @@ import type { Clock } from '../clock.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { ConnectorQueryRequest, NotifyMessage } from '../plugins/contract.ts';
+import type { ActionRequest, ConnectorQueryRequest, NotifyMessage } from '../plugins/contract.ts';
+import { actionable, actionWith, type ActionableConnector, type ActionReport, type UndoRequest } from './connector-actions.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
 import { discoverable, discoverWith, type DiscoveryReport } from './connector-discovery.ts';
 import { canNotify, notifiable, notifyWith } from './connector-notify.ts';
@@ -17,6 +18,7 @@ import { TestMemory, type TestReport } from './test-memory.ts';
 
 export type { ConnectorInput, ConnectorSource, ConnectorView } from './connectors.store.ts';
 export type { QueryReport } from './connector-query.ts';
+export type { ActionableConnector, ActionCall, ActionReport, UndoRequest } from './connector-actions.ts';
 export { TEST_REMEMBERED_MS, type TestReport } from './test-memory.ts';
 import { readableFor, readWith, type ReadableConnector, type ReadMethod, type ReadReport } from './connector-reads.ts';
 import { secretValues } from './connector-calls.ts';
@@ -39,6 +41,7 @@ export interface ConnectorServiceDeps {
  * - connectors.store.ts: console-added and file-managed connectors, their secrets, CRUD, the masked view;
  * - connector-tests.ts: test, check and the scheduled check (test-memory.ts: a test saved right after counts);
  * - connector-query.ts, connector-discovery.ts, connector-poll.ts, connector-notify.ts: the capabilities;
+ * - connector-actions.ts: rehearse, act and undo of declared action kinds (for the acting area only);
  * - connector-calls.ts: one guarded plugin call (runner.ts), whose failure is a typed
  *   {@link import('./connector-failure.ts').ConnectorFailure}, never a parsed sentence.
  */
@@ -171,5 +174,27 @@ export class ConnectorService {
 
   notify(name: string, message: NotifyMessage): Promise<{ ok: boolean; problem: string | null; kind: string | null }> {
     return notifyWith({ store: this.#store, log: this.#log }, name, message);
+  }
+
+  // ---- actions (plugin API 1.2; used by the acting area only; connector-actions.ts)
+
+  /** The configured connectors whose kind declares actions, with each declaration and what stops it being used. */
+  actionKinds(): Promise<ActionableConnector[]> {
+    return actionable(this.#store);
+  }
+
+  /** Asks the connector what `act` would do, changing nothing. Never throws: a failure is the report. */
+  rehearse(name: string, request: ActionRequest): Promise<ActionReport> {
+    return actionWith({ store: this.#store, log: this.#log }, 'rehearse', name, request);
+  }
+
+  /** Performs the action on the outside system: the one call that changes it. Never throws. */
+  act(name: string, request: ActionRequest): Promise<ActionReport> {
+    return actionWith({ store: this.#store, log: this.#log }, 'act', name, request);
+  }
+
+  /** Reverses an action `act` performed, given what it answered in `undo`. Never throws. */
+  undo(name: string, request: UndoRequest): Promise<ActionReport> {
+    return actionWith({ store: this.#store, log: this.#log }, 'undo', name, request);
   }
 }

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.ts';
 import type { BrokenPlugin, LoadedPlugin } from '../plugins/loader.ts';
-import type { ConnectorPlugin, SettingsSchema } from '../plugins/contract.ts';
+import type { ActionDeclaration, ConnectorPlugin, SettingsSchema } from '../plugins/contract.ts';
 import { fieldName, secretPointers, settingsValidator, type Pointer } from './settings-schema.ts';
 
 /** A connector kind: the loaded plugin of that name, its schema, secrets and validator. */
@@ -15,6 +15,21 @@ export interface ConnectorKind {
   validate(settings: unknown): string | null;
   /** The default export: `test`, and the optional capabilities of the contract. */
   plugin: ConnectorPlugin & Record<string, unknown>;
+  /** The action kinds its manifest declares (plugin API 1.2), by name. */
+  actions: ReadonlyMap<string, KindAction>;
+}
+
+/**
+ * One action kind of a connector kind: what its manifest declares, narrowed to what the plugin
+ * can do (`rehearsable` only with a `rehearse` function, `reversible` only with `undo`), and the
+ * validator of its params.
+ */
+export interface KindAction {
+  declaration: ActionDeclaration;
+  /** Why the action cannot be used at all (no `act` function, a params schema that does not compile), or null. */
+  problem: string | null;
+  /** null when `params` fit the declaration's schema, else what is wrong, naming the field (`params.duration_s must be <= 86400`). */
+  validate(params: unknown): string | null;
 }
 
 /** What the catalogue shows of one kind. */
@@ -28,6 +43,8 @@ export interface CatalogueEntry {
   secrets: string[];
   /** What the kind can do: always `test`; `query`, `poll_alerts`, `discover` and `notify` when the plugin offers them. */
   capabilities: string[];
+  /** The action kinds it performs (plugin API 1.2), as {@link KindAction} narrows them; `{}` for none. */
+  actions: Record<string, ActionDeclaration>;
 }
 
 /** The connector kinds of the loaded plugins (the newest compatible version of each name). */
@@ -48,6 +65,7 @@ export class ConnectorKinds {
         pointers: secretPointers(schema),
         validate: settingsValidator(schema),
         plugin: p.plugin as ConnectorPlugin & Record<string, unknown>,
+        actions: kindActions(p.manifest.actions ?? {}, p.plugin as Record<string, unknown>),
       });
     }
   }
@@ -87,6 +105,29 @@ export class ConnectorKinds {
           ...(typeof k.plugin.discover === 'function' ? ['discover'] : []),
           ...(typeof k.plugin.notify === 'function' ? ['notify'] : []),
         ],
+        actions: Object.fromEntries([...k.actions].map(([name, a]) => [name, a.declaration])),
       }));
   }
+}
+
+/** The manifest's action declarations, each checked against the plugin's methods and its params schema compiled once. */
+function kindActions(declared: Record<string, ActionDeclaration>, plugin: Record<string, unknown>): Map<string, KindAction> {
+  const out = new Map<string, KindAction>();
+  for (const [name, d] of Object.entries(declared).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const declaration: ActionDeclaration = {
+      description: d.description,
+      params: d.params,
+      rehearsable: d.rehearsable && typeof plugin.rehearse === 'function',
+      reversible: d.reversible && typeof plugin.undo === 'function',
+    };
+    let validate: (params: unknown) => string | null = () => 'the action cannot be used';
+    let problem: string | null = typeof plugin.act === 'function' ? null : `the plugin declares the action ${name} but has no act() function`;
+    try {
+      validate = settingsValidator(d.params, 'params');
+    } catch (e) {
+      problem ??= `the params schema of the action ${name} does not compile: ${(e instanceof Error ? e.message : String(e)).split('\n', 1)[0]!.slice(0, 300)}`;
+    }
+    out.set(name, { declaration, problem, validate });
+  }
+  return out;
 }

@@ -36,25 +36,27 @@ export function keysOf(p: Pointer): string[] {
   return p.split('/').slice(1).map(unescape);
 }
 
-/** Dotted form of a pointer for messages: `settings.auth.password`. */
-export function fieldName(p: Pointer): string {
-  return ['settings', ...keysOf(p)].join('.');
+/** Dotted form of a pointer for messages: `settings.auth.password` (`root` names the object: `params.duration_s`). */
+export function fieldName(p: Pointer, root = 'settings'): string {
+  return [root, ...keysOf(p)].join('.');
 }
 
 /**
  * A validator of one kind's settings: ajv (strict off, so a vendor's annotation keywords pass;
  * formats on; no coercion, no defaults). The error names the first bad field, never its value.
+ * `root` names the object in messages (`settings`, or `params` for an action's parameters).
+ * Throws when the schema itself does not compile.
  */
-export function settingsValidator(schema: SettingsSchema): (settings: unknown) => string | null {
+export function settingsValidator(schema: SettingsSchema, root = 'settings'): (settings: unknown) => string | null {
   const ajv = addFormats(new Ajv({ allErrors: false, strict: false, coerceTypes: false, useDefaults: false, logger: false }));
   const check: ValidateFunction = ajv.compile(schema);
-  return (settings) => (check(settings) ? null : describe(check.errors ?? []));
+  return (settings) => (check(settings) ? null : describe(check.errors ?? [], root));
 }
 
-function describe(errors: ErrorObject[]): string {
+function describe(errors: ErrorObject[], root: string): string {
   const e = errors[0];
-  if (e === undefined) return 'settings are not valid';
-  const where = e.instancePath === '' ? 'settings' : fieldName(e.instancePath);
+  if (e === undefined) return `${root} are not valid`;
+  const where = e.instancePath === '' ? root : fieldName(e.instancePath, root);
   const params = e.params as Record<string, unknown>;
   switch (e.keyword) {
     case 'additionalProperties':

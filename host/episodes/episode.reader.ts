@@ -5,6 +5,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import { severityRank, type Episode, type EpisodeAlert, type EpisodeRepo } from './episode.repo.ts';
 import { parseQuery } from './query/parse.ts';
 import type { Diagnosis, Findings, StoredEvidence, StoredVerdict } from '../investigation/findings.repo.ts';
+import type { ActionPath } from '../acting/paths.repo.ts';
 
 export const DEFAULT_EPISODE_PAGE = 50;
 export const MAX_EPISODE_PAGE = 500;
@@ -23,6 +24,11 @@ export interface EpisodeFindings {
   of(episodeId: string): Promise<Findings | null>;
 }
 
+/** What the acting path did for an episode (its store, host/acting/paths.repo.ts). */
+export interface EpisodeActions {
+  pathOf(episodeId: string): Promise<ActionPath | null>;
+}
+
 /** One episode in full (GET /v1/episodes/{id}). */
 export interface EpisodeDetail extends EpisodeSummary {
   signals: (EpisodeAlert & { labels: Record<string, string>; status: 'firing' | 'resolved' | 'released' })[];
@@ -32,6 +38,11 @@ export interface EpisodeDetail extends EpisodeSummary {
   verdicts: StoredVerdict[];
   evidence: StoredEvidence[];
   diagnosis: Diagnosis | null;
+  /** The actions taken (at most one per path today), each `{connector, kind, params, executed_at, ok, shown, problem, undone_at}`. */
+  actions: Array<Record<string, unknown>>;
+  /** Where the action path stands (`pending`, `awaiting_approval`, `executing`, `verifying`, `done`), or null. */
+  path_state: string | null;
+  verification: Record<string, unknown> | null;
   proposal: unknown;
   policy_decision: unknown;
   rehearsal: unknown;
@@ -53,9 +64,11 @@ export class EpisodeReader {
   readonly #ledger: Ledger;
   readonly #clock: Clock;
   readonly #findings: EpisodeFindings | null;
+  readonly #actions: EpisodeActions | null;
 
-  constructor(deps: { episodes: EpisodeRepo; ledger: Ledger; clock: Clock; findings?: EpisodeFindings }) {
+  constructor(deps: { episodes: EpisodeRepo; ledger: Ledger; clock: Clock; findings?: EpisodeFindings; actions?: EpisodeActions }) {
     this.#findings = deps.findings ?? null;
+    this.#actions = deps.actions ?? null;
     this.#episodes = deps.episodes;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
@@ -85,6 +98,7 @@ export class EpisodeReader {
       this.#ledger.find({ trace: id, order: 'asc', limit: TIMELINE_MAX }),
       this.#findings === null ? null : this.#findings.of(id),
     ]);
+    const path = this.#actions === null ? null : await this.#actions.pathOf(id);
     const worst = alerts.reduce<string | null>((w, a) => (w === null || severityRank(a.severity) > severityRank(w) ? a.severity : w), null);
     return {
       ...summary(episode, this.#clock.now().getTime(), worst),
@@ -97,14 +111,17 @@ export class EpisodeReader {
       verdicts: findings?.verdicts ?? [],
       evidence: findings?.evidence ?? [],
       diagnosis: findings?.diagnosis ?? null,
-      proposal: null,
-      policy_decision: {
+      proposal: path?.proposal ?? null,
+      policy_decision: path?.policy_decision ?? {
         decision: episode.decision,
         outcome: episode.outcome,
         reason: timeline.events.find((e) => e.type === 'episode.decided')?.reason ?? null,
       },
-      rehearsal: null,
-      approvals: [],
+      rehearsal: path?.rehearsal ?? null,
+      approvals: path?.approvals ?? [],
+      actions: path?.action === null || path?.action === undefined ? [] : [publicAction(path.action)],
+      path_state: path?.state ?? null,
+      verification: path?.verification ?? null,
       timeline: timeline.events,
       timeline_more: timeline.more,
     };
@@ -132,4 +149,10 @@ function decodeCursor(cursor: string | null): { t_open_ms: number; id: string } 
     // answered below
   }
   throw new AppError('bad_cursor', 'cursor is not one this service gave out');
+}
+
+/** An action as the episode shows it: what `undo` needs stays inside the service. */
+function publicAction(a: Record<string, unknown>): Record<string, unknown> {
+  const { undo, key: _key, ...rest } = a;
+  return { ...rest, reversible: undo !== null && undo !== undefined };
 }

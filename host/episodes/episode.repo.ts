@@ -158,6 +158,11 @@ export class EpisodeRepo {
     });
   }
 
+  /** Sets the decision (`act` or `abstain`) the acting path took. */
+  async setDecision(trx: Trx, id: string, decision: 'act' | 'abstain'): Promise<void> {
+    await trx('episodes').where({ id }).update({ decision });
+  }
+
   /** Sets the outcome and how it came about. */
   async setOutcome(trx: Trx, id: string, outcome: string, detail: OutcomeDetail): Promise<void> {
     await trx('episodes')

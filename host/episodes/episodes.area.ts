@@ -10,8 +10,9 @@ import { EpisodeReader } from './episode.reader.ts';
 import { EpisodeRepo, type Episode, type EpisodeAlert, type EpisodeKind } from './episode.repo.ts';
 import { episodeRoutes } from './episode.routes.ts';
 import { EpisodeService, type EpisodeNotifier, type InvestigationRequests } from './episode.service.ts';
-import type { EpisodeFindings } from './episode.reader.ts';
+import type { EpisodeActions, EpisodeFindings } from './episode.reader.ts';
 import { parseQuery } from './query/parse.ts';
+import type { ActedEpisodes } from '../acting/acting.service.ts';
 
 /** An open episode as the live view shows it. */
 export interface OpenEpisode {
@@ -32,6 +33,8 @@ export interface EpisodesArea extends Area {
   readonly openings: { openedSince(sinceMs: number): Promise<Array<{ service: string; t_open_ms: number }>> };
   /** What the investigation reads of an episode: the episode, its signals, related episodes. */
   readonly investigated: InvestigatedEpisodes;
+  /** What acting reads and sets: the episode, its signals, its decision and outcome. */
+  readonly acted: ActedEpisodes;
 }
 
 /** The episodes as the investigation reads them (host/investigation). */
@@ -55,6 +58,8 @@ export function createEpisodesArea(d: {
   notifier: EpisodeNotifier;
   /** The investigation's store (below this area): openings ask for an investigation; the episode view shows its findings. */
   findings?: InvestigationRequests & EpisodeFindings;
+  /** Acting's store (below this area): the episode view shows the path. */
+  actions?: EpisodeActions;
   ledger: Ledger;
   clock: Clock;
   log: Logger;
@@ -74,12 +79,24 @@ export function createEpisodesArea(d: {
   });
   d.intake.onChanged(() => episodes.nudge());
   d.intake.onAlertEnded((trx, episodeId, fingerprint, status, at) => repo.endAlert(trx, episodeId, fingerprint, status, at));
-  const reader = new EpisodeReader({ episodes: repo, ledger, clock, ...(d.findings === undefined ? {} : { findings: d.findings }) });
+  const reader = new EpisodeReader({
+    episodes: repo,
+    ledger,
+    clock,
+    ...(d.findings === undefined ? {} : { findings: d.findings }),
+    ...(d.actions === undefined ? {} : { actions: d.actions }),
+  });
   const openQuery = parseQuery('state:open');
   return {
     episodes,
     outcomes: repo,
     openings: { openedSince: (sinceMs) => repo.openedSince(sinceMs) },
+    acted: {
+      get: (id) => repo.get(id),
+      signalsOf: (id) => repo.alertsOf(id),
+      setDecision: (trx, id, decision) => repo.setDecision(trx, id, decision),
+      setOutcome: (trx, id, outcome, detail) => repo.setOutcome(trx, id, outcome, detail),
+    },
     investigated: {
       get: (id) => repo.get(id),
       signalsOf: (id) => repo.alertsOf(id),

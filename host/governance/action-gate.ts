@@ -76,6 +76,11 @@ export class ActionGate {
     while (this.#writing.size > 0) await Promise.all([...this.#writing]);
   }
 
+  /** How many actions ran on `service` since `sinceMs` (the hourly cap's count). */
+  ranSince(service: string, sinceMs: number): Promise<number> {
+    return this.#runs.since(null, service, sinceMs);
+  }
+
   /** Counts an action that passed the gate and ran (the hourly cap reads these). */
   async ran(trx: Trx | undefined, ask: ActionAsk): Promise<void> {
     await this.#runs.add(trx ?? null, { service: ask.service, kind: ask.kind, at_ms: this.#clock.now().getTime() });

@@ -1,4 +1,4 @@
-import type { Db, Trx } from '../storage/db.ts';
+import { dialect, type Db, type Trx } from '../storage/db.ts';
 import type { Evidence } from './evidence.ts';
 import type { VerdictResult } from './run-check.ts';
 
@@ -117,8 +117,8 @@ export class FindingsRepo {
 
   /** Whether `holder` still holds the run (no re-run was asked for meanwhile), locking the row. */
   async stillHeld(trx: Trx, c: Claimed, holder: string): Promise<boolean> {
-    const row = (await trx('investigations').select('run', 'state', 'lease_holder').where({ episode_id: c.episode_id }).forUpdate().first()) as
-      Pick<Row, 'run' | 'state' | 'lease_holder'> | undefined;
+    const q = trx('investigations').select('run', 'state', 'lease_holder').where({ episode_id: c.episode_id });
+    const row = (await (dialect(trx) === 'mysql' ? q.forUpdate() : q).first()) as Pick<Row, 'run' | 'state' | 'lease_holder'> | undefined;
     return row !== undefined && Number(row.run) === c.run && row.state === 'running' && row.lease_holder === holder;
   }
 

@@ -11,7 +11,7 @@ import { CauseCatalogue } from './catalogue.ts';
 import { checksNow, type CheckRun, type CheckRunRequest } from './checks-now.ts';
 import { FindingsRepo } from './findings.repo.ts';
 import { investigationRoutes } from './investigation.routes.ts';
-import { InvestigationService, type InvestigationLimits } from './investigation.service.ts';
+import { InvestigationService, type InvestigationDeps, type InvestigationLimits } from './investigation.service.ts';
 import type { ConnectorReads } from './live-readers.ts';
 import type { EstateEntries } from './retrieval.ts';
 
@@ -45,6 +45,8 @@ export function createInvestigationArea(d: {
   clock: Clock;
   log: Logger;
   limits?: Partial<InvestigationLimits>;
+  /** Acting's store: a diagnosis asks for the episode's action path. */
+  actions?: InvestigationDeps['actions'];
 }): InvestigationArea {
   const catalogue = new CauseCatalogue(d.plugins);
   const log = d.log.child({ component: 'investigation' });
@@ -65,6 +67,7 @@ export function createInvestigationArea(d: {
     clock: d.clock,
     log,
     ...(d.limits === undefined ? {} : { limits: d.limits }),
+    ...(d.actions === undefined ? {} : { actions: d.actions }),
   });
   d.episodes.onInvestigationsAsked(() => investigations.nudge());
   const now = (r: CheckRunRequest) =>

@@ -51,6 +51,8 @@ export interface InvestigationDeps {
   clock: Clock;
   log: Logger;
   limits?: Partial<InvestigationLimits>;
+  /** Acting's store (below this area): a diagnosis asks for the episode's action path in its own transaction. */
+  actions?: { request(trx: Trx, episodeId: string, run: number, service: string, nowMs: number): Promise<void>; nudge(): void };
 }
 
 /** One verdict with the ids of the evidence it cites. */
@@ -251,11 +253,32 @@ export class InvestigationService {
           data: { service: c.service, run: c.run, holds: diagnosis.holds, unknown: diagnosis.unknown, checked: recorded.length },
         });
         if (episode.kind === 'incident' && recorded.length > 0) await this.#d.teller.tellDiagnosis(trx, episode, severity, diagnosis);
+        await this.#d.actions?.request(trx, c.episode_id, c.run, c.service, this.#d.clock.now().getTime());
         return true;
       },
       { headFirst: true },
     );
-    if (told) this.#d.teller.nudge();
+    if (told) {
+      this.#d.teller.nudge();
+      this.#d.actions?.nudge();
+    }
+  }
+
+  /**
+   * Re-runs one cause for an episode now, as its investigation would (the acting path's
+   * verification). Null when the episode or the cause is gone. Records nothing: the caller does.
+   */
+  async verify(episodeId: string, causeId: string): Promise<VerdictResult | null> {
+    const episode = await this.#d.episodes.get(episodeId);
+    const cause = this.#d.catalogue.get(causeId);
+    if (episode === null || cause === null) return null;
+    const now = this.#d.clock.now();
+    const { inputs } = await retrieve({ episodes: this.#d.episodes, estate: this.#d.estate }, episode, now.getTime());
+    const at = now.toISOString();
+    const current = { ...inputs, at };
+    const source = await liveSource({ connectors: this.#d.connectors, ledger: this.#d.ledger }, current.service, at);
+    const [verdict] = await this.checkAll([cause], current, source);
+    return verdict ?? null;
   }
 }
 

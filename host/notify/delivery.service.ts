@@ -180,7 +180,8 @@ export class NotifyDelivery {
         if (ok) {
           await outbox.finish(trx, d.id, 'sent', attempts, null, at);
           await outbox.putChannel(trx, { channel_kind: d.channel_kind, name: d.channel, ok: true, last_problem: null, last_attempt_at: at, last_ok_at: at });
-          const escalated = d.event === 'incident.closed' ? false : await this.#told(trx, d, how, at);
+          // A close or an approval request tells nobody of the incident as such: no escalation.
+          const escalated = d.event === 'incident.closed' || d.event === 'incident.approval_requested' ? false : await this.#told(trx, d, how, at);
           await record({
             type: 'outcome.notified',
             actor: 'system',
@@ -228,7 +229,8 @@ export class NotifyDelivery {
   /** Makes the episode's outcome `escalated` (first delivery) or adds who else was told; answers whether it changed to escalated now. */
   async #told(trx: Trx, d: Delivery, how: string, at: string): Promise<boolean> {
     const episode = await this.#d.episodes.lock(trx, d.episode_id);
-    if (episode === null) return false;
+    // A mitigated episode stays mitigated: people told of its opening saw it fixed.
+    if (episode === null || episode.outcome === 'mitigated') return false;
     const prior = episode.outcome === 'escalated' ? episode.outcome_detail : null;
     const channels = [...(prior?.channels ?? [])];
     if (!channels.some((c) => c.to === d.channel)) channels.push({ to: d.channel, how: d.channel_kind === 'email' ? 'e-mail' : how });
@@ -248,7 +250,7 @@ export class NotifyDelivery {
   /** Nobody has been told yet and one message was given up: the episode says so plainly. */
   async #gaveUp(trx: Trx, d: Delivery, label: string, problem: string, attempts: number, minutes: number, at: string): Promise<void> {
     const episode = await this.#d.episodes.lock(trx, d.episode_id);
-    if (episode === null || episode.outcome === 'escalated') return;
+    if (episode === null || episode.outcome === 'escalated' || episode.outcome === 'mitigated') return;
     const reason = `nobody told yet: could not tell ${label} after ${attempts} attempts over ${minutes} min (${problem})`.slice(0, 2000);
     await this.#d.episodes.setOutcome(trx, d.episode_id, episode.outcome, { value: null, reason, at, told: [], channels: [] });
   }

@@ -5,6 +5,7 @@ const WHAT: Record<NotifyMessage['event'], string> = {
   'incident.escalated': 'Incident escalated',
   'incident.closed': 'Incident closed',
   'incident.diagnosed': 'Incident diagnosed',
+  'incident.approval_requested': 'Approval needed',
 };
 
 /** The e-mail telling an on-call recipient of an incident: plain text, everything needed to act. */
@@ -30,6 +31,7 @@ export function incidentMail(m: NotifyMessage): { subject: string; text: string 
 /** The closing lines: the diagnosis when there is one, else what to expect. */
 function whatNext(m: NotifyMessage): string[] {
   if (m.event === 'incident.closed') return ['None of its alerts fire any more.'];
+  if (m.episode.report !== undefined) return [m.episode.report];
   const d = m.episode.diagnosis;
   if (m.event === 'incident.diagnosed' && d !== undefined)
     return [

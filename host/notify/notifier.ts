@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { EpisodeNotifier, IncidentChange } from '../episodes/episode.service.ts';
-import type { NotifyEpisode } from '../plugins/contract.ts';
+import type { NotifyEpisode, NotifyEvent } from '../plugins/contract.ts';
 import type { Trx } from '../storage/db.ts';
 import type { NotifySettingsRepo } from './notify-settings.repo.ts';
 import type { ChannelKind, OutboxRepo } from './outbox.repo.ts';
@@ -61,22 +61,34 @@ export class Notifier implements EpisodeNotifier {
   async tell(trx: Trx, change: IncidentChange): Promise<{ to: string[] }> {
     const e = change.episode;
     const channels = change.event === 'incident.opened' ? await this.#audience.of(trx, e) : await this.#outbox.channelsOf(trx, e.id);
+    await this.#queue(trx, change.event, e, change.severity, channels, change.diagnosis === undefined ? {} : { diagnosis: change.diagnosis });
+    return { to: channels.map((c) => c.channel) };
+  }
+
+  async #queue(
+    trx: Trx,
+    event: NotifyEvent,
+    e: IncidentChange['episode'],
+    severity: IncidentChange['severity'],
+    channels: Channel[],
+    extra: Partial<NotifyEpisode>,
+  ): Promise<void> {
     const now = this.#clock.now();
     const episode: NotifyEpisode = {
       id: e.id,
       service: e.service,
-      severity: change.severity,
+      severity,
       t_open: e.t_open,
       alerts: e.alerts,
       outcome: e.outcome === '' ? null : e.outcome,
       url: this.#publicUrl === null ? null : `${this.#publicUrl}/episodes/${encodeURIComponent(e.id)}`,
-      ...(change.diagnosis === undefined ? {} : { diagnosis: change.diagnosis }),
+      ...extra,
     };
     for (const c of channels) {
       await this.#outbox.add(trx, {
         id: randomUUID(),
         episode_id: e.id,
-        event: change.event,
+        event,
         ...c,
         episode,
         created_at: now.toISOString(),
@@ -84,7 +96,29 @@ export class Notifier implements EpisodeNotifier {
         next_ms: now.getTime(),
       });
     }
-    return { to: channels.map((c) => c.channel) };
+  }
+
+  /**
+   * The acting path's messages (host/acting), in its transaction: an escalation goes to whoever was
+   * told of the opening and, by e-mail, to `people` (the service's owner and approvers); an
+   * approval request goes to `people` only. Each carries the Markdown `report`. Answers who.
+   */
+  async tellPeople(
+    trx: Trx,
+    change: {
+      event: 'incident.escalated' | 'incident.approval_requested';
+      episode: IncidentChange['episode'];
+      severity: IncidentChange['severity'];
+      report: string;
+      people: string[];
+    },
+  ): Promise<string[]> {
+    const told = change.event === 'incident.escalated' ? await this.#outbox.channelsOf(trx, change.episode.id) : [];
+    const channels: Channel[] = [...told];
+    for (const p of change.people)
+      if (!channels.some((c) => c.channel_kind === 'email' && c.channel === p)) channels.push({ channel_kind: 'email', channel: p });
+    await this.#queue(trx, change.event, change.episode, change.severity, channels, { report: change.report });
+    return channels.map((c) => c.channel);
   }
 
   /** Delivery subscribes at construction: messages were queued and committed, deliver them soon. */

@@ -380,7 +380,7 @@ export interface ConnectorCapabilities {
 // ---------------------------------------------------------------------------------------------
 
 /** What happened to an incident: the reason a notification is sent. */
-export type NotifyEvent = 'incident.opened' | 'incident.closed' | 'incident.escalated' | 'incident.diagnosed';
+export type NotifyEvent = 'incident.opened' | 'incident.closed' | 'incident.escalated' | 'incident.diagnosed' | 'incident.approval_requested';
 
 /** The incident a notification tells of, as the host describes it to every notification target. */
 export interface NotifyEpisode {
@@ -404,6 +404,12 @@ export interface NotifyEpisode {
    * other events.
    */
   diagnosis?: { summary: string; holds: string[]; unknown: string[] };
+  /**
+   * Plugin API 1.2: on `incident.escalated` after the action path ended without a mitigation, and
+   * on `incident.approval_requested` (sent by e-mail to approvers only), the report as Markdown:
+   * the diagnosis, what was proposed, decided and done, and why people are needed.
+   */
+  report?: string;
 }
 
 /** One notification: what a target is asked to deliver. The host retries it until it is delivered or 1 hour has passed. */

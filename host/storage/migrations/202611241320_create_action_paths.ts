@@ -23,6 +23,8 @@ export async function up(db: Knex): Promise<void> {
     t.text('policy_decision').nullable();
     t.text('rehearsal').nullable();
     t.string('approval_id', 40).nullable();
+    // JSON list: the approval request as last seen ({id, state, approvers, needed, expires_at, decisions}).
+    t.text('approvals').nullable();
     // JSON: {connector, kind, params, key, executed_at, result, undo, undone_at}.
     t.text('action').nullable();
     t.text('verification').nullable();

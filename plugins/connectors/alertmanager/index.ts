@@ -6,24 +6,17 @@ import type {
   NormalisedAlert,
 } from '../../../host/plugins/contract.ts';
 import { mapAlertmanagerAlert } from './map.ts';
+import { DEFAULT_TIMEOUT_S, type Settings } from './settings.ts';
+import { actSilence, rehearseSilence, undoSilence } from './silence.ts';
 
 /**
- * Prometheus Alertmanager over its API v2 (read-only: GET only). `test` reads /api/v2/status
- * and reports the version and cluster; `pollAlerts` reads the active, unsilenced, uninhibited
- * alerts (/api/v2/alerts) and maps each exactly as the `alertmanager` normaliser maps a webhook
- * alert (an identical copy of its map.ts), so a polled alert has the fingerprint a pushed one has. See README.md.
+ * Prometheus Alertmanager over its API v2. `test` reads /api/v2/status and reports the version
+ * and cluster; `pollAlerts` reads the active, unsilenced, uninhibited alerts (/api/v2/alerts) and
+ * maps each exactly as the `alertmanager` normaliser maps a webhook alert (an identical copy of
+ * its map.ts), so a polled alert has the fingerprint a pushed one has. Those only read (GET). The
+ * one action, `silence` (silence.ts), is the only thing that writes: rehearse, act and undo,
+ * which only the host's action path calls. See README.md.
  */
-
-interface Settings {
-  url: string;
-  username?: string;
-  password?: string;
-  timeout_s?: number;
-  poll_s?: number;
-  filter?: string[];
-}
-
-const DEFAULT_TIMEOUT_S = 10;
 
 type Answer = { ok: true; body: unknown } | { ok: false; problem: string };
 
@@ -104,6 +97,11 @@ const plugin: ConnectorPluginWithCapabilities = {
     }
     return out;
   },
+
+  /** `silence` is the only action kind: see silence.ts. */
+  rehearse: (ctx, action) => rehearseSilence(ctx, action),
+  act: (ctx, action) => actSilence(ctx, action),
+  undo: (ctx, action) => undoSilence(ctx, action),
 };
 
 export default plugin;

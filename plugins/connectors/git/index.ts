@@ -15,6 +15,7 @@ import { changesOf } from './changes.ts';
 import { CODEOWNERS_PATHS, ownersOf, readCodeowners } from './codeowners.ts';
 import { MANIFEST_NAMES, servicesInManifest } from './manifests.ts';
 import { entryAt, listFiles, readBlob, repoPath, withRepo } from './repo.ts';
+import { actRevert, rehearseRevert, undoRevert } from './revert.ts';
 import { GitProblem, scrub, secretsOf } from './run.ts';
 import type { Settings } from './settings.ts';
 
@@ -22,11 +23,12 @@ export { codeownersMatch, parseCodeowners } from './codeowners.ts';
 export { servicesInManifest } from './manifests.ts';
 
 /**
- * A git repository read with the `git` command (read-only: clone, fetch into that clone,
- * rev-parse, ls-tree, cat-file, log; never a checkout, a hook or a push). A local `path` is read
- * in place; a clone `url` is cloned bare and shallow (one commit, or for `changes` the history
- * since the window's start) into a temporary folder for each call, removed afterwards.
- * Only committed content of the branch (default HEAD) is read. See README.md.
+ * A git repository read with the `git` command (reads: clone, fetch into that clone, rev-parse,
+ * ls-tree, cat-file, log; never a checkout, a hook or a push). A local `path` is read in place; a
+ * clone `url` is cloned bare and shallow (one commit, or for `changes` the history since the
+ * window's start) into a temporary folder for each call, removed afterwards. Only committed
+ * content of the branch (default HEAD) is read. The one action, `revert` (revert.ts), is the only
+ * code that pushes, and only to `oncall/revert-<sha12>` branches, from a throwaway clone. See README.md.
  */
 
 /** The most of one file a query answers. */
@@ -170,6 +172,11 @@ const plugin: ConnectorPluginWithCapabilities = {
       throw e instanceof GitProblem ? new Error(e.message) : e;
     });
   },
+
+  /** `revert` is the only action kind: see revert.ts. */
+  rehearse: (ctx, action) => rehearseRevert(ctx, action),
+  act: (ctx, action) => actRevert(ctx, action),
+  undo: (ctx, action) => undoRevert(ctx, action),
 };
 
 export default plugin;

@@ -7,37 +7,22 @@ import type {
   ConnectorTestResult,
   PluginContext,
 } from '../../../host/plugins/contract.ts';
+import { actRunbook, rehearseRunbook } from './runbook.ts';
+import { DEFAULT_TIMEOUT_S, type Settings } from './settings.ts';
+import { join, shown } from './urls.ts';
 
 /**
- * Read-only HTTP probes. `test` GETs `base_url` + `health_path` and passes on a 2xx; `query`
- * GETs `base_url` + the path asked for. Only GET is ever sent, through the host's client
- * (ctx.http); redirects are reported, not followed, so a token never travels to another address. See README.md.
+ * HTTP probes and runbooks. `test` GETs `base_url` + `health_path` and passes on a 2xx; `query`
+ * GETs `base_url` + the path asked for: both only GET. The one action, `runbook` (runbook.ts),
+ * POSTs (or PUTs) the episode to a runbook endpoint; only the host's action path calls it.
+ * Everything goes through the host's client (ctx.http); redirects are reported, not followed,
+ * so a token never travels to another address. See README.md.
  */
 
-interface Settings {
-  base_url: string;
-  health_path?: string;
-  headers?: Record<string, string>;
-  bearer_token?: string;
-  timeout_s?: number;
-}
-
-const DEFAULT_TIMEOUT_S = 10;
 const MAX_BODY_BYTES = 256 * 1024;
 
 function settingsOf(ctx: PluginContext): Settings {
   return ctx.settings as unknown as Settings;
-}
-
-/** base_url joined with a path: exactly one slash between them. */
-function join(base: string, path: string): string {
-  return base.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`);
-}
-
-/** What a person is shown of an address: no query string (it may carry a key). */
-function shown(url: string): string {
-  const u = new URL(url);
-  return `${u.origin}${u.pathname}`;
 }
 
 type Got = { ok: true; status: number; headers: Record<string, string>; text: string; truncated: boolean; ms: number } | { ok: false; problem: string };
@@ -101,6 +86,10 @@ const plugin: ConnectorPluginWithCapabilities = {
     const problem = statusProblem(r, url.toString());
     return { ok: problem === null, problem, data };
   },
+
+  /** `runbook` is the only action kind: see runbook.ts. Not reversible: there is no undo. */
+  rehearse: (ctx, action) => rehearseRunbook(ctx, action),
+  act: (ctx, action) => actRunbook(ctx, action),
 };
 
 export default plugin;

@@ -1,0 +1,521 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import { AppError } from '../errors.ts';
+import type { Episode, EpisodeAlert, OutcomeDetail } from '../episodes/episode.repo.ts';
+import { worstOf } from '../episodes/episode.repo.ts';
+import type { ServiceView } from '../estate/estate.model.ts';
+import type { ActionAskOptions, ApprovalView } from '../governance/approvals.service.ts';
+import type { ApprovalRequest } from '../governance/approvals.repo.ts';
+import type { ActionAsk } from '../governance/action-gate.ts';
+import type { Level } from '../governance/levels.ts';
+import type { Findings } from '../investigation/findings.repo.ts';
+import type { VerdictResult } from '../investigation/run-check.ts';
+import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
+import type { Logger } from '../log.ts';
+import type { ActionRequest, ActionResult } from '../plugins/contract.ts';
+import type { PolicyDocument } from '../policy/policy.schema.ts';
+import type { Trx } from '../storage/db.ts';
+import { clip } from '../text.ts';
+import type { ActionPath, ActionPathsRepo } from './paths.repo.ts';
+import { decide, type PolicyDecision } from './policy-decision.ts';
+import { propose, type Performer, type Proposal } from './proposal.ts';
+import { escalationReport } from './report.ts';
+
+const HOUR_MS = 3600_000;
+/** An action request stays open this long, then the path escalates. */
+export const ACTION_APPROVAL_TTL_MS = 30 * 60_000;
+const LEASE_MS = 120_000;
+const BATCH = 16;
+const NUDGE_MS = 50;
+
+/** What acting needs of the episodes area. */
+export interface ActedEpisodes {
+  get(id: string): Promise<Episode | null>;
+  signalsOf(id: string): Promise<Array<EpisodeAlert & { labels: Record<string, string> }>>;
+  setDecision(trx: Trx, id: string, decision: 'act' | 'abstain'): Promise<void>;
+  setOutcome(trx: Trx, id: string, outcome: string, detail: OutcomeDetail): Promise<void>;
+}
+
+/** What acting needs of governance. */
+export interface ActingGovernance {
+  levelOf(service: string): Promise<Level>;
+  halted(): Promise<boolean>;
+  policy(): Promise<Pick<PolicyDocument, 'freeze_windows' | 'always_approve' | 'safe_for_l2' | 'max_actions_per_service_per_hour'>>;
+  ranSince(service: string, sinceMs: number): Promise<number>;
+  /** The action gate; throws a 409 AppError (and records `action.refused`) when the action may not run. */
+  authorise(ask: ActionAsk): Promise<void>;
+  ran(ask: ActionAsk): Promise<void>;
+  openAction(trx: Trx, record: RecordEvent, ask: { service: string; kind: string; summary: string; by: string } & ActionAskOptions): Promise<ApprovalRequest>;
+  approval(id: string): Promise<ApprovalView>;
+}
+
+/** The connectors that perform actions (host/connectors/connector-actions.ts). */
+export interface ActionConnectors {
+  performers(kind: string): Promise<Performer[]>;
+  rehearse(name: string, request: ActionRequest): Promise<ActionResult>;
+  act(name: string, request: ActionRequest): Promise<ActionResult>;
+}
+
+/** Tells people: the escalation to the owner and approvers, and to whoever heard of the incident. */
+export interface EscalationTeller {
+  /** The escalation: to whoever was told of the opening, and by e-mail to `people`. Answers who. */
+  escalate(trx: Trx, change: PeopleMessage): Promise<string[]>;
+  /** The approval request, by e-mail to the approvers only. */
+  askApproval(trx: Trx, change: PeopleMessage): Promise<string[]>;
+  nudge(): void;
+}
+
+/** A message of the action path to people, with its Markdown report. */
+export interface PeopleMessage {
+  episode: Episode;
+  severity: 'critical' | 'warning' | 'info';
+  report: string;
+  people: string[];
+}
+
+export interface ActingDeps {
+  paths: ActionPathsRepo;
+  findings: { of(episodeId: string): Promise<Findings | null> };
+  episodes: ActedEpisodes;
+  estate: { find(name: string): Promise<ServiceView | null> };
+  people: { firstOwner(): Promise<string | null> };
+  governance: ActingGovernance;
+  connectors: ActionConnectors;
+  /** Re-runs one cause for the episode now (the verification). */
+  verifier: { verify(episodeId: string, cause: string): Promise<VerdictResult | null> };
+  teller: EscalationTeller;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+  publicUrl: string | null;
+}
+
+/**
+ * Steps 5 to 10 of the path for each diagnosed episode: propose, decide, rehearse, ask for
+ * approval, act through the gate, verify, and end `mitigated` or escalated. The path's state lives
+ * in `action_paths`; each step is taken under a lease and saved with its ledger events, so a
+ * restarted host resumes it, and an action that may have run when a host stopped is never run
+ * again (the path escalates instead). See docs/acting.md.
+ */
+export class ActingService {
+  readonly #d: ActingDeps;
+  readonly #holder = `act-${randomUUID()}`;
+  #running: Promise<void> = Promise.resolve();
+  #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+
+  constructor(deps: ActingDeps) {
+    this.#d = deps;
+  }
+
+  nudge(): void {
+    if (this.#stopped || this.#timer !== null) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.run().catch((err: unknown) => this.#d.log.error({ err }, 'acting on episodes failed'));
+    }, NUDGE_MS);
+    this.#timer.unref();
+  }
+
+  /** Advances every path whose next step is due; passes never overlap. Tests await it. */
+  run(): Promise<void> {
+    const next = this.#running.then(() => (this.#stopped ? undefined : this.#pass()));
+    this.#running = next.catch(() => undefined);
+    return next;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#running;
+  }
+
+  /** The path of an episode, for the episode view. */
+  pathOf(episodeId: string): Promise<ActionPath | null> {
+    return this.#d.paths.get(episodeId);
+  }
+
+  async #pass(): Promise<void> {
+    // Each path takes at most one step per pass (a step may run several stages: approved → act).
+    const done: string[] = [];
+    for (;;) {
+      const claimed = await this.#d.paths.claim(this.#holder, this.#d.clock.now().getTime(), LEASE_MS, BATCH, done);
+      if (claimed.length === 0 || this.#stopped) return;
+      for (const p of claimed) {
+        done.push(p.episode_id);
+        await this.#advance(p).catch(async (err: unknown) => {
+          this.#d.log.error({ err, episode: p.episode_id }, 'an action path step failed');
+          await this.#release(p);
+        });
+      }
+      if (done.length >= 500) return;
+    }
+  }
+
+  async #release(p: ActionPath): Promise<void> {
+    await this.#d.ledger.transact(async (trx) => {
+      if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) !== null) await this.#d.paths.save(trx, p.episode_id, {});
+    });
+  }
+
+  async #advance(p: ActionPath): Promise<void> {
+    switch (p.state) {
+      case 'pending':
+        return this.#plan(p);
+      case 'awaiting_approval':
+        return this.#awaitApproval(p);
+      case 'executing':
+        // A host stopped between marking the action and recording its result: whether it ran is
+        // not known, so it is never run again; people are told.
+        return this.#escalate(p, 'the host stopped while the action was being taken: it is not repeated; check the outside system');
+      case 'verifying':
+        return this.#verify(p);
+      default:
+        return this.#release(p);
+    }
+  }
+
+  /** Steps 5-8: proposal, policy decision, rehearsal, and approval or execution. */
+  async #plan(p: ActionPath): Promise<void> {
+    const { ledger, clock } = this.#d;
+    const [episode, findings, service] = await Promise.all([
+      this.#d.episodes.get(p.episode_id),
+      this.#d.findings.of(p.episode_id),
+      this.#d.estate.find(p.service),
+    ]);
+    if (episode === null || findings === null) return this.#finish(p, null, 'the episode or its findings are gone');
+    const performers = new Map<string, Performer[]>();
+    for (const v of findings.verdicts) {
+      const action = (v.remedy as { action?: unknown } | null)?.action;
+      if (typeof action === 'string' && !performers.has(action)) performers.set(action, await this.#d.connectors.performers(action));
+    }
+    const proposed = propose(findings.verdicts, service, (kind) => performers.get(kind) ?? []);
+    const now = clock.now();
+    if (!proposed.ok) {
+      const level = await this.#d.governance.levelOf(p.service);
+      const decision: PolicyDecision = { decision: 'abstain', reason: proposed.why, level, approval: false, checks: [] };
+      await ledger.transact(async (trx, record) => {
+        if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
+        await this.#d.paths.save(trx, p.episode_id, { policy_decision: { ...decision }, updated_at: now.toISOString() }, false);
+        await this.#d.episodes.setDecision(trx, p.episode_id, 'abstain');
+        await record({
+          type: 'decision.policy',
+          actor: 'system',
+          reason: `abstain: ${proposed.why}`,
+          trace: p.episode_id,
+          data: { service: p.service, decision: 'abstain', level },
+        });
+      });
+      return this.#escalate({ ...p, policy_decision: { ...decision } }, `nothing to do: ${proposed.why}`);
+    }
+    const proposal = proposed.proposal;
+    const [level, halted, policy, ran] = await Promise.all([
+      this.#d.governance.levelOf(p.service),
+      this.#d.governance.halted(),
+      this.#d.governance.policy(),
+      this.#d.governance.ranSince(p.service, now.getTime() - HOUR_MS),
+    ]);
+    const decision = decide(proposal, { level, halted, policy, ranLastHour: ran, now });
+    const held = await ledger.transact(async (trx, record) => {
+      if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return false;
+      await this.#d.paths.save(trx, p.episode_id, { proposal: { ...proposal }, policy_decision: { ...decision }, updated_at: now.toISOString() }, false);
+      await this.#d.episodes.setDecision(trx, p.episode_id, decision.decision);
+      await record([
+        {
+          type: 'decision.proposed',
+          actor: 'system',
+          reason: `${proposal.action} via ${proposal.connector}: ${clip(proposal.why, 500, '…')}`,
+          trace: p.episode_id,
+          data: { service: p.service, ...proposalData(proposal) },
+        },
+        {
+          type: 'decision.policy',
+          actor: 'system',
+          reason: `${decision.decision}: ${decision.reason}`,
+          trace: p.episode_id,
+          data: { service: p.service, decision: decision.decision, level, approval: decision.approval, checks: decision.checks },
+        },
+      ]);
+      return true;
+    });
+    if (!held) return;
+    const planned: ActionPath = { ...p, proposal: { ...proposal }, policy_decision: { ...decision } };
+    if (decision.decision === 'abstain') return this.#escalate(planned, decision.reason);
+    if (proposal.rehearsable) {
+      const r = await this.#d.connectors.rehearse(proposal.connector, this.#request(episode, proposal, p));
+      const rehearsal = r.ok
+        ? { ok: true, shown: clip(r.shown ?? '', 2000, '…'), at: clock.now().toISOString() }
+        : { ok: false, problem: r.problem ?? 'it failed' };
+      await ledger.transact(async (trx, record) => {
+        await this.#d.paths.save(trx, p.episode_id, { rehearsal: rehearsal, updated_at: clock.now().toISOString() }, false);
+        await record({
+          type: 'action.rehearsed',
+          actor: 'system',
+          reason: r.ok ? `rehearsed ${proposal.action}: ${clip(r.shown ?? 'ok', 500, '…')}` : `the rehearsal of ${proposal.action} failed: ${r.problem}`,
+          trace: p.episode_id,
+          data: { service: p.service, action: proposal.action, connector: proposal.connector, ...rehearsal },
+        });
+      });
+      planned.rehearsal = rehearsal;
+      if (!r.ok) return this.#escalate(planned, `the rehearsal failed: ${r.problem}`);
+    }
+    if (decision.approval) return this.#askApproval(planned, episode, proposal, service);
+    return this.#execute(planned, episode, proposal, null);
+  }
+
+  /** Step 8: an approval request to the service's approvers (else its owner, else the first owner). */
+  async #askApproval(p: ActionPath, episode: Episode, proposal: Proposal, service: ServiceView | null): Promise<void> {
+    const approvers =
+      service !== null && service.approvers.length > 0
+        ? service.approvers
+        : service?.owner != null
+          ? [service.owner]
+          : [await this.#d.people.firstOwner()].filter((x): x is string => x !== null);
+    const needed = service?.tier === 1 ? 2 : 1;
+    const now = this.#d.clock.now();
+    const summary = `${proposal.action} on ${p.service} via ${proposal.connector}: ${proposal.why}`;
+    const severity = await this.#severity(p.episode_id);
+    await this.#d.ledger.transact(
+      async (trx, record) => {
+        const r = await this.#d.governance.openAction(trx, record, {
+          service: p.service,
+          kind: proposal.action,
+          summary,
+          by: 'system',
+          approvers,
+          needed,
+          ttlMs: ACTION_APPROVAL_TTL_MS,
+          trace: p.episode_id,
+        });
+        const asked = { id: r.id, state: 'pending', approvers, needed, expires_at: new Date(r.expires_ms).toISOString(), decisions: [] };
+        await this.#d.paths.save(trx, p.episode_id, {
+          state: 'awaiting_approval',
+          approval_id: r.id,
+          approvals: [asked],
+          due_ms: now.getTime(),
+          updated_at: now.toISOString(),
+        });
+        await record({
+          type: 'approval.requested',
+          actor: 'system',
+          reason: `asking ${approvers.join(', ') || 'nobody (no approver, owner or first owner known)'} to approve ${proposal.action} (${needed} approval${needed === 1 ? '' : 's'} within 30 minutes)`,
+          trace: p.episode_id,
+          data: { service: p.service, request_id: r.id, approvers, needed, expires_at: new Date(r.expires_ms).toISOString() },
+        });
+        await this.#d.teller.askApproval(trx, {
+          episode,
+          severity,
+          report: `Approval needed: ${summary}\n\nApprove or reject it in the console${this.#d.publicUrl === null ? '' : `: ${this.#d.publicUrl}/episodes/${encodeURIComponent(p.episode_id)}`}.`,
+          people: approvers,
+        });
+      },
+      { headFirst: true },
+    );
+    this.#d.teller.nudge();
+  }
+
+  /** Waits for the request's decision; approved runs the action, rejected or expired escalates. */
+  async #awaitApproval(p: ActionPath): Promise<void> {
+    const view = await this.#d.governance.approval(p.approval_id ?? '');
+    const now = this.#d.clock.now().getTime();
+    const expired = view.state === 'expired' || (view.state === 'pending' && Date.parse(view.expires_at) <= now);
+    const seen = {
+      id: view.id,
+      state: expired ? 'expired' : view.state,
+      approvers: view.approvers,
+      needed: view.approvals_needed,
+      expires_at: view.expires_at,
+      decisions: view.decisions,
+    };
+    if (view.state === 'pending' && !expired) {
+      await this.#d.ledger.transact(async (trx) => this.#d.paths.save(trx, p.episode_id, { approvals: [seen] }));
+      return;
+    }
+    await this.#d.ledger.transact(async (trx, record) => {
+      await this.#d.paths.save(trx, p.episode_id, { approvals: [seen] }, false);
+      await record({
+        type: 'approval.decided',
+        actor: view.decisions.at(-1)?.by ?? 'system',
+        reason: `the request to ${p.proposal?.action ?? 'act'} is ${expired ? 'expired' : view.state}`,
+        trace: p.episode_id,
+        data: {
+          service: p.service,
+          request_id: view.id,
+          state: expired ? 'expired' : view.state,
+          decisions: view.decisions.map((d) => ({ by: d.by, decision: d.decision, at: d.at })),
+        },
+      });
+    });
+    if (view.state !== 'approved') return this.#escalate(p, expired ? 'nobody approved the action within 30 minutes' : `the action was ${view.state}`);
+    const episode = await this.#d.episodes.get(p.episode_id);
+    if (episode === null || p.proposal === null) return this.#finish(p, null, 'the episode is gone');
+    return this.#execute(p, episode, p.proposal as unknown as Proposal, view.id);
+  }
+
+  /** Step 9: the gate right before the call, then the connector's `act`. */
+  async #execute(p: ActionPath, episode: Episode, proposal: Proposal, approvalId: string | null): Promise<void> {
+    const ask: ActionAsk = { service: p.service, kind: proposal.action, ...(approvalId === null ? {} : { approvalId }) };
+    try {
+      await this.#d.governance.authorise(ask);
+    } catch (e) {
+      if (!(e instanceof AppError)) throw e;
+      return this.#escalate(p, `the action gate refused it: ${e.message}`);
+    }
+    const request = this.#request(episode, proposal, p);
+    const marked = await this.#d.ledger.transact(async (trx) => {
+      if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return false;
+      await this.#d.paths.save(
+        trx,
+        p.episode_id,
+        { state: 'executing', action: { connector: proposal.connector, kind: proposal.action, params: proposal.params, key: request.key } },
+        false,
+      );
+      return true;
+    });
+    if (!marked) return;
+    const result = await this.#d.connectors.act(proposal.connector, request);
+    const now = this.#d.clock.now();
+    const action = {
+      connector: proposal.connector,
+      kind: proposal.action,
+      params: proposal.params,
+      key: request.key,
+      approval_id: approvalId,
+      executed_at: now.toISOString(),
+      ok: result.ok,
+      shown: clip(result.shown ?? '', 2000, '…'),
+      problem: result.problem,
+      undo: result.undo ?? null,
+      undone_at: null,
+    };
+    if (result.ok) await this.#d.governance.ran(ask);
+    await this.#d.ledger.transact(async (trx, record) => {
+      await this.#d.paths.save(
+        trx,
+        p.episode_id,
+        {
+          state: result.ok ? 'verifying' : 'executing',
+          action,
+          due_ms: now.getTime() + (proposal.verify.after_s ?? 120) * 1000,
+          updated_at: now.toISOString(),
+        },
+        result.ok,
+      );
+      await record({
+        type: result.ok ? 'action.executed' : 'action.failed',
+        actor: 'system',
+        reason: result.ok
+          ? `${proposal.action} via ${proposal.connector}: ${clip(result.shown ?? 'done', 500, '…')}`
+          : `${proposal.action} via ${proposal.connector} failed: ${result.problem}`,
+        trace: p.episode_id,
+        data: {
+          service: p.service,
+          action: proposal.action,
+          connector: proposal.connector,
+          params: proposal.params,
+          approval_id: approvalId,
+          ok: result.ok,
+          problem: result.problem,
+        },
+      });
+    });
+    if (!result.ok) return this.#escalate({ ...p, action }, `the action failed: ${result.problem}`);
+  }
+
+  /** Step 10: re-run the verification check and look at the alerts. */
+  async #verify(p: ActionPath): Promise<void> {
+    const proposal = p.proposal as unknown as Proposal;
+    const [signals, verdict] = await Promise.all([this.#d.episodes.signalsOf(p.episode_id), this.#d.verifier.verify(p.episode_id, proposal.verify.cause)]);
+    const resolved = signals.length > 0 && signals.every((s) => s.end_status !== null);
+    const checked = verdict !== null && verdict.verdict === proposal.verify.expect;
+    const now = this.#d.clock.now();
+    const verification = {
+      at: now.toISOString(),
+      cause: proposal.verify.cause,
+      expected: proposal.verify.expect,
+      verdict: verdict?.verdict ?? null,
+      reason: verdict?.reason ?? null,
+      alerts_resolved: resolved,
+      mitigated: resolved || checked,
+    };
+    if (!verification.mitigated) {
+      await this.#d.ledger.transact(async (trx) => this.#d.paths.save(trx, p.episode_id, { verification }, false));
+      return this.#escalate(
+        { ...p, verification },
+        `the remedy did not work: ${proposal.verify.cause} is ${verdict?.verdict ?? 'not known'} and the alerts still fire`,
+      );
+    }
+    await this.#d.ledger.transact(async (trx, record) => {
+      if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
+      await this.#d.paths.save(trx, p.episode_id, { state: 'done', verification, outcome: 'mitigated', updated_at: now.toISOString() });
+      const reason = `mitigated by ${proposal.action} via ${proposal.connector}: ${resolved ? 'its alerts resolved' : `${proposal.verify.cause} is now ${verdict!.verdict}`}`;
+      await this.#d.episodes.setOutcome(trx, p.episode_id, 'mitigated', { value: 'mitigated', reason, at: now.toISOString(), told: [], channels: [] });
+      await record({ type: 'outcome.mitigated', actor: 'system', reason, trace: p.episode_id, data: { service: p.service, ...verification } });
+    });
+  }
+
+  /** The path ends without a mitigation: the owner and approvers get the report, the targets `incident.escalated`. */
+  async #escalate(p: ActionPath, why: string): Promise<void> {
+    const episode = await this.#d.episodes.get(p.episode_id);
+    if (episode === null) return this.#finish(p, null, why);
+    const [findings, service] = await Promise.all([this.#d.findings.of(p.episode_id), this.#d.estate.find(p.service)]);
+    const people = [...new Set([service?.owner, ...(service?.approvers ?? [])].filter((x): x is string => typeof x === 'string'))];
+    if (people.length === 0) {
+      const first = await this.#d.people.firstOwner();
+      if (first !== null) people.push(first);
+    }
+    const report = escalationReport({ episode, findings, path: p, why, publicUrl: this.#d.publicUrl });
+    const severity = await this.#severity(p.episode_id);
+    await this.#d.ledger.transact(
+      async (trx, record) => {
+        if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
+        const to = await this.#d.teller.escalate(trx, { episode, severity, report, people });
+        await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', updated_at: this.#d.clock.now().toISOString() });
+        await record({ type: 'outcome.escalated', actor: 'system', reason: clip(why, 1000, '…'), trace: p.episode_id, data: { service: p.service, to } });
+      },
+      { headFirst: true },
+    );
+    this.#d.teller.nudge();
+  }
+
+  async #finish(p: ActionPath, outcome: 'mitigated' | 'escalated' | null, why: string): Promise<void> {
+    await this.#d.ledger.transact(async (trx) => {
+      if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
+      await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome, updated_at: this.#d.clock.now().toISOString() });
+    });
+    this.#d.log.info({ episode: p.episode_id }, `action path ended: ${why}`);
+  }
+
+  async #severity(episodeId: string): Promise<'critical' | 'warning' | 'info'> {
+    return worstOf((await this.#d.episodes.signalsOf(episodeId)).map((s) => s.severity));
+  }
+
+  #request(episode: Episode, proposal: Proposal, p: ActionPath): ActionRequest {
+    return {
+      kind: proposal.action,
+      params: proposal.params,
+      episode: {
+        id: episode.id,
+        service: episode.service,
+        alerts: episode.alerts,
+        url: this.#d.publicUrl === null ? null : `${this.#d.publicUrl}/episodes/${encodeURIComponent(episode.id)}`,
+        summary: episode.note ?? '',
+      },
+      key: `oncall-${episode.id}-${p.run}-${proposal.action}`,
+    };
+  }
+}
+
+function proposalData(p: Proposal): Record<string, unknown> {
+  return {
+    action: p.action,
+    connector: p.connector,
+    params: p.params,
+    cause: p.cause,
+    undo: p.undo,
+    verify: p.verify,
+    rehearsable: p.rehearsable,
+    reversible: p.reversible,
+  };
+}

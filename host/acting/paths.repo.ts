@@ -1,0 +1,119 @@
+import { dialect, type Db, type Trx } from '../storage/db.ts';
+
+/** Where an episode's action path stands. */
+export type PathState = 'pending' | 'awaiting_approval' | 'executing' | 'verifying' | 'done';
+
+/** One episode's action path as stored: what each step decided (JSON documents, null until reached). */
+export interface ActionPath {
+  episode_id: string;
+  run: number;
+  service: string;
+  state: PathState;
+  due_ms: number;
+  proposal: Record<string, unknown> | null;
+  policy_decision: Record<string, unknown> | null;
+  rehearsal: Record<string, unknown> | null;
+  approval_id: string | null;
+  approvals: Array<Record<string, unknown>> | null;
+  action: Record<string, unknown> | null;
+  verification: Record<string, unknown> | null;
+  outcome: 'mitigated' | 'escalated' | null;
+  updated_at: string;
+}
+
+const JSON_FIELDS = ['proposal', 'policy_decision', 'rehearsal', 'approvals', 'action', 'verification'] as const;
+type Row = Omit<ActionPath, (typeof JSON_FIELDS)[number] | 'due_ms' | 'run'> &
+  Record<(typeof JSON_FIELDS)[number], string | null> & { due_ms: number | string; run: number | string };
+
+function fromRow(r: Row): ActionPath {
+  const out: Record<string, unknown> = { ...r, due_ms: Number(r.due_ms), run: Number(r.run) };
+  for (const f of JSON_FIELDS) out[f] = r[f] === null ? null : (JSON.parse(r[f]) as unknown);
+  return out as unknown as ActionPath;
+}
+
+/**
+ * The acting area's table (`action_paths`), and the only code that touches it. Built below the
+ * investigation, whose diagnosis asks for the path in its own transaction.
+ */
+export class ActionPathsRepo {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /**
+   * Asks for the path of a diagnosed run. A later run (new alerts joined) replaces a path that has
+   * not acted yet; once an action was taken (or is being taken) the path is never started again.
+   */
+  async request(trx: Trx, episodeId: string, run: number, service: string, nowMs: number): Promise<void> {
+    const at = new Date(nowMs).toISOString();
+    const existing = (await trx('action_paths').select('state', 'action').where({ episode_id: episodeId }).first()) as
+      { state: string; action: string | null } | undefined;
+    if (existing === undefined) {
+      await trx('action_paths').insert({ episode_id: episodeId, run, service, state: 'pending', due_ms: nowMs, updated_at: at });
+      return;
+    }
+    if (existing.action !== null || existing.state === 'executing' || existing.state === 'verifying') return;
+    await trx('action_paths').where({ episode_id: episodeId }).update({
+      run,
+      state: 'pending',
+      due_ms: nowMs,
+      proposal: null,
+      policy_decision: null,
+      rehearsal: null,
+      approval_id: null,
+      approvals: null,
+      verification: null,
+      outcome: null,
+      lease_holder: null,
+      lease_until_ms: null,
+      updated_at: at,
+    });
+  }
+
+  /** Takes up to `limit` paths whose next step is due and that no live lease holds (but those in `except`), one conditional update each. */
+  async claim(holder: string, nowMs: number, leaseMs: number, limit: number, except: string[] = []): Promise<ActionPath[]> {
+    const rows = (await this.#db('action_paths')
+      .select('episode_id', 'state', 'run')
+      .whereNot({ state: 'done' })
+      .whereNotIn('episode_id', except.slice(0, 500))
+      .andWhere('due_ms', '<=', nowMs)
+      .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
+      .orderBy('due_ms')
+      .limit(limit)) as Array<{ episode_id: string; state: string; run: number | string }>;
+    const out: ActionPath[] = [];
+    for (const r of rows) {
+      const n = await this.#db('action_paths')
+        .where({ episode_id: r.episode_id, state: r.state, run: r.run })
+        .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
+        .update({ lease_holder: holder, lease_until_ms: nowMs + leaseMs });
+      if (Number(n) === 1) {
+        const p = await this.get(r.episode_id);
+        if (p !== null) out.push(p);
+      }
+    }
+    return out;
+  }
+
+  /** The path locked for the rest of `trx`, when `holder` still holds it at `run`; else null. */
+  async held(trx: Trx, episodeId: string, run: number, holder: string): Promise<ActionPath | null> {
+    const q = trx('action_paths').select('*').where({ episode_id: episodeId });
+    const row = (await (dialect(trx) === 'mysql' ? q.forUpdate() : q).first()) as (Row & { lease_holder: string | null }) | undefined;
+    if (row === undefined || row.lease_holder !== holder || Number(row.run) !== run) return null;
+    return fromRow(row);
+  }
+
+  /** Saves what a step decided; `release` gives the lease back (the step is over). */
+  async save(trx: Trx, episodeId: string, patch: Partial<Omit<ActionPath, 'episode_id'>>, release = true): Promise<void> {
+    const row: Record<string, unknown> = { ...patch };
+    for (const f of JSON_FIELDS) if (f in patch) row[f] = patch[f] === null ? null : JSON.stringify(patch[f]);
+    if (release) Object.assign(row, { lease_holder: null, lease_until_ms: null });
+    await trx('action_paths').where({ episode_id: episodeId }).update(row);
+  }
+
+  async get(episodeId: string, trx: Trx | Db = this.#db): Promise<ActionPath | null> {
+    const row = (await trx('action_paths').select('*').where({ episode_id: episodeId }).first()) as Row | undefined;
+    return row === undefined ? null : fromRow(row);
+  }
+}

@@ -1,0 +1,76 @@
+import type { Level } from '../governance/levels.ts';
+import type { PolicyDocument } from '../policy/policy.schema.ts';
+import { freezeAt, needsApproval, safeForL2 } from '../policy/policy.service.ts';
+import type { Proposal } from './proposal.ts';
+
+/** `policy_decision` of GET /v1/episodes/{id}. */
+export interface PolicyDecision {
+  decision: 'act' | 'abstain';
+  reason: string;
+  level: Level;
+  /** Whether people must approve before it runs (L1, `always_approve`, not `safe_for_l2`, irreversible). */
+  approval: boolean;
+  checks: Array<{ name: string; passed: boolean; detail: string }>;
+}
+
+/**
+ * Step 6: act or abstain, and why: the service's autonomy level (`shadow` records what it would
+ * have done and abstains), the halt switch, the policy's freeze windows, hourly cap,
+ * `always_approve` and `safe_for_l2`, and whether the action can be rehearsed and undone (an
+ * irreversible action is never taken without approval). The action gate checks the same again
+ * right before the action runs: this is the plan, the gate the guard.
+ */
+export function decide(
+  p: Proposal,
+  ctx: {
+    level: Level;
+    halted: boolean;
+    policy: Pick<PolicyDocument, 'freeze_windows' | 'always_approve' | 'safe_for_l2' | 'max_actions_per_service_per_hour'>;
+    ranLastHour: number;
+    now: Date;
+  },
+): PolicyDecision {
+  const { level, policy } = ctx;
+  const frozen = freezeAt(policy, ctx.now);
+  const always = needsApproval(policy, p.action);
+  const safe = safeForL2(policy, p.action);
+  const checks: PolicyDecision['checks'] = [
+    { name: 'autonomy', passed: level === 'L1' || level === 'L2', detail: `${level}${level === 'shadow' ? ': records what it would do, never acts' : ''}` },
+    { name: 'halt', passed: !ctx.halted, detail: ctx.halted ? 'every action is halted' : 'not halted' },
+    { name: 'freeze', passed: frozen === null, detail: frozen === null ? 'no change freeze in force' : `change freeze ${frozen.name} until ${frozen.end}` },
+    {
+      name: 'hourly_cap',
+      passed: ctx.ranLastHour < policy.max_actions_per_service_per_hour,
+      detail: `${ctx.ranLastHour} of ${policy.max_actions_per_service_per_hour} actions in the last hour`,
+    },
+    { name: 'always_approve', passed: true, detail: always ? `${p.action} always needs approval` : `${p.action} is not listed` },
+    { name: 'safe_for_l2', passed: true, detail: safe ? `${p.action} may run unasked at L2` : `${p.action} is not listed as safe for L2` },
+    { name: 'reversible', passed: true, detail: p.reversible ? 'can be undone' : 'cannot be undone: needs approval' },
+    { name: 'rehearsable', passed: true, detail: p.rehearsable ? 'rehearsed first' : 'no dry run for this action' },
+  ];
+  const what = `${p.action} via ${p.connector}`;
+  const abstain = (reason: string): PolicyDecision => ({ decision: 'abstain', reason, level, approval: false, checks });
+  if (level === 'off' || level === 'shadow') return abstain(`${level}: would run ${what}; recorded, not done`);
+  if (ctx.halted) return abstain(`halted: would run ${what}`);
+  if (frozen !== null) return abstain(`a change freeze is in force (${frozen.name} until ${frozen.end}): would run ${what}`);
+  if (ctx.ranLastHour >= policy.max_actions_per_service_per_hour)
+    return abstain(`the hourly cap of ${policy.max_actions_per_service_per_hour} actions is reached: would run ${what}`);
+  const approval = level === 'L1' || always || !safe || !p.reversible;
+  const why =
+    level === 'L1'
+      ? 'at L1 every action is approved first'
+      : always
+        ? 'the policy always asks'
+        : !safe
+          ? 'not safe for L2'
+          : !p.reversible
+            ? 'it cannot be undone'
+            : '';
+  return {
+    decision: 'act',
+    reason: approval ? `${what}, once approved (${why})` : `${what} at L2 without asking (safe for L2, reversible)`,
+    level,
+    approval,
+    checks,
+  };
+}

@@ -1,0 +1,262 @@
+import type { ActionRequest, ActionResult, ConnectorContext } from '../../../host/plugins/contract.ts';
+import { filterOf, parseMatchers, sameMatchers, silenceFilterOf, type Matcher } from './matchers.ts';
+import { DEFAULT_TIMEOUT_S, type Settings } from './settings.ts';
+
+/**
+ * The `silence` action: an Alertmanager silence of the given matchers for a bounded time (at
+ * most 24 h), made through API v2. `rehearse` lists the alerts it would silence; `act` creates it
+ * (or finds the one an earlier try of the same action made: its comment carries the request's
+ * key); `undo` expires it. See README.md.
+ */
+
+/** `createdBy` of every silence this connector makes. */
+export const CREATED_BY = 'oncall-service';
+export const MIN_DURATION_S = 60;
+/** Never longer than a day, whatever the caller asks. */
+export const MAX_DURATION_S = 86_400;
+const LISTED_ALERTS = 10;
+const SILENCE_ID = /^[A-Za-z0-9-]{1,100}$/;
+
+/** The tag in a silence's comment that ties it to one action (the request's key). */
+export const keyTag = (key: string): string => `[oncall-key:${key}]`;
+
+interface SilenceParams {
+  text: string;
+  matchers: Matcher[];
+  duration_s: number;
+  comment: string | null;
+}
+
+type Api = { ok: true; status: number; body: unknown } | { ok: false; problem: string };
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const settingsOf = (ctx: ConnectorContext) => ctx.settings as unknown as Settings;
+const base = (s: Settings) => s.url.replace(/\/+$/, '');
+const basicAuth = (s: Settings) => (s.username === undefined ? {} : { auth: { basic: { username: s.username, password: s.password ?? '' } } });
+
+/** The params checked again here (the host validated them against the schema; a plugin does not rely on it). */
+function paramsOf(action: ActionRequest): { ok: true; p: SilenceParams } | { ok: false; problem: string } {
+  const { matchers, duration_s, comment } = action.params;
+  if (typeof matchers !== 'string') return { ok: false, problem: 'matchers must be a text such as alertname="PaymentsDown",service="payments"' };
+  if (typeof duration_s !== 'number' || !Number.isInteger(duration_s) || duration_s < MIN_DURATION_S || duration_s > MAX_DURATION_S)
+    return { ok: false, problem: `duration_s must be a whole number of seconds from ${MIN_DURATION_S} to ${MAX_DURATION_S} (24 h)` };
+  if (comment !== undefined && typeof comment !== 'string') return { ok: false, problem: 'comment must be a text' };
+  const parsed = parseMatchers(matchers);
+  if (!parsed.ok) return parsed;
+  return { ok: true, p: { text: parsed.matchers.map(filterOf).join(','), matchers: parsed.matchers, duration_s, comment: comment ?? null } };
+}
+
+/** One API call through ctx.http; any 2xx is answered with its JSON body. */
+async function api(ctx: ConnectorContext, method: 'GET' | 'POST', path: string, query: Array<[string, string]> = [], body?: unknown): Promise<Api> {
+  const s = settingsOf(ctx);
+  const r = await ctx.http.request({
+    method,
+    url: base(s) + path,
+    query,
+    headers: {
+      accept: 'application/json',
+      'user-agent': 'oncall-connector-alertmanager/1.1',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...basicAuth(s),
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    timeoutS: s.timeout_s ?? DEFAULT_TIMEOUT_S,
+  });
+  if (!r.ok) return r;
+  const problem = statusProblem(r.status, r.where, r.text, r.headers.location);
+  if (problem !== null) return { ok: false, problem };
+  try {
+    return { ok: true, status: r.status, body: r.text.trim() === '' ? null : (JSON.parse(r.text) as unknown) };
+  } catch {
+    return { ok: false, problem: `HTTP ${r.status} from ${r.where} is not an Alertmanager API answer (not JSON); is url the Alertmanager?` };
+  }
+}
+
+function statusProblem(status: number, where: string, text: string, location: string | undefined): string | null {
+  if (status >= 200 && status < 300) return null;
+  if (status === 401) return `authentication failed (HTTP 401 from ${where}); check username and password`;
+  if (status === 403) return `access refused (HTTP 403 from ${where})`;
+  if (status >= 300 && status < 400) return `${where} redirects (HTTP ${status}) to ${location ?? 'nowhere'}; point url at the final address`;
+  const said = text.trim().replace(/\s+/g, ' ').slice(0, 300) || 'no reason given';
+  if (status === 400) return `Alertmanager refused the request (HTTP 400 from ${where}): ${said}`;
+  return `HTTP ${status} from ${where}: ${said}`;
+}
+
+/**
+ * Expires a silence: `DELETE /api/v2/silence/{id}`. The one request ctx.http cannot send (its
+ * methods are GET, HEAD, POST and PUT), so it is sent here with the same rules: the request's
+ * timeout and the host's cut-off, basic auth, no redirect followed.
+ */
+async function expire(ctx: ConnectorContext, id: string): Promise<{ ok: true } | { ok: false; problem: string }> {
+  const s = settingsOf(ctx);
+  const url = `${base(s)}/api/v2/silence/${encodeURIComponent(id)}`;
+  const where = `${new URL(url).origin}${new URL(url).pathname}`;
+  const timeoutS = s.timeout_s ?? DEFAULT_TIMEOUT_S;
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'oncall-connector-alertmanager/1.1' };
+  if (s.username !== undefined) headers.authorization = `Basic ${Buffer.from(`${s.username}:${s.password ?? ''}`, 'utf8').toString('base64')}`;
+  const signals = [AbortSignal.timeout(timeoutS * 1000), ...(ctx.signal === undefined ? [] : [ctx.signal])];
+  try {
+    const res = await fetch(url, { method: 'DELETE', headers, redirect: 'manual', signal: AbortSignal.any(signals) });
+    const text = await res.text();
+    const problem = statusProblem(res.status, where, text, res.headers.get('location') ?? undefined);
+    return problem === null ? { ok: true } : { ok: false, problem };
+  } catch (e) {
+    const err = e as { name?: string; cause?: { code?: string } };
+    if (err.name === 'TimeoutError' || err.name === 'AbortError') return { ok: false, problem: `no answer from ${where} within ${timeoutS} s` };
+    if (err.cause?.code === 'ECONNREFUSED') return { ok: false, problem: `cannot connect to ${new URL(url).host}: connection refused` };
+    return { ok: false, problem: `cannot reach ${where}: ${err.cause?.code ?? (e instanceof Error ? e.message : String(e))}` };
+  }
+}
+
+interface Silence {
+  id: string;
+  state: string;
+  endsAt: string;
+  comment: string;
+  createdBy: string;
+  matchers: Matcher[];
+}
+
+function silenceOf(v: unknown): Silence | null {
+  if (!isObj(v) || typeof v.id !== 'string') return null;
+  const status = isObj(v.status) ? v.status : {};
+  const matchers = Array.isArray(v.matchers)
+    ? v.matchers.filter(isObj).map((m) => ({ name: String(m.name), value: String(m.value), isRegex: m.isRegex === true, isEqual: m.isEqual !== false }))
+    : [];
+  return {
+    id: v.id,
+    state: typeof status.state === 'string' ? status.state : 'unknown',
+    endsAt: typeof v.endsAt === 'string' ? v.endsAt : '',
+    comment: typeof v.comment === 'string' ? v.comment : '',
+    createdBy: typeof v.createdBy === 'string' ? v.createdBy : '',
+    matchers,
+  };
+}
+
+/** The active (or pending) silence an earlier try of this action made, found by its key in the comment; null when none. */
+async function existing(ctx: ConnectorContext, key: string, p: SilenceParams): Promise<{ ok: true; silence: Silence | null } | { ok: false; problem: string }> {
+  const r = await api(
+    ctx,
+    'GET',
+    '/api/v2/silences',
+    p.matchers.map((m): [string, string] => ['filter', silenceFilterOf(m)]),
+  );
+  if (!r.ok) return r;
+  if (!Array.isArray(r.body)) return { ok: false, problem: 'the silence list is not a JSON array; is url an Alertmanager (API v2)?' };
+  const tag = keyTag(key);
+  const found = r.body
+    .map(silenceOf)
+    .find(
+      (s) =>
+        s !== null &&
+        (s.state === 'active' || s.state === 'pending') &&
+        s.createdBy === CREATED_BY &&
+        s.comment.includes(tag) &&
+        sameMatchers(s.matchers, p.matchers),
+    );
+  return { ok: true, silence: found ?? null };
+}
+
+function forHow(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.round((seconds % 3600) / 60);
+  return [h > 0 ? `${h} h` : '', m > 0 ? `${m} min` : ''].filter((x) => x !== '').join(' ') || `${seconds} s`;
+}
+
+function alertLine(a: unknown): string {
+  const labels = isObj(a) && isObj(a.labels) ? a.labels : {};
+  const name = typeof labels.alertname === 'string' ? labels.alertname : 'unnamed alert';
+  const rest = Object.entries(labels)
+    .filter(([k]) => k !== 'alertname')
+    .map(([k, v]) => `${k}="${String(v)}"`)
+    .join(',');
+  const line = rest === '' ? name : `${name}{${rest}}`;
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+/** Lists the alerts the silence would cover; changes nothing. */
+export async function rehearseSilence(ctx: ConnectorContext, action: ActionRequest): Promise<ActionResult> {
+  const params = paramsOf(action);
+  if (!params.ok) return { ok: false, problem: params.problem };
+  const { p } = params;
+  const found = await existing(ctx, action.key, p);
+  if (!found.ok) return { ok: false, problem: found.problem };
+  if (found.silence !== null)
+    return {
+      ok: true,
+      problem: null,
+      shown: `silence ${found.silence.id} for this action exists already (until ${found.silence.endsAt}); act would make no other`,
+    };
+  const r = await api(ctx, 'GET', '/api/v2/alerts', [['active', 'true'], ...p.matchers.map((m): [string, string] => ['filter', filterOf(m)])]);
+  if (!r.ok) return { ok: false, problem: r.problem };
+  if (!Array.isArray(r.body)) return { ok: false, problem: 'the alert list is not a JSON array; is url an Alertmanager (API v2)?' };
+  if (r.body.length === 0) return { ok: false, problem: `no alert matches ${p.text} now: the silence would cover nothing` };
+  const lines = r.body.slice(0, LISTED_ALERTS).map(alertLine);
+  const more = r.body.length > LISTED_ALERTS ? `, and ${r.body.length - LISTED_ALERTS} more` : '';
+  const n = r.body.length;
+  return {
+    ok: true,
+    problem: null,
+    shown: `would silence ${n} alert${n === 1 ? '' : 's'} matching ${p.text} for ${forHow(p.duration_s)}: ${lines.join('; ')}${more}`,
+  };
+}
+
+/** Creates the silence, or answers the one an earlier try of the same action made. */
+export async function actSilence(ctx: ConnectorContext, action: ActionRequest): Promise<ActionResult> {
+  const params = paramsOf(action);
+  if (!params.ok) return { ok: false, problem: params.problem };
+  const { p } = params;
+  const found = await existing(ctx, action.key, p);
+  if (!found.ok) return { ok: false, problem: found.problem };
+  if (found.silence !== null)
+    return {
+      ok: true,
+      problem: null,
+      shown: `silence ${found.silence.id} of ${p.text} exists already for this action (until ${found.silence.endsAt})`,
+      undo: { silence_id: found.silence.id },
+    };
+  const now = Date.now();
+  const endsAt = new Date(now + p.duration_s * 1000).toISOString();
+  const comment = `${p.comment ?? 'Silenced by the on-call service'} (episode ${action.episode.id}) ${keyTag(action.key)}`;
+  const r = await api(ctx, 'POST', '/api/v2/silences', [], {
+    matchers: p.matchers,
+    startsAt: new Date(now).toISOString(),
+    endsAt,
+    createdBy: CREATED_BY,
+    comment,
+  });
+  if (!r.ok) return { ok: false, problem: r.problem };
+  const id = isObj(r.body) && typeof r.body.silenceID === 'string' ? r.body.silenceID : null;
+  if (id === null) return { ok: false, problem: 'Alertmanager answered the new silence without its silenceID' };
+  return { ok: true, problem: null, shown: `silenced ${p.text} for ${forHow(p.duration_s)} (until ${endsAt}): silence ${id}`, undo: { silence_id: id } };
+}
+
+/** Expires the silence `act` made; one already expired or gone is done. Refuses a silence this service did not make. */
+export async function undoSilence(ctx: ConnectorContext, action: ActionRequest & { undo: Record<string, unknown> }): Promise<ActionResult> {
+  const id = action.undo.silence_id;
+  if (typeof id !== 'string' || !SILENCE_ID.test(id)) return { ok: false, problem: 'undo.silence_id must be the id of a silence' };
+  const s = settingsOf(ctx);
+  const r = await ctx.http.request({
+    url: `${base(s)}/api/v2/silence/${encodeURIComponent(id)}`,
+    headers: { accept: 'application/json', 'user-agent': 'oncall-connector-alertmanager/1.1' },
+    ...basicAuth(s),
+    timeoutS: s.timeout_s ?? DEFAULT_TIMEOUT_S,
+  });
+  if (!r.ok) return { ok: false, problem: r.problem };
+  if (r.status === 404) return { ok: true, problem: null, shown: `silence ${id} no longer exists; nothing to expire` };
+  const problem = statusProblem(r.status, r.where, r.text, r.headers.location);
+  if (problem !== null) return { ok: false, problem };
+  let silence: Silence | null = null;
+  try {
+    silence = silenceOf(JSON.parse(r.text) as unknown);
+  } catch {
+    /* reported below */
+  }
+  if (silence === null) return { ok: false, problem: `the answer about silence ${id} is not an Alertmanager silence` };
+  if (silence.createdBy !== CREATED_BY || !silence.comment.includes(keyTag(action.key)))
+    return { ok: false, problem: `silence ${id} was not made by this action (created by ${silence.createdBy || 'nobody named'}); left as it is` };
+  if (silence.state === 'expired') return { ok: true, problem: null, shown: `silence ${id} has already expired` };
+  const done = await expire(ctx, id);
+  if (!done.ok) return { ok: false, problem: done.problem };
+  return { ok: true, problem: null, shown: `expired silence ${id}` };
+}

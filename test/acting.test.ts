@@ -1,0 +1,271 @@
+// Acting (issue 15): after the diagnosis, the proposal, the policy decision, the rehearsal, the
+// approval, the action through the gate, the verification, and the outcome or escalation.
+import test, { type ExecutionContext } from 'ava';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { MINUTE, SECOND } from '../host/clock.ts';
+import { AutonomyRepo } from '../host/governance/autonomy.repo.ts';
+import type { Level } from '../host/governance/levels.ts';
+import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
+import { signedIn } from './helpers/people.ts';
+
+/** A vendor folder with a pack whose cause holds and proposes `restart`, and a connector kind that performs it. */
+function vendor(t: ExecutionContext, opts: { rehearsalFails?: boolean } = {}): { dir: string; log: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'oncall-acting-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const log = path.join(dir, 'actions.log');
+  mkdirSync(path.join(dir, 'fixpack'));
+  writeFileSync(
+    path.join(dir, 'fixpack', 'plugin.json'),
+    JSON.stringify({ name: 'fixpack', version: '1.0.0', kind: 'pack', api: '^1.2.0', entry: 'index.mjs' }),
+  );
+  writeFileSync(
+    path.join(dir, 'fixpack', 'index.mjs'),
+    `export default { causes: [{ id: 'fixpack/stuck', title: 'The worker is stuck', specificity: 95, applies: { alerts: ['WorkerStuck'] }, reads: [],
+      check: (ctx) => ctx.signals.every((s) => s.status !== 'firing')
+        ? { verdict: 'ruled_out', reason: 'no stuck worker', evidence: [{ source: 'signals', kind: 'x', query: 'q', at: ctx.at, observed: 0, excerpt: 'fine' }] }
+        : { verdict: 'holds', reason: 'the worker is stuck', evidence: [{ source: 'signals', kind: 'x', query: 'q', at: ctx.at, observed: 1, excerpt: 'stuck' }],
+            remedy: { action: 'restart', params: { target: 'worker' } }, verification: { cause: 'fixpack/stuck', expect: 'ruled_out', after_s: 60 } } }] };`,
+  );
+  mkdirSync(path.join(dir, 'fixer'));
+  writeFileSync(
+    path.join(dir, 'fixer', 'plugin.json'),
+    JSON.stringify({
+      name: 'fixer',
+      version: '1.0.0',
+      kind: 'connector',
+      api: '^1.2.0',
+      entry: 'index.mjs',
+      settings: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['log'],
+        properties: { log: { type: 'string', description: 'where actions are written' } },
+      },
+      actions: {
+        restart: {
+          description: 'restarts a target',
+          params: { type: 'object', additionalProperties: false, required: ['target'], properties: { target: { type: 'string' } } },
+          rehearsable: true,
+          reversible: true,
+        },
+      },
+    }),
+  );
+  writeFileSync(
+    path.join(dir, 'fixer', 'index.mjs'),
+    `import { appendFileSync } from 'node:fs';
+export default {
+  test: () => ({ ok: true, problem: null }),
+  rehearse: (ctx, a) => (${opts.rehearsalFails === true} ? { ok: false, problem: 'the target is not there' } : { ok: true, problem: null, shown: 'would restart ' + a.params.target }),
+  act: (ctx, a) => { appendFileSync(ctx.settings.log, a.kind + ' ' + a.params.target + ' ' + a.key + '\\n'); return { ok: true, problem: null, shown: 'restarted ' + a.params.target, undo: { target: a.params.target } }; },
+  undo: (ctx, a) => { appendFileSync(ctx.settings.log, 'undo ' + a.undo.target + '\\n'); return { ok: true, problem: null, shown: 'undone' }; },
+};`,
+  );
+  return { dir, log };
+}
+
+interface Setup {
+  ta: TestApp;
+  log: string;
+  approver: string;
+}
+
+async function setup(t: ExecutionContext, level: Level, opts: { rehearsalFails?: boolean; tier?: number } = {}): Promise<Setup> {
+  const v = vendor(t, opts);
+  const ta = await startApp(t, { env: { SERVICE_PLUGINS_DIR: v.dir } });
+  await makeOperating(ta);
+  const approver = await signedIn(ta, 'approver@bank.example', 'viewer');
+  t.is((await ta.call('PUT', '/v1/connectors/fix', { body: { kind: 'fixer', settings: { log: v.log } } })).status, 201);
+  const put = await ta.call('PUT', '/v1/estate/overrides', {
+    body: {
+      services: {
+        jobs: {
+          owner: 'owner@bank.example',
+          approvers: ['approver@bank.example'],
+          tier: opts.tier ?? 3,
+          links: [{ kind: 'workload', match: 'job="jobs"', connector: 'fix' }],
+        },
+      },
+    },
+  });
+  t.is(put.status, 200, JSON.stringify(put.body));
+  await ta.app.ledger.transact(async (trx) =>
+    new AutonomyRepo(ta.app.db).set(trx, { service: 'jobs', level, changed_at: ta.clock.now().toISOString(), changed_by: 'test' }),
+  );
+  return { ta, log: v.log, approver };
+}
+
+const alert = (status = 'firing') => ({ name: 'WorkerStuck', service: 'jobs', severity: 'critical', status, id: 'jobs-stuck' });
+
+/** Fires the alert, opens the episode, investigates it and runs the action path's first steps. */
+async function diagnosed(ta: TestApp): Promise<string> {
+  t_ok(await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: alert() }));
+  ta.clock.advance(20 * SECOND);
+  await ta.app.episodes.process();
+  await ta.app.investigation.investigations.run();
+  await ta.app.acting.acting.run();
+  return ((await ta.call('GET', '/v1/episodes?query=service:jobs')).body.episodes as any[])[0].id;
+}
+function t_ok(r: { status: number; body: unknown }): void {
+  if (r.status >= 300) throw new Error(JSON.stringify(r.body));
+}
+const episode = async (ta: TestApp, id: string) => (await ta.call('GET', `/v1/episodes/${id}`)).body;
+const types = (ep: any) => ep.timeline.map((e: any) => e.type) as string[];
+const acted = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : []);
+
+test('shadow: the proposal and what would have been done are recorded, nothing runs, and the episode is escalated', async (t) => {
+  const { ta, log } = await setup(t, 'shadow');
+  const id = await diagnosed(ta);
+  const ep = await episode(ta, id);
+  t.like(ep.proposal, {
+    action: 'restart',
+    connector: 'fix',
+    params: { target: 'worker' },
+    cause: 'fixpack/stuck',
+    verify: { cause: 'fixpack/stuck', expect: 'ruled_out', after_s: 60 },
+  });
+  t.like(ep.policy_decision, { decision: 'abstain', level: 'shadow' });
+  t.regex(ep.policy_decision.reason, /^shadow: would run restart via fix/);
+  t.is(ep.decision, 'abstain');
+  t.is(ep.path_state, 'done');
+  t.deepEqual(acted(log), [], 'nothing ran');
+  t.true(types(ep).includes('decision.proposed'));
+  t.true(types(ep).includes('decision.policy'));
+  t.true(types(ep).includes('outcome.escalated'));
+  t.false(types(ep).some((x) => x.startsWith('action.')));
+  t.true((await ta.app.verifyLedger()).ok);
+});
+
+test('L1: the rehearsal, an approval request to the service approvers, the approval, the action through the gate, and mitigated once verified', async (t) => {
+  const { ta, log, approver } = await setup(t, 'L1');
+  const id = await diagnosed(ta);
+  let ep = await episode(ta, id);
+  t.like(ep.policy_decision, { decision: 'act', level: 'L1', approval: true });
+  t.like(ep.rehearsal, { ok: true, shown: 'would restart worker' });
+  t.is(ep.path_state, 'awaiting_approval');
+  t.like(ep.approvals[0], { state: 'pending', approvers: ['approver@bank.example'], needed: 1 });
+  t.deepEqual(acted(log), [], 'nothing runs before the approval');
+  const requestId = ep.approvals[0].id;
+  // Only the service's approvers decide it: an admin who is not one is refused.
+  const admin = await signedIn(ta, 'admin2@bank.example', 'admin');
+  t.is((await ta.call('POST', `/v1/approvals/${requestId}/approve`, { token: admin, body: {} })).status, 403);
+  const approved = await ta.call('POST', `/v1/approvals/${requestId}/approve`, { token: approver, body: {} });
+  t.is(approved.status, 200, JSON.stringify(approved.body));
+  t.is(approved.body.approval.state, 'approved');
+  await ta.app.acting.acting.run();
+  t.is(acted(log).length, 1);
+  t.regex(acted(log)[0]!, /^restart worker oncall-/);
+  ep = await episode(ta, id);
+  t.is(ep.path_state, 'verifying');
+  t.like(ep.actions[0], { connector: 'fix', kind: 'restart', ok: true, shown: 'restarted worker', reversible: true });
+  t.is(ep.actions[0].undo, undefined, 'what undo needs stays inside');
+  // The alert resolves; after the remedy's wait the verification finds the cause ruled out.
+  t_ok(await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: alert('resolved') }));
+  ta.clock.advance(60 * SECOND);
+  await ta.app.acting.acting.run();
+  ep = await episode(ta, id);
+  t.is(ep.outcome, 'mitigated');
+  t.like(ep.outcome_detail, { value: 'mitigated' });
+  t.like(ep.verification, { mitigated: true, alerts_resolved: true });
+  const kinds = types(ep);
+  for (const k of [
+    'decision.proposed',
+    'decision.policy',
+    'action.rehearsed',
+    'approval.requested',
+    'approval.decided',
+    'action.executed',
+    'outcome.mitigated',
+  ])
+    t.true(kinds.includes(k), k);
+  t.true(kinds.indexOf('action.executed') > kinds.indexOf('approval.decided'));
+  t.is((await ta.call('GET', '/v1/episodes?query=outcome:mitigated')).body.episodes.length, 1);
+  t.true((await ta.app.verifyLedger()).ok);
+});
+
+test('L1 under halt: the approved action is refused by the gate and the episode escalated', async (t) => {
+  const { ta, log, approver } = await setup(t, 'L1');
+  const id = await diagnosed(ta);
+  const requestId = (await episode(ta, id)).approvals[0].id;
+  t.is((await ta.call('POST', '/v1/halt', { body: { by: 'owner@bank.example', reason: 'incident freeze' } })).status, 200);
+  t.is((await ta.call('POST', `/v1/approvals/${requestId}/approve`, { token: approver, body: {} })).status, 200);
+  await ta.app.acting.acting.run();
+  await ta.app.governance.gate.idle();
+  t.deepEqual(acted(log), []);
+  const ep = await episode(ta, id);
+  t.is(ep.path_state, 'done');
+  t.true(types(ep).includes('outcome.escalated'));
+  const refused = (await ta.call('GET', '/v1/ledger?type=action.refused')).body.events as any[];
+  t.is(refused.length, 1);
+  t.like(refused[0].data, { service: 'jobs', kind: 'restart', refused: 'halted' });
+});
+
+test('L1: a rejection or 30 minutes without a decision escalate; nothing runs', async (t) => {
+  const { ta, log, approver } = await setup(t, 'L1');
+  const id = await diagnosed(ta);
+  t.is((await ta.call('POST', `/v1/approvals/${(await episode(ta, id)).approvals[0].id}/reject`, { token: approver, body: {} })).status, 200);
+  await ta.app.acting.acting.run();
+  let ep = await episode(ta, id);
+  t.is(ep.path_state, 'done');
+  t.like(ep.approvals[0], { state: 'rejected' });
+  t.true(types(ep).includes('outcome.escalated'));
+
+  // A second service whose request nobody decides.
+  t_ok(
+    await ta.call('PUT', '/v1/estate/overrides', {
+      body: { services: { jobs: { approvers: ['approver@bank.example'] }, batch: { approvers: ['approver@bank.example'] } } },
+    }),
+  );
+  await ta.app.ledger.transact(async (trx) =>
+    new AutonomyRepo(ta.app.db).set(trx, { service: 'batch', level: 'L1', changed_at: ta.clock.now().toISOString(), changed_by: 'test' }),
+  );
+  t_ok(await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { ...alert(), service: 'batch', id: 'batch-stuck' } }));
+  ta.clock.advance(20 * SECOND);
+  await ta.app.episodes.process();
+  await ta.app.investigation.investigations.run();
+  await ta.app.acting.acting.run();
+  const batch = ((await ta.call('GET', '/v1/episodes?query=service:batch')).body.episodes as any[])[0].id;
+  t.is((await episode(ta, batch)).path_state, 'awaiting_approval');
+  ta.clock.advance(30 * MINUTE);
+  await ta.app.acting.acting.run();
+  ep = await episode(ta, batch);
+  t.is(ep.path_state, 'done');
+  t.like(ep.approvals[0], { state: 'expired' });
+  t.true(types(ep).includes('outcome.escalated'));
+  t.deepEqual(acted(log), []);
+});
+
+test('a failed rehearsal means no action and an escalation', async (t) => {
+  const { ta, log } = await setup(t, 'L1', { rehearsalFails: true });
+  const id = await diagnosed(ta);
+  const ep = await episode(ta, id);
+  t.like(ep.rehearsal, { ok: false });
+  t.is(ep.path_state, 'done');
+  t.deepEqual(ep.approvals, [], 'nobody is asked to approve what would not work');
+  t.true(types(ep).includes('outcome.escalated'));
+  t.deepEqual(acted(log), []);
+});
+
+test('a tier-1 service needs two different approvers', async (t) => {
+  const { ta, log, approver } = await setup(t, 'L1', { tier: 1 });
+  const second = await signedIn(ta, 'second@bank.example', 'viewer');
+  t_ok(
+    await ta.call('PUT', '/v1/estate/overrides', {
+      body: {
+        services: {
+          jobs: { tier: 1, approvers: ['approver@bank.example', 'second@bank.example'], links: [{ kind: 'workload', match: 'job="jobs"', connector: 'fix' }] },
+        },
+      },
+    }),
+  );
+  const id = await diagnosed(ta);
+  const requestId = (await episode(ta, id)).approvals[0].id;
+  t.is((await ta.call('POST', `/v1/approvals/${requestId}/approve`, { token: approver, body: {} })).body.approval.state, 'pending');
+  await ta.app.acting.acting.run();
+  t.deepEqual(acted(log), [], 'one approval is not enough for tier 1');
+  t.is((await ta.call('POST', `/v1/approvals/${requestId}/approve`, { token: second, body: {} })).body.approval.state, 'approved');
+  await ta.app.acting.acting.run();
+  t.is(acted(log).length, 1);
+});
