@@ -7,6 +7,7 @@ import { createConnectorsArea } from './connectors/connectors.area.ts';
 import { createDiscoveryArea } from './discovery/discovery.area.ts';
 import type { DiscoveryService } from './discovery/discovery.service.ts';
 import { createDoctorArea } from './doctor/doctor.area.ts';
+import { createEpisodeStore } from './episodes/episode-store.ts';
 import { createEpisodesArea } from './episodes/episodes.area.ts';
 import { createEstateArea, type EstateArea } from './estate/estate.area.ts';
 import type { EpisodeService } from './episodes/episode.service.ts';
@@ -18,13 +19,13 @@ import { createIdentityArea } from './identity/identity.area.ts';
 import { createPeople } from './identity/people.ts';
 import type { SignInService } from './identity/sign-in.service.ts';
 import { settleMachineTokens, type MachineTokens } from './identity/tokens.ts';
+import { createHeldStore } from './intake/held-store.ts';
 import { createIntakeArea } from './intake/intake.area.ts';
 import { createFindings, createInvestigationArea } from './investigation/investigation.area.ts';
 import { actionConnectors } from './acting/action-connectors.ts';
 import { createActingArea, createActionPaths, type ActingArea } from './acting/acting.area.ts';
 import type { InvestigationArea } from './investigation/investigation.area.ts';
 import type { InvestigationLimits } from './investigation/investigation.service.ts';
-import { OWN_SERVICE, type ServiceResolver } from './intake/placement.ts';
 import { ensureIdentity, type InstallIdentity } from './install/identity.ts';
 import { InstallRepo } from './install/install.repo.ts';
 import type { Checkpointer } from './ledger/checkpoints.ts';
@@ -32,9 +33,9 @@ import { createLedgerArea } from './ledger/ledger.area.ts';
 import type { Ledger } from './ledger/ledger.service.ts';
 import type { VerifyOptions, VerifyReport } from './ledger/verify.ts';
 import type { ServiceLimits } from './licence/licence-limits.ts';
-import { createLicenceArea, type LicenceConfirmation } from './licence/licence.area.ts';
-import type { CountedServices } from './licence/licence-limits.ts';
+import { createLicenceArea } from './licence/licence.area.ts';
 import type { LicenceService } from './licence/licence.service.ts';
+import { createLicences, type LicenceConfirmation } from './licence/licences.ts';
 import { createLiveArea } from './live/live.area.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMailArea } from './mail/mail.area.ts';
@@ -154,35 +155,45 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       .catch((err: unknown) => log.error({ err, plugin: { dir: b.dir } }, 'could not record a broken plugin in the ledger'));
   }
 
-  // The estate places alerts at intake and its added services are what the licence counts, while
-  // it reads the held alerts and the licence in force: the one cycle between areas not inverted
-  // yet. Intake and the licence limits reach the estate through these two bindings, which call
-  // it only once it is built (no push is taken and no tick runs before the app listens).
-  let estateBuilt: EstateArea | null = null;
-  const placing: ServiceResolver = {
-    ready: async () => estateBuilt?.estate.ready(),
-    resolve: (s) => (estateBuilt === null ? OWN_SERVICE.resolve(s) : estateBuilt.estate.resolve(s)),
-  };
-  const counted: CountedServices = { servicesInOrder: async () => (estateBuilt === null ? [] : estateBuilt.estate.addedInOrder()) };
-
-  const intake = mount(createIntakeArea({ db, plugins, ledger, clock, resolver: placing }));
-  const licence = mount(await createLicenceArea({ db, install, identity, held: intake.held, counted, ledger, clock, log, config }));
+  // Below the estate, what it reads: the held alerts, the licence in force, the episodes' openings.
+  const held = createHeldStore(db);
+  const licences = await createLicences({ db, install, identity, ledger, clock, log, config });
+  const findings = createFindings(db);
+  const paths = createActionPaths(db);
+  const episodeStore = createEpisodeStore(db);
   const people = createPeople(db);
   const onCall = createOnCall({ db, settings, clock, publicUrl: config.publicUrl });
   const { mail } = mount(createMailArea({ settings, cipher, ledger, clock, log, config, people: people.directory, onCall }));
+  const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
+  const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
+  const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
+  const estate = mount(
+    await createEstateArea({
+      db,
+      settings,
+      log,
+      ledger,
+      clock,
+      config,
+      people: people.directory,
+      licences: licences.licences,
+      connectors,
+      held: held.alerts,
+      discovery: discovery.discovery,
+      episodes: episodeStore.openings,
+    }),
+  );
+  // On the estate: intake places alerts with its resolver, the licence limits count its added services.
+  const intake = mount(createIntakeArea({ store: held, plugins, ledger, clock, resolver: estate.estate }));
+  const licence = mount(createLicenceArea({ db, licences, held: held.alerts, counted: estate.estate, ledger, clock, log }));
   const { modes } = mount(createStatusArea({ identity, install, licence, people: people.directory, ledger, checkpoints, mail }));
   const { signIn, refusals, sessions } = mount(
     createIdentityArea({ db, work, people, settings, install, tokens, cipher, modes, mail, ledger, clock, log, config }),
   );
   const guard = new Guard({ tokens, mode: () => modes.current(), clock, sessions });
-  const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
-  const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
-  const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
-  const findings = createFindings(db);
-  const paths = createActionPaths(db);
   const episodes = mount(
     createEpisodesArea({
-      db,
+      store: episodeStore,
       held: intake.held,
       intake: intake.intake,
       notifier: onCall.notifier,
@@ -194,22 +205,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       debounceS: config.debounceS,
     }),
   );
-  const estate = (estateBuilt = mount(
-    await createEstateArea({
-      db,
-      settings,
-      log,
-      ledger,
-      clock,
-      config,
-      people: people.directory,
-      licences: licence.licences,
-      connectors,
-      held: intake.held,
-      discovery: discovery.discovery,
-      episodes: episodes.openings,
-    }),
-  ));
   const governance = mount(createGovernance({ db, log, ledger, clock, policy, known: licence.limits, coverage: estate, facts: estate.facts }));
   const investigation = mount(
     createInvestigationArea({

@@ -65,6 +65,8 @@ export const ERROR_STATUS = {
   by_required: 400,
   own_request: 403,
   not_an_approver: 403,
+  not_reversible: 409,
+  action_failed: 502,
   already_decided: 409,
   approval_closed: 409,
   halted: 409,

@@ -269,3 +269,23 @@ test('a tier-1 service needs two different approvers', async (t) => {
   await ta.app.acting.acting.run();
   t.is(acted(log).length, 1);
 });
+
+test('an admin undoes a reversible executed action through the gate: action.undone, once', async (t) => {
+  const { ta, log, approver } = await setup(t, 'L1');
+  const id = await diagnosed(ta);
+  t.is((await ta.call('POST', `/v1/approvals/${(await episode(ta, id)).approvals[0].id}/approve`, { token: approver, body: {} })).status, 200);
+  await ta.app.acting.acting.run();
+  t.is(acted(log).length, 1);
+  t.is((await ta.call('POST', `/v1/episodes/${id}/actions/1/undo`, { token: approver })).status, 403, 'admins only');
+  t.is((await ta.call('POST', `/v1/episodes/${id}/actions/2/undo`)).status, 404);
+  const undone = await ta.call('POST', `/v1/episodes/${id}/actions/1/undo`);
+  t.is(undone.status, 200, JSON.stringify(undone.body));
+  t.like(undone.body.action, { kind: 'restart', reversible: false });
+  t.truthy(undone.body.action.undone_at);
+  t.deepEqual(acted(log).slice(1), ['undo worker']);
+  t.is((await ta.call('POST', `/v1/episodes/${id}/actions/1/undo`)).status, 409, 'once');
+  const ep = await episode(ta, id);
+  t.truthy(ep.actions[0].undone_at);
+  t.true(types(ep).includes('action.undone'));
+  t.true((await ta.app.verifyLedger()).ok);
+});

@@ -63,7 +63,7 @@ test('a firing alert opens an episode only once the 20 s debounce has passed; wi
   const decided = await events(ta, 'episode.decided');
   t.is(decided.length, 1);
   t.is(decided[0].trace, ep.id);
-  t.regex(decided[0].reason, /acting is not built yet.*investigation.*nobody to tell/);
+  t.regex(decided[0].reason, /escalated to people now, before any action: the investigation.*nobody to tell/);
   t.like(decided[0].data, { decision: 'abstain', outcome: null, to: [] });
   t.true((await ta.app.verifyLedger()).ok);
 });
@@ -279,7 +279,7 @@ test('GET /v1/episodes/{id} carries signals, data, the decision and the whole ti
     approvals: [],
   });
   t.like(full.outcome_detail, { value: null, told: [] });
-  t.like(full.policy_decision, { decision: 'abstain', outcome: '' });
+  t.like(full.policy_decision, { decision: 'abstain' });
   t.like(full.signals[0], { name: 'HighErrorRate', severity: 'critical', status: 'firing', fingerprint: 'checkout-HighErrorRate' });
   t.deepEqual(full.data.env, ['prod']);
   t.deepEqual(full.data.siem, ['generic']);

@@ -32,10 +32,10 @@ export default {
     cause('holds', 50, () => ({ verdict: 'holds', reason: 'it holds', evidence: [ev('seen')], remedy: { action: 'silence', params: { matchers: 'a="b"' } } })),
     cause('specific', 90, () => ({ verdict: 'holds', reason: 'the specific one holds', evidence: [ev('seen too')] })),
     cause('ruled', 40, () => ({ verdict: 'ruled_out', reason: 'not this', evidence: [ev('fine')] })),
-    cause('hangs', 40, () => new Promise(() => {})),
+    cause('hangs', 40, () => new Promise(() => {}), { applies: { alerts: ['Misbehaves'] } }),
     cause('throws', 40, () => { throw new Error('boom'); }),
     cause('garbage', 40, () => 42),
-    cause('huge', 40, () => ({ verdict: 'holds', reason: 'big', evidence: [{ ...ev('big'), observed: 'x'.repeat(50 * 1024 * 1024) }] })),
+    cause('huge', 40, () => ({ verdict: 'holds', reason: 'big', evidence: [{ ...ev('big'), observed: 'x'.repeat(50 * 1024 * 1024) }] }), { applies: { alerts: ['Misbehaves'] } }),
     cause('metrics', 40, async (ctx) => { await ctx.metrics.query('up'); return { verdict: 'ruled_out', reason: 'read', evidence: [ev('x')] }; }, { reads: ['metrics'] }),
     cause('sneaky', 40, async (ctx) => { await ctx.metrics.query('up'); return { verdict: 'holds', reason: 'read without saying', evidence: [ev('x')] }; }),
     cause('writes', 40, async (ctx) => { ctx.settings.threshold = 1; return { verdict: 'holds', reason: 'changed', evidence: [ev('x')] }; }, { settings: { threshold: 5 } }),
@@ -60,7 +60,7 @@ const BROKEN = {
 async function started(t: Parameters<typeof startApp>[0]): Promise<TestApp> {
   const dir = vendorPacks({ tp: { code: TEST_PACK }, ...BROKEN });
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const ta = await startApp(t, { env: { SERVICE_PLUGINS_DIR: dir }, investigationLimits: { checkTimeoutMs: 500 } });
+  const ta = await startApp(t, { env: { SERVICE_PLUGINS_DIR: dir }, investigationLimits: { checkTimeoutMs: 2000 } });
   await makeOperating(ta);
   return ta;
 }
@@ -98,7 +98,6 @@ test('an opened episode is investigated: each applicable cause has a verdict, ev
   const item = ep.evidence.find((e: any) => e.id === holds.evidence[0]);
   t.like(item, { cause: 'tp/holds', source: 'signals', kind: 'baseline', query: 'signals', observed: { n: 1 }, excerpt: 'seen' });
   t.like(verdictOf(ep, 'tp/ruled'), { verdict: 'ruled_out' });
-  t.true(ep.diagnosis.unknown.includes('tp/hangs'));
 
   const timeline = ep.timeline.map((e: any) => e.type);
   t.true(timeline.includes('retrieval.context'));
@@ -126,9 +125,10 @@ test('an opened episode is investigated: each applicable cause has a verdict, ev
 
 test('a check that hangs, throws, answers garbage or 50 MB, or reads what it may not is an unknown or cut down; the others carry on', async (t) => {
   const ta = await started(t);
-  const ep = await investigated(ta);
+  // The hanging and the 50 MB causes apply to this alert only, so the other tests do not wait for them.
+  const ep = await investigated(ta, 'checkout', 'Misbehaves');
   t.like(verdictOf(ep, 'tp/hangs'), { verdict: 'unknown', obstacle: 'the read was refused or failed' });
-  t.regex(verdictOf(ep, 'tp/hangs').reason, /did not answer within 0.5 s/);
+  t.regex(verdictOf(ep, 'tp/hangs').reason, /did not answer within 2 s/);
   t.like(verdictOf(ep, 'tp/throws'), { verdict: 'unknown', obstacle: 'the read was refused or failed', reason: 'the check failed: boom' });
   t.regex(verdictOf(ep, 'tp/garbage').reason, /not a verdict/);
   const huge = verdictOf(ep, 'tp/huge');
@@ -235,11 +235,13 @@ test('people told of an incident are told its diagnosis next (incident.diagnosed
   t.is((await ta.call('PUT', '/v1/settings/notifications', { body: { recipients: [], targets: ['hook'] } })).status, 200);
   const ep = await investigated(ta);
   await ta.app.notifications.run();
+  // (Acting may follow with incident.escalated: test/acting.test.ts looks at that one.)
   t.deepEqual(
-    got.map((m) => m.event),
+    got.map((m) => m.event).filter((e) => e !== 'incident.escalated'),
     ['incident.opened', 'incident.diagnosed'],
   );
-  t.deepEqual(got[1]!.episode.diagnosis, { summary: ep.diagnosis.summary, holds: ep.diagnosis.holds, unknown: ep.diagnosis.unknown });
+  const diagnosed = got.find((m) => m.event === 'incident.diagnosed')!;
+  t.deepEqual(diagnosed.episode.diagnosis, { summary: ep.diagnosis.summary, holds: ep.diagnosis.holds, unknown: ep.diagnosis.unknown });
   t.is(got[0]!.episode.diagnosis, undefined);
   const after = (await ta.call('GET', `/v1/episodes/${ep.id}`)).body;
   t.is(after.outcome, 'escalated');

@@ -11,6 +11,7 @@ import type { PolicyService } from '../policy/policy.service.ts';
 import type { Db } from '../storage/db.ts';
 import { ActingService, type ActedEpisodes, type ActionConnectors } from './acting.service.ts';
 import { ActionPathsRepo } from './paths.repo.ts';
+import { actingRoutes } from './acting.routes.ts';
 
 /** Acting's store, built below the investigation (a diagnosis asks for the path in its own transaction). */
 export function createActionPaths(db: Db): ActionPathsRepo {
@@ -75,5 +76,5 @@ export function createActingArea(d: {
   g.approvals.onApproved('action', async () => {
     setImmediate(() => acting.nudge());
   });
-  return { acting, routes: () => undefined };
+  return { acting, routes: ({ server, log, guard }: Http) => actingRoutes(server, { log, guard, acting }) };
 }

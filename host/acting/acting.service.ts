@@ -54,6 +54,7 @@ export interface ActionConnectors {
   performers(kind: string): Promise<Performer[]>;
   rehearse(name: string, request: ActionRequest): Promise<ActionResult>;
   act(name: string, request: ActionRequest): Promise<ActionResult>;
+  undo(name: string, request: ActionRequest & { undo: Record<string, unknown> }): Promise<ActionResult>;
 }
 
 /** Tells people: the escalation to the owner and approvers, and to whoever heard of the incident. */
@@ -129,6 +130,44 @@ export class ActingService {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     await this.#running;
+  }
+
+  /**
+   * Reverses the `n`-th (1-based) action of an episode (`POST /v1/episodes/{id}/actions/{n}/undo`)
+   * through the action gate (halt, freeze, level, cap, the original approval) and the connector's
+   * `undo`; `action.undone` or `action.undo_failed`. 404 when there is no such action, 409
+   * `not_reversible` when it cannot be undone or was undone already.
+   */
+  async undo(episodeId: string, n: number, actor: string): Promise<Record<string, unknown>> {
+    const p = await this.#d.paths.get(episodeId);
+    const a = p?.action as
+      (Record<string, unknown> & { connector: string; kind: string; params: Record<string, unknown>; undo: Record<string, unknown> | null }) | null;
+    if (p === null || a === null || a === undefined || n !== 1 || a.ok !== true) throw new AppError('not_found', 'the episode has no such executed action');
+    if (a.undo === null || a.undone_at !== null)
+      throw new AppError('not_reversible', a.undone_at !== null ? 'the action was undone already' : 'this action cannot be undone');
+    const episode = await this.#d.episodes.get(episodeId);
+    if (episode === null) throw new AppError('not_found', 'no such episode');
+    const ask: ActionAsk = { service: p.service, kind: a.kind, ...(typeof a.approval_id === 'string' ? { approvalId: a.approval_id } : {}) };
+    await this.#d.governance.authorise(ask);
+    const proposal = p.proposal as unknown as Proposal;
+    const r = await this.#d.connectors.undo(a.connector, { ...this.#request(episode, proposal, p), undo: a.undo });
+    const now = this.#d.clock.now().toISOString();
+    const action = { ...a, ...(r.ok ? { undone_at: now, undone_by: actor } : {}) };
+    await this.#d.ledger.transact(async (trx, record) => {
+      if (r.ok) await this.#d.paths.save(trx, episodeId, { action }, false);
+      await record({
+        type: r.ok ? 'action.undone' : 'action.undo_failed',
+        actor,
+        reason: r.ok ? `undid ${a.kind} via ${a.connector}: ${clip(r.shown ?? 'done', 500, '…')}` : `could not undo ${a.kind} via ${a.connector}: ${r.problem}`,
+        trace: episodeId,
+        data: { service: p.service, action: a.kind, connector: a.connector, ok: r.ok, problem: r.problem },
+      });
+    });
+    if (!r.ok) throw new AppError('action_failed', `the undo failed: ${r.problem ?? 'no reason given'}`);
+    const shown: Record<string, unknown> = { ...action, reversible: false };
+    delete shown.undo;
+    delete shown.key;
+    return shown;
   }
 
   /** The path of an episode, for the episode view. */

@@ -11,7 +11,7 @@ const result = (r: ActionReport): ActionResult => ({
 });
 
 /** The connectors area's action calls as the acting path uses them. */
-export function actionConnectors(connectors: Pick<ConnectorService, 'actionKinds' | 'rehearse' | 'act'>): ActionConnectors {
+export function actionConnectors(connectors: Pick<ConnectorService, 'actionKinds' | 'rehearse' | 'act' | 'undo'>): ActionConnectors {
   return {
     performers: async (kind) =>
       (await connectors.actionKinds())
@@ -22,5 +22,6 @@ export function actionConnectors(connectors: Pick<ConnectorService, 'actionKinds
         }),
     rehearse: async (name, request) => result(await connectors.rehearse(name, request)),
     act: async (name, request) => result(await connectors.act(name, request)),
+    undo: async (name, request) => result(await connectors.undo(name, request)),
   };
 }

@@ -4,10 +4,10 @@ import type { HeldAlerts } from '../intake/held-alerts.ts';
 import type { IntakeService } from '../intake/intake.service.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { Db } from '../storage/db.ts';
 import type { EpisodeOutcomes } from './episode-outcomes.ts';
+import type { EpisodeStore } from './episode-store.ts';
 import { EpisodeReader } from './episode.reader.ts';
-import { EpisodeRepo, type Episode, type EpisodeAlert, type EpisodeKind } from './episode.repo.ts';
+import type { Episode, EpisodeAlert, EpisodeKind } from './episode.repo.ts';
 import { episodeRoutes } from './episode.routes.ts';
 import { EpisodeService, type EpisodeNotifier, type InvestigationRequests } from './episode.service.ts';
 import type { EpisodeActions, EpisodeFindings } from './episode.reader.ts';
@@ -29,8 +29,6 @@ export interface EpisodesArea extends Area {
   readonly outcomes: EpisodeOutcomes;
   /** The most recent open episodes, for the live view. */
   open(limit: number): Promise<OpenEpisode[]>;
-  /** Episodes opened since a time, per service: the estate's co-firing suggestions read them. */
-  readonly openings: { openedSince(sinceMs: number): Promise<Array<{ service: string; t_open_ms: number }>> };
   /** What the investigation reads of an episode: the episode, its signals, related episodes. */
   readonly investigated: InvestigatedEpisodes;
   /** What acting reads and sets: the episode, its signals, its decision and outcome. */
@@ -47,12 +45,13 @@ export interface InvestigatedEpisodes {
 }
 
 /**
- * Grouping of held alerts into episodes, and reading them; owns `episodes` and its members.
+ * Grouping of held alerts into episodes, and reading them; owns `episodes` and its members
+ * through `store` (`createEpisodeStore`, built below the estate, which reads the openings).
  * It subscribes to intake at construction: a changed held set starts a grouping run, and an
  * ended alert is noted in its episode inside intake's transaction.
  */
 export function createEpisodesArea(d: {
-  db: Db;
+  store: EpisodeStore;
   held: HeldAlerts;
   intake: IntakeService;
   notifier: EpisodeNotifier;
@@ -66,7 +65,7 @@ export function createEpisodesArea(d: {
   debounceS: number;
 }): EpisodesArea {
   const { ledger, clock } = d;
-  const repo = new EpisodeRepo(d.db);
+  const { repo } = d.store;
   const episodes = new EpisodeService({
     episodes: repo,
     held: d.held,
@@ -90,7 +89,6 @@ export function createEpisodesArea(d: {
   return {
     episodes,
     outcomes: repo,
-    openings: { openedSince: (sinceMs) => repo.openedSince(sinceMs) },
     acted: {
       get: (id) => repo.get(id),
       signalsOf: (id) => repo.alertsOf(id),

@@ -52,9 +52,9 @@ export interface ServiceUsage {
   services_allowed: number | null;
 }
 
-/** The services that count toward the licence, the earliest first (the estate's added services). */
+/** The services that count toward the licence: the estate's added services, the earliest added first. */
 export interface CountedServices {
-  servicesInOrder(): Promise<string[]>;
+  addedInOrder(): Promise<string[]>;
 }
 
 /** How many services one tick reports at most (the rest follow on the next ticks). */
@@ -102,7 +102,7 @@ export class ServiceLimits {
 
   /** The counted services, earliest first. */
   #services(): Promise<string[]> {
-    return this.#counted === null ? this.#held.servicesByFirstSeen() : this.#counted.servicesInOrder();
+    return this.#counted === null ? this.#held.servicesByFirstSeen() : this.#counted.addedInOrder();
   }
 
   async limits(): Promise<LicenceLimits> {

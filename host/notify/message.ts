@@ -39,7 +39,7 @@ function whatNext(m: NotifyMessage): string[] {
       ...(d.holds.length === 0 ? [] : [`Holds:     ${d.holds.join(', ')}`]),
       ...(d.unknown.length === 0 ? [] : [`Unknown:   ${d.unknown.join(', ')} (could not be checked; the console says why)`]),
       '',
-      'Acting is not built yet: this is escalated to you with the diagnosis; nothing was changed.',
+      'What the service does about it (acting within its autonomy level and approvals) is on the episode page; you hear again if it needs you.',
     ];
   return ['This is escalated to you now. Where the service is investigated (autonomy above off), its diagnosis follows in a second message.'];
 }

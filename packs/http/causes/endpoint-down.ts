@@ -1,4 +1,4 @@
-import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput } from '../../../host/plugins/contract.ts';
+import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, Remedy } from '../../../host/plugins/contract.ts';
 
 /** The most of the answer's body quoted in the evidence. */
 const EXCERPT_MAX = 300;
@@ -54,7 +54,13 @@ async function check(ctx: CheckContext): Promise<CheckAnswer> {
   };
   const verification = { cause: 'http/endpoint-down', expect: 'ruled_out' as const };
   if (!r.answered)
-    return { verdict: 'holds', reason: `The health URL of ${name} got no answer (timeout ${timeout} s): ${r.problem}.`, evidence: [evidence], verification };
+    return {
+      verdict: 'holds',
+      reason: `The health URL of ${name} got no answer (timeout ${timeout} s): ${r.problem}.`,
+      evidence: [evidence],
+      verification,
+      ...restartRunbook(ctx.service),
+    };
   if (r.status >= 200 && r.status < 300)
     return { verdict: 'ruled_out', reason: `The health URL of ${name} answered ${r.status} in ${r.took_ms} ms (within ${timeout} s).`, evidence: [evidence] };
   return {
@@ -62,5 +68,13 @@ async function check(ctx: CheckContext): Promise<CheckAnswer> {
     reason: `The health URL of ${name} answered ${r.status}, not 2xx${r.status >= 300 && r.status < 400 ? ' (a redirect, which is not followed)' : ''}.`,
     evidence: [evidence],
     verification,
+    ...restartRunbook(ctx.service),
   };
+}
+
+/** The remedy when the estate links the service to a runbook named `restart` (acting runs it through that link's connector). */
+function restartRunbook(service: CheckContext['service']): { remedy?: Remedy } {
+  return service.links.some((l) => l.kind === 'runbook' && l.name === 'restart')
+    ? { remedy: { action: 'runbook', params: { name: 'restart' }, undo: 'a restart is not undone' } }
+    : {};
 }

@@ -1,4 +1,4 @@
-import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput } from '../../../host/plugins/contract.ts';
+import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, Remedy } from '../../../host/plugins/contract.ts';
 import { described, place } from '../lib/place.ts';
 import { num } from '../lib/promql.ts';
 import { evidenceOf, listed, readEach, samplesObserved, seriesName } from '../lib/series.ts';
@@ -59,6 +59,7 @@ export const targetDown: CauseDefinition = {
         verdict: 'holds',
         reason: `${downs.length} of ${targets} scrape targets of ${where} ${downs.length === 1 ? 'is' : 'are'} down (up = 0): ${listed(downs)}${also}`,
         evidence,
+        ...restartRunbook(ctx.service),
         verification: { cause: ID, expect: 'ruled_out', after_s: 60 },
       };
     return {
@@ -68,3 +69,10 @@ export const targetDown: CauseDefinition = {
     };
   },
 };
+
+/** The remedy when the estate links the service to a runbook named `restart` (acting runs it through that link's connector). */
+function restartRunbook(service: CheckContext['service']): { remedy?: Remedy } {
+  return service.links.some((l) => l.kind === 'runbook' && l.name === 'restart')
+    ? { remedy: { action: 'runbook', params: { name: 'restart' }, undo: 'a restart is not undone' } }
+    : {};
+}
