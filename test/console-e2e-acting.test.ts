@@ -50,7 +50,7 @@ async function diagnosed(t: ExecutionContext, level: Level): Promise<Setup> {
   });
   t.is(put.status, 200, JSON.stringify(put.body));
   await ta.app.ledger.transact(async (trx) =>
-    new AutonomyRepo(ta.app.db).set(trx, { service: 'jobs', level, changed_at: ta.clock.now().toISOString(), changed_by: 'test' }),
+    new AutonomyRepo(ta.app.db).set(trx, { service: 'jobs', level, changed_at: ta.clock.now().toISOString(), changed_by: 'test', source: 'api' }),
   );
   await fire(ta, 'firing');
   ta.clock.advance(20 * SECOND);
