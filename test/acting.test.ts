@@ -92,7 +92,7 @@ async function setup(t: ExecutionContext, level: Level, opts: { rehearsalFails?:
   });
   t.is(put.status, 200, JSON.stringify(put.body));
   await ta.app.ledger.transact(async (trx) =>
-    new AutonomyRepo(ta.app.db).set(trx, { service: 'jobs', level, changed_at: ta.clock.now().toISOString(), changed_by: 'test' }),
+    new AutonomyRepo(ta.app.db).set(trx, { service: 'jobs', level, changed_at: ta.clock.now().toISOString(), changed_by: 'test', source: 'api' }),
   );
   return { ta, log: v.log, approver };
 }
@@ -219,7 +219,7 @@ test('L1: a rejection or 30 minutes without a decision escalate; nothing runs', 
     }),
   );
   await ta.app.ledger.transact(async (trx) =>
-    new AutonomyRepo(ta.app.db).set(trx, { service: 'batch', level: 'L1', changed_at: ta.clock.now().toISOString(), changed_by: 'test' }),
+    new AutonomyRepo(ta.app.db).set(trx, { service: 'batch', level: 'L1', changed_at: ta.clock.now().toISOString(), changed_by: 'test', source: 'api' }),
   );
   t_ok(await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { ...alert(), service: 'batch', id: 'batch-stuck' } }));
   ta.clock.advance(20 * SECOND);

@@ -206,7 +206,7 @@ test('revert: undo leaves a branch someone built on; a branch of that name holdi
   const refused = await h.connectors.act('repo', revertReq(r.sha.docs!));
   t.like(refused, { ok: false, reason: 'said_no' });
   t.regex(refused.problem!, new RegExp(`has a branch ${other} that does not hold a revert`));
-  t.is(r.git('rev-parse', other), r.sha.first);
+  t.is(r.git('rev-parse', other), r.sha.first!);
 });
 
 test('revert: a conflict is a failed rehearsal naming the files, and act pushes nothing', async (t) => {

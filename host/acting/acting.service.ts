@@ -283,21 +283,28 @@ export class ActingService {
     if (decision.decision === 'abstain') return this.#escalate(planned, decision.reason);
     if (proposal.rehearsable) {
       const r = await this.#d.connectors.rehearse(proposal.connector, this.#request(episode, proposal, p));
+      // A connector that cannot rehearse with its settings is not a failed rehearsal: the path goes on.
       const rehearsal = r.ok
         ? { ok: true, shown: clip(r.shown ?? '', 2000, '…'), at: clock.now().toISOString() }
-        : { ok: false, problem: r.problem ?? 'it failed' };
+        : r.not_rehearsable === true
+          ? { ok: null, shown: clip(r.problem ?? 'not rehearsable', 2000, '…'), at: clock.now().toISOString() }
+          : { ok: false, problem: r.problem ?? 'it failed' };
       await ledger.transact(async (trx, record) => {
         await this.#d.paths.save(trx, p.episode_id, { rehearsal: rehearsal, updated_at: clock.now().toISOString() }, false);
         await record({
           type: 'action.rehearsed',
           actor: 'system',
-          reason: r.ok ? `rehearsed ${proposal.action}: ${clip(r.shown ?? 'ok', 500, '…')}` : `the rehearsal of ${proposal.action} failed: ${r.problem}`,
+          reason: r.ok
+            ? `rehearsed ${proposal.action}: ${clip(r.shown ?? 'ok', 500, '…')}`
+            : r.not_rehearsable === true
+              ? `${proposal.action} via ${proposal.connector} is not rehearsed: ${r.problem}`
+              : `the rehearsal of ${proposal.action} failed: ${r.problem}`,
           trace: p.episode_id,
           data: { service: p.service, action: proposal.action, connector: proposal.connector, ...rehearsal },
         });
       });
       planned.rehearsal = rehearsal;
-      if (!r.ok) return this.#escalate(planned, `the rehearsal failed: ${r.problem}`);
+      if (!r.ok && r.not_rehearsable !== true) return this.#escalate(planned, `the rehearsal failed: ${r.problem}`);
     }
     if (decision.approval) return this.#askApproval(planned, episode, proposal, service);
     return this.#execute(planned, episode, proposal, null);

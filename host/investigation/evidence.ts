@@ -36,6 +36,10 @@ export function cleanEvidence(raw: unknown, secrets: string[], fallbackAt: strin
 /** Plain JSON of a value (functions, cycles, undefined dropped), scrubbed; null when not serialisable or too deep. */
 function plainJson(v: unknown, secrets: string[]): unknown {
   if (v === undefined) return null;
+  // A 50 MB answer is measured without serialising it (that would stall the host for seconds).
+  const size = roughSize(v, MAX_EVIDENCE_BYTES * 4);
+  if (size > MAX_EVIDENCE_BYTES * 4)
+    return { omitted: `the observed value was larger than ${MAX_EVIDENCE_BYTES * 4} characters; at most ${MAX_EVIDENCE_BYTES} bytes are kept` };
   try {
     const text = JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x));
     if (text === undefined) return null;
@@ -46,4 +50,25 @@ function plainJson(v: unknown, secrets: string[]): unknown {
   } catch {
     return null;
   }
+}
+
+/** About how many characters `v` takes as JSON, counting no further than just past `limit`. */
+function roughSize(v: unknown, limit: number): number {
+  let total = 0;
+  const seen = new Set<object>();
+  const stack: unknown[] = [v];
+  while (stack.length > 0 && total <= limit) {
+    const x = stack.pop();
+    if (typeof x === 'string') total += x.length + 2;
+    else if (typeof x === 'object' && x !== null) {
+      if (seen.has(x)) continue;
+      seen.add(x);
+      for (const [k, y] of Object.entries(x)) {
+        total += k.length + 4;
+        stack.push(y);
+        if (total > limit) break;
+      }
+    } else total += 8;
+  }
+  return total;
 }

@@ -146,8 +146,17 @@ function freePort(): Promise<number> {
   });
 }
 
-/** `node host/main.ts` on `dataDir` (and `databaseUrl`), under --cpu-prof when `profileDir` is given; resolves once it listens. */
-async function startService(dataDir: string, databaseUrl: string | null, profileDir: string | null, secrets: Secrets): Promise<Service> {
+/**
+ * `node host/main.ts` on `dataDir` (and `databaseUrl`), under --cpu-prof when `profileDir` is
+ * given, with `extraEnv` over the rest of its environment; resolves once it listens.
+ */
+async function startService(
+  dataDir: string,
+  databaseUrl: string | null,
+  profileDir: string | null,
+  secrets: Secrets,
+  extraEnv: Record<string, string> = {},
+): Promise<Service> {
   const port = await freePort();
   const env: Record<string, string | undefined> = {
     ...process.env,
@@ -160,6 +169,7 @@ async function startService(dataDir: string, databaseUrl: string | null, profile
     SERVICE_SECRET_KEY: secrets.secretKey,
     SERVICE_LICENCE_PUBKEY: vendor.publicKeyPem,
     SERVICE_LOG_LEVEL: 'warn',
+    ...extraEnv,
   };
   if (databaseUrl === null) delete env.SERVICE_DATABASE_URL;
   const args = [...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), path.join(ROOT, 'host/main.ts')];
@@ -208,14 +218,15 @@ export interface ServiceRun {
 
 /**
  * Runs `body` against a service of its own on a fresh store of `engine` (named `oncall-bench-<name>-…`),
- * under --cpu-prof when `profile`; prints the service's output if anything fails, and always stops
+ * under --cpu-prof when `profile`, with `env` added to its environment (such as
+ * SERVICE_DEBOUNCE_S); prints the service's output if anything fails, and always stops
  * the service and removes the store and the profile.
  */
 export async function withService<T>(
   engine: Engine,
   serverUrl: string | null,
   name: string,
-  o: Secrets & { profile: boolean },
+  o: Secrets & { profile: boolean; env?: Record<string, string> },
   body: (run: ServiceRun) => Promise<T>,
 ): Promise<T> {
   const log = (s: string) => process.stderr.write(`[${engine}] ${s}\n`);
@@ -225,7 +236,7 @@ export async function withService<T>(
   try {
     const load_before = loadAverage();
     log(`load average before: ${load_before}`);
-    service = await startService(store.dataDir, store.databaseUrl, profileDir, o);
+    service = await startService(store.dataDir, store.databaseUrl, profileDir, o, o.env);
     return await body({ service, store, log, load_before, profileDir });
   } catch (e) {
     if (service !== null) process.stderr.write(`[${engine}] service output:\n${service.output()}\n`);
@@ -327,4 +338,18 @@ export function topLines(times: Map<string, number>, total: number, n: number): 
     .sort((a, b) => b[1] - a[1])
     .slice(0, n)
     .map(([k, us]) => `  ${((us / total) * 100).toFixed(1).padStart(5)} %  ${k}`);
+}
+
+/** The top `n` self-time functions of the CPU profile the service wrote into `dir`. */
+export function topOfProfile(dir: string, n = 25): string[] {
+  const prof = readCpuProfile(dir);
+  if (prof === null) return [NO_PROFILE];
+  const self = new Map<string, number>();
+  let total = 0;
+  for (const { node, dt } of samples(prof)) {
+    total += dt;
+    const key = frameName(node);
+    self.set(key, (self.get(key) ?? 0) + dt);
+  }
+  return [`CPU profile ${prof.file}: ${(total / 1e6).toFixed(1)} s sampled; top self time:`, ...topLines(self, total, n)];
 }

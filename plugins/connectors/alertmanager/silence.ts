@@ -1,6 +1,7 @@
 import type { ActionRequest, ActionResult, ConnectorContext } from '../../../host/plugins/contract.ts';
 import { filterOf, parseMatchers, sameMatchers, silenceFilterOf, type Matcher } from './matchers.ts';
-import { DEFAULT_TIMEOUT_S, type Settings } from './settings.ts';
+import { DEFAULT_TIMEOUT_S } from './settings.ts';
+import { api, base, basicAuth, expire, settingsOf, statusProblem } from './silence-api.ts';
 
 /**
  * The `silence` action: an Alertmanager silence of the given matchers for a bounded time (at
@@ -27,13 +28,7 @@ interface SilenceParams {
   comment: string | null;
 }
 
-type Api = { ok: true; status: number; body: unknown } | { ok: false; problem: string };
-
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const settingsOf = (ctx: ConnectorContext) => ctx.settings as unknown as Settings;
-const base = (s: Settings) => s.url.replace(/\/+$/, '');
-const basicAuth = (s: Settings) => (s.username === undefined ? {} : { auth: { basic: { username: s.username, password: s.password ?? '' } } });
-
 /** The params checked again here (the host validated them against the schema; a plugin does not rely on it). */
 function paramsOf(action: ActionRequest): { ok: true; p: SilenceParams } | { ok: false; problem: string } {
   const { matchers, duration_s, comment } = action.params;
@@ -44,68 +39,6 @@ function paramsOf(action: ActionRequest): { ok: true; p: SilenceParams } | { ok:
   const parsed = parseMatchers(matchers);
   if (!parsed.ok) return parsed;
   return { ok: true, p: { text: parsed.matchers.map(filterOf).join(','), matchers: parsed.matchers, duration_s, comment: comment ?? null } };
-}
-
-/** One API call through ctx.http; any 2xx is answered with its JSON body. */
-async function api(ctx: ConnectorContext, method: 'GET' | 'POST', path: string, query: Array<[string, string]> = [], body?: unknown): Promise<Api> {
-  const s = settingsOf(ctx);
-  const r = await ctx.http.request({
-    method,
-    url: base(s) + path,
-    query,
-    headers: {
-      accept: 'application/json',
-      'user-agent': 'oncall-connector-alertmanager/1.1',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...basicAuth(s),
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    timeoutS: s.timeout_s ?? DEFAULT_TIMEOUT_S,
-  });
-  if (!r.ok) return r;
-  const problem = statusProblem(r.status, r.where, r.text, r.headers.location);
-  if (problem !== null) return { ok: false, problem };
-  try {
-    return { ok: true, status: r.status, body: r.text.trim() === '' ? null : (JSON.parse(r.text) as unknown) };
-  } catch {
-    return { ok: false, problem: `HTTP ${r.status} from ${r.where} is not an Alertmanager API answer (not JSON); is url the Alertmanager?` };
-  }
-}
-
-function statusProblem(status: number, where: string, text: string, location: string | undefined): string | null {
-  if (status >= 200 && status < 300) return null;
-  if (status === 401) return `authentication failed (HTTP 401 from ${where}); check username and password`;
-  if (status === 403) return `access refused (HTTP 403 from ${where})`;
-  if (status >= 300 && status < 400) return `${where} redirects (HTTP ${status}) to ${location ?? 'nowhere'}; point url at the final address`;
-  const said = text.trim().replace(/\s+/g, ' ').slice(0, 300) || 'no reason given';
-  if (status === 400) return `Alertmanager refused the request (HTTP 400 from ${where}): ${said}`;
-  return `HTTP ${status} from ${where}: ${said}`;
-}
-
-/**
- * Expires a silence: `DELETE /api/v2/silence/{id}`. The one request ctx.http cannot send (its
- * methods are GET, HEAD, POST and PUT), so it is sent here with the same rules: the request's
- * timeout and the host's cut-off, basic auth, no redirect followed.
- */
-async function expire(ctx: ConnectorContext, id: string): Promise<{ ok: true } | { ok: false; problem: string }> {
-  const s = settingsOf(ctx);
-  const url = `${base(s)}/api/v2/silence/${encodeURIComponent(id)}`;
-  const where = `${new URL(url).origin}${new URL(url).pathname}`;
-  const timeoutS = s.timeout_s ?? DEFAULT_TIMEOUT_S;
-  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'oncall-connector-alertmanager/1.1' };
-  if (s.username !== undefined) headers.authorization = `Basic ${Buffer.from(`${s.username}:${s.password ?? ''}`, 'utf8').toString('base64')}`;
-  const signals = [AbortSignal.timeout(timeoutS * 1000), ...(ctx.signal === undefined ? [] : [ctx.signal])];
-  try {
-    const res = await fetch(url, { method: 'DELETE', headers, redirect: 'manual', signal: AbortSignal.any(signals) });
-    const text = await res.text();
-    const problem = statusProblem(res.status, where, text, res.headers.get('location') ?? undefined);
-    return problem === null ? { ok: true } : { ok: false, problem };
-  } catch (e) {
-    const err = e as { name?: string; cause?: { code?: string } };
-    if (err.name === 'TimeoutError' || err.name === 'AbortError') return { ok: false, problem: `no answer from ${where} within ${timeoutS} s` };
-    if (err.cause?.code === 'ECONNREFUSED') return { ok: false, problem: `cannot connect to ${new URL(url).host}: connection refused` };
-    return { ok: false, problem: `cannot reach ${where}: ${err.cause?.code ?? (e instanceof Error ? e.message : String(e))}` };
-  }
 }
 
 interface Silence {

@@ -342,6 +342,8 @@ export interface PendingRaise {
 export interface ServiceAutonomy {
   service: string;
   level: Level;
+  /** `file`: set by autonomy.json on the host, which the API cannot change. */
+  source: 'file' | 'api' | 'default';
   readiness: string[];
   pending: PendingRaise | null;
 }
