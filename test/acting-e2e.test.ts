@@ -7,14 +7,15 @@
 // and rule, Alertmanager's group_wait), polled with a deadline; the service's own rules run on the
 // injected clock, which the test moves. Each test ends with GET /v1/ledger/verify ok.
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { MINUTE, SECOND, TestClock } from '../host/clock.ts';
 import { AutonomyRepo } from '../host/governance/autonomy.repo.ts';
-import type { Level } from '../host/governance/levels.ts';
 import { ALERTMANAGER_BIN, startAlertmanager, waitFor, type RunningAlertmanager } from './helpers/alertmanager.ts';
 import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
 import { family, startExporter, type Exporter } from './helpers/exporter.ts';
@@ -35,15 +36,37 @@ const missingPeers = missingPrometheus ?? missingAlertmanager;
 
 // ---- the shared steps ----------------------------------------------------------------------
 
-/** An operating install on a clock at the wall time (Prometheus answers for real moments), mail to a real SMTP server. */
-async function operating(t: ExecutionContext, clock = new TestClock(new Date())): Promise<{ ta: TestApp; smtp: TestSmtp; approver: string }> {
+/**
+ * An operating install, mail to a real SMTP server, on a clock at the wall time unless given one
+ * (Prometheus answers for real moments). `l2` services are granted L2 the only way there is:
+ * `autonomy.json` in SERVICE_CONFIG_DIR, read at start.
+ */
+async function operating(
+  t: ExecutionContext,
+  opts: { clock?: TestClock; l2?: string[] } = {},
+): Promise<{ ta: TestApp; smtp: TestSmtp; approver: string; autonomyFile: string | null }> {
   const smtp = await startSmtp(t);
-  const ta = await startApp(t, { clock, env: { SERVICE_MAIL_CA_FILE: smtp.caFile, SERVICE_PUBLIC_URL: 'https://oncall.bank.example/' } });
+  let configDir: string | null = null;
+  let autonomyFile: string | null = null;
+  if (opts.l2 !== undefined) {
+    configDir = mkdtempSync(path.join(tmpdir(), 'oncall-e2e-config-'));
+    t.teardown(() => rmSync(configDir!, { recursive: true, force: true }));
+    autonomyFile = JSON.stringify({ services: Object.fromEntries(opts.l2.map((s) => [s, 'L2'])) });
+    writeFileSync(path.join(configDir, 'autonomy.json'), autonomyFile);
+  }
+  const ta = await startApp(t, {
+    clock: opts.clock ?? new TestClock(new Date()),
+    env: {
+      SERVICE_MAIL_CA_FILE: smtp.caFile,
+      SERVICE_PUBLIC_URL: 'https://oncall.bank.example/',
+      ...(configDir === null ? {} : { SERVICE_CONFIG_DIR: configDir }),
+    },
+  });
   await makeOperating(ta);
   const mail = await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, mail_from: 'oncall-service@bank.example' } });
   t.is(mail.status, 200, JSON.stringify(mail.body));
   const approver = await signedIn(ta, APPROVER, 'viewer');
-  return { ta, smtp, approver };
+  return { ta, smtp, approver, autonomyFile };
 }
 
 /** Saves a connector through the API. */
@@ -58,13 +81,28 @@ async function estate(t: ExecutionContext, ta: TestApp, service: string, links: 
   t.is(r.status, 200, JSON.stringify(r.body));
 }
 
-/**
- * Sets the service's level in the database, as test/acting.test.ts does: the API raises to L1
- * only with two approvers, and L2 only comes from autonomy.json (not on main yet; see the todo).
- */
-async function level(ta: TestApp, service: string, to: Level): Promise<void> {
+/** Sets the service at L1 in the database, as test/acting.test.ts does (over the API a raise needs two approvers). */
+async function atL1(ta: TestApp, service: string): Promise<void> {
   await ta.app.ledger.transact(async (trx) =>
-    new AutonomyRepo(ta.app.db).set(trx, { service, level: to, changed_at: ta.clock.now().toISOString(), changed_by: 'test' }),
+    new AutonomyRepo(ta.app.db).set(trx, { service, level: 'L1', changed_at: ta.clock.now().toISOString(), changed_by: 'test', source: 'api' }),
+  );
+}
+
+/** autonomy.json granted `service` L2 at start: recorded by config-file with the file's SHA-256. */
+async function grantedByFile(t: ExecutionContext, ta: TestApp, service: string, file: string | null): Promise<void> {
+  const changed = (await ta.call('GET', '/v1/ledger?type=governance.autonomy_changed&order=asc')).body.events as any[];
+  t.like(
+    changed.find((e) => e.data.service === service),
+    {
+      actor: 'config-file',
+      data: {
+        to: 'L2',
+        source: 'file',
+        sha256: createHash('sha256')
+          .update(file ?? '')
+          .digest('hex'),
+      },
+    },
   );
 }
 
@@ -224,8 +262,8 @@ interface Payments {
  * (through the `runbooks` http connector, whose endpoint restarts the exporter). The exporter
  * stops answering; once the service holds PaymentsDown firing, the episode is investigated.
  */
-async function paymentsDown(t: ExecutionContext, to: Level, opts: { safeForL2?: string[]; dryRun?: boolean } = {}): Promise<Payments> {
-  const { ta, smtp, approver } = await operating(t);
+async function paymentsDown(t: ExecutionContext, to: 'shadow' | 'L1' | 'L2', opts: { safeForL2?: string[]; dryRun?: boolean } = {}): Promise<Payments> {
+  const { ta, smtp, approver, autonomyFile } = await operating(t, to === 'L2' ? { l2: ['payments'] } : {});
   const exporter = await startExporter(t, () => family('payments_build_info', 'gauge', [[{ version: '1.4.2' }, 1]]));
   const runbook = await runbookEndpoint(t, exporter);
   const am = await startAlertmanager(t, webhookConfig(ta));
@@ -252,7 +290,8 @@ async function paymentsDown(t: ExecutionContext, to: Level, opts: { safeForL2?: 
     { kind: 'workload', match: 'job="payments"', connector: 'metrics' },
     { kind: 'runbook', name: 'restart', connector: 'runbooks', path: '/restart' },
   ]);
-  if (to !== 'shadow') await level(ta, 'payments', to);
+  if (to === 'L1') await atL1(ta, 'payments');
+  if (to === 'L2') await grantedByFile(t, ta, 'payments', autonomyFile);
   if (opts.safeForL2 !== undefined) await safeForL2(t, ta, opts.safeForL2);
 
   await waitFor('Prometheus to scrape payments up', async () => {
@@ -397,50 +436,56 @@ testPeers('runbook at L1 under halt: the approved action is refused by the gate,
 });
 
 testPeers(
-  'runbook at L2 with runbook in safe_for_l2: the runbook cannot be undone, so it is still asked for (an irreversible action is never taken unasked)',
+  'runbook at L2 granted by autonomy.json with runbook in safe_for_l2: rehearsed and run unasked, the exporter restarts, the alert resolves: mitigated',
   async (t) => {
-    const { ta, runbook, exporter, id } = await paymentsDown(t, 'L2', { safeForL2: ['runbook'] });
-    const ep = await episode(ta, id);
+    const { ta, runbook, exporter, peers, id } = await paymentsDown(t, 'L2', { safeForL2: ['runbook'] });
+    let ep = await episode(ta, id);
     assertDiagnosed(t, ep);
-    t.like(ep.policy_decision, { decision: 'act', level: 'L2', approval: true });
-    t.is(ep.policy_decision.reason, 'runbook restart via runbooks, once approved (it cannot be undone)');
-    t.like(
-      ep.policy_decision.checks.find((c: any) => c.name === 'safe_for_l2'),
-      { detail: 'runbook may run unasked at L2' },
-    );
-    t.is(ep.path_state, 'awaiting_approval');
+    t.like(ep.policy_decision, { decision: 'act', level: 'L2', approval: false });
+    t.is(ep.policy_decision.reason, 'runbook restart via runbooks at L2 without asking (the policy lists runbook as safe for L2)');
+    t.deepEqual(ep.approvals, [], 'nobody is asked');
+    t.false(types(ep).some((x) => x.startsWith('approval.')));
+    t.is(ep.path_state, 'verifying');
     t.deepEqual(
-      runbook.calls.map((c) => c.dry_run),
-      [true],
+      runbook.calls.map((c) => [c.runbook, c.dry_run]),
+      [
+        ['restart', true],
+        ['restart', false],
+      ],
+      'the dry run, then the run',
     );
-    t.true(exporter.down);
+    t.false(exporter.down, 'the runbook restarted the exporter');
+    t.like(ep.actions[0], { connector: 'runbooks', kind: 'runbook', ok: true, approval_id: null });
+
+    await holds(ta, 'PaymentsDown', 'resolved', peers);
+    catchUp(ta);
+    ta.clock.advance(60 * SECOND);
+    await ta.app.acting.acting.run();
+    ep = await episode(ta, id);
+    t.is(ep.outcome, 'mitigated', JSON.stringify(ep.verification));
+    t.like(ep.verification, { mitigated: true, alerts_resolved: true, verdict: 'ruled_out' });
     await ledgerVerifies(t, ta, [RUNBOOK_TOKEN]);
   },
 );
 
-// A known gap, left failing on purpose (ava's test.failing passes while the assertion fails):
-// the http connector declares `runbook` rehearsable, but only an endpoint with `runbook_dry_run`
-// can rehearse; elsewhere its rehearse answers "not rehearsable", which the path takes for a
-// failed rehearsal, so a runbook on such an endpoint (the default) is never run, only escalated.
-// "Rehearsal where possible" (issue 15) says it should go on unrehearsed. When the host is
-// fixed this test starts to pass, and ava says so: make it a plain test then.
-if (missingPeers === null)
-  test.failing('runbook at L1 on an endpoint without dry runs: not rehearsable is no failed rehearsal; it is asked for and runs once approved', async (t) => {
-    const { ta, approver, runbook, exporter, id } = await paymentsDown(t, 'L1', { dryRun: false });
-    const ep = await episode(ta, id);
-    t.is(ep.path_state, 'awaiting_approval', `the path ended: ${JSON.stringify(ep.rehearsal)}`);
-    await approve(t, ta, approver, ep.approvals[0].id);
-    await ta.app.acting.acting.run();
-    t.deepEqual(
-      runbook.calls.map((c) => c.dry_run),
-      [false],
-    );
-    t.false(exporter.down);
-  });
-
-test.todo(
-  'runbook at L2 granted by autonomy.json in SERVICE_CONFIG_DIR: governance.autonomy_changed by config-file, and the path runs without an approval request (autonomy.json is not on main yet)',
-);
+testPeers('runbook at L1 on an endpoint without dry runs: not rehearsable is no failed rehearsal; it is asked for and runs once approved', async (t) => {
+  const { ta, approver, runbook, exporter, id } = await paymentsDown(t, 'L1', { dryRun: false });
+  let ep = await episode(ta, id);
+  t.like(ep.rehearsal, { ok: null });
+  t.regex(ep.rehearsal.shown, /not rehearsable: the endpoint does not declare dry runs/);
+  t.is(ep.path_state, 'awaiting_approval', 'the path goes on unrehearsed');
+  t.deepEqual(runbook.calls, [], 'nothing is sent before the approval, not even a dry run');
+  await approve(t, ta, approver, ep.approvals[0].id);
+  await ta.app.acting.acting.run();
+  t.deepEqual(
+    runbook.calls.map((c) => [c.runbook, c.dry_run]),
+    [['restart', false]],
+  );
+  t.false(exporter.down);
+  ep = await episode(ta, id);
+  t.like(ep.actions[0], { kind: 'runbook', ok: true });
+  await ledgerVerifies(t, ta, [RUNBOOK_TOKEN]);
+});
 
 // ---- 2. recent-change → revert ------------------------------------------------------------
 
@@ -454,7 +499,7 @@ const gitIn =
 
 test('recent-change → revert at L1: the commit of 25 minutes before, approved through the API, is reverted on oncall/revert-<sha12> of the bare remote', async (t) => {
   const clock = new TestClock('2026-11-24T09:00:00.000Z');
-  const { ta, smtp, approver } = await operating(t, clock);
+  const { ta, smtp, approver } = await operating(t, { clock });
   const before = (minutes: number) => new Date(clock.now().getTime() - minutes * MINUTE).toISOString();
   const history = makeHistory(t, [
     {
@@ -474,7 +519,7 @@ test('recent-change → revert at L1: the commit of 25 minutes before, approved 
   const tip = git('rev-parse', 'main');
   await connector(t, ta, 'repo', 'git', { path: remote, timeout_s: 30 });
   await estate(t, ta, 'payments', [{ kind: 'repository', connector: 'repo', path: 'services/payments' }]);
-  await level(ta, 'payments', 'L1');
+  await atL1(ta, 'payments');
 
   const alert = (status: string) => ({ name: 'PaymentsErrors', service: 'payments', severity: 'critical', status, id: 'payments-errors' });
   t.is((await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: alert('firing') })).status, 202);
@@ -568,12 +613,13 @@ interface Flapping {
  * in 20 minutes (pushed to the webhook as Alertmanager would, on the injected clock, each cleared
  * inside the debounce), then fires for real through Alertmanager; the episode is investigated.
  */
-async function flapping(t: ExecutionContext, to: Level, opts: { safeForL2?: string[] } = {}): Promise<Flapping> {
-  const { ta, approver } = await operating(t);
+async function flapping(t: ExecutionContext, to: 'L1' | 'L2', opts: { safeForL2?: string[] } = {}): Promise<Flapping> {
+  const { ta, approver, autonomyFile } = await operating(t, to === 'L2' ? { l2: ['checkout'] } : {});
   const am = await startAlertmanager(t, webhookConfig(ta));
   await connector(t, ta, 'am', 'alertmanager', { url: am.base });
   await estate(t, ta, 'checkout', []);
-  await level(ta, 'checkout', to);
+  if (to === 'L1') await atL1(ta, 'checkout');
+  else await grantedByFile(t, ta, 'checkout', autonomyFile);
   if (opts.safeForL2 !== undefined) await safeForL2(t, ta, opts.safeForL2);
   const fp = fingerprint(FLAPPY);
   const push = async (status: 'firing' | 'resolved') => {
@@ -671,18 +717,26 @@ testAlertmanager('flapping-alert → silence at L1: approved through the API, Al
   await ledgerVerifies(t, ta);
 });
 
-testAlertmanager('flapping-alert → silence at L2 with silence in safe_for_l2: it runs unasked, and an admin undoes it (the silence expires)', async (t) => {
-  const { ta, am, id } = await flapping(t, 'L2', { safeForL2: ['silence'] });
-  let ep = await episode(ta, id);
-  t.like(ep.policy_decision, { decision: 'act', level: 'L2', approval: false, reason: 'silence via am at L2 without asking (safe for L2, reversible)' });
-  t.is(ep.path_state, 'verifying');
-  t.deepEqual(ep.approvals, []);
-  t.false(types(ep).some((x) => x.startsWith('approval.')));
-  const s = await assertSilenced(t, am, id);
-  const undone = await ta.call('POST', `/v1/episodes/${id}/actions/1/undo`);
-  t.is(undone.status, 200, JSON.stringify(undone.body));
-  t.is((await silences(am)).find((x) => x.id === s.id)?.status.state, 'expired');
-  ep = await episode(ta, id);
-  t.true(types(ep).includes('action.undone'));
-  await ledgerVerifies(t, ta);
-});
+testAlertmanager(
+  'flapping-alert → silence at L2 (autonomy.json) with silence in safe_for_l2: it runs unasked, and an admin undoes it (the silence expires)',
+  async (t) => {
+    const { ta, am, id } = await flapping(t, 'L2', { safeForL2: ['silence'] });
+    let ep = await episode(ta, id);
+    t.like(ep.policy_decision, {
+      decision: 'act',
+      level: 'L2',
+      approval: false,
+      reason: 'silence via am at L2 without asking (the policy lists silence as safe for L2)',
+    });
+    t.is(ep.path_state, 'verifying');
+    t.deepEqual(ep.approvals, []);
+    t.false(types(ep).some((x) => x.startsWith('approval.')));
+    const s = await assertSilenced(t, am, id);
+    const undone = await ta.call('POST', `/v1/episodes/${id}/actions/1/undo`);
+    t.is(undone.status, 200, JSON.stringify(undone.body));
+    t.is((await silences(am)).find((x) => x.id === s.id)?.status.state, 'expired');
+    ep = await episode(ta, id);
+    t.true(types(ep).includes('action.undone'));
+    await ledgerVerifies(t, ta);
+  },
+);
