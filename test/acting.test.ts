@@ -147,6 +147,13 @@ test('L1: the rehearsal, an approval request to the service approvers, the appro
   t.is(ep.path_state, 'awaiting_approval');
   t.like(ep.approvals[0], { state: 'pending', approvers: ['approver@bank.example'], needed: 1 });
   t.deepEqual(acted(log), [], 'nothing runs before the approval');
+  // The approvers (only they) get an e-mail with the proposal, the evidence and the link.
+  const asked = (await ta.app.db('notify_outbox').select('channel_kind', 'channel', 'episode').where({ event: 'incident.approval_requested' })) as any[];
+  t.deepEqual(
+    asked.map((r) => [r.channel_kind, r.channel]),
+    [['email', 'approver@bank.example']],
+  );
+  t.regex(JSON.parse(asked[0].episode).report, /Approval needed: restart on jobs via fix[\s\S]*Evidence:[\s\S]*stuck/);
   const requestId = ep.approvals[0].id;
   // Only the service's approvers decide it: an admin who is not one is refused.
   const admin = await signedIn(ta, 'admin2@bank.example', 'admin');

@@ -732,7 +732,7 @@ export interface CheckContext {
   at: string;
   signals: CheckSignal[];
   service: CheckService;
-  /** Open episodes of the service's dependencies, and the service's own episodes of the last 7 days. */
+  /** Episodes of the service's dependencies open when this one opened (or now), and the service's own of the last 7 days. */
   related: { dependencies: RelatedEpisode[]; history: RelatedEpisode[] };
   /** The cause's settings: its defaults, overridden by the estate's `check_settings` for the service. */
   settings: Readonly<Record<string, number | string | boolean>>;
