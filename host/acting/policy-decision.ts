@@ -49,7 +49,8 @@ export function decide(
     { name: 'reversible', passed: true, detail: p.reversible ? 'can be undone' : 'cannot be undone: approved first unless listed as safe for L2' },
     { name: 'rehearsable', passed: true, detail: p.rehearsable ? 'rehearsed first' : 'no dry run for this action' },
   ];
-  const what = `${p.action} via ${p.connector}`;
+  // A runbook is known by its name: "would run runbook restart via runbooks".
+  const what = `${p.action}${typeof p.params.name === 'string' ? ` ${p.params.name}` : ''} via ${p.connector}`;
   const abstain = (reason: string): PolicyDecision => ({ decision: 'abstain', reason, level, approval: false, checks });
   if (level === 'off' || level === 'shadow') return abstain(`${level}: would run ${what}; recorded, not done`);
   if (ctx.halted) return abstain(`halted: would run ${what}`);

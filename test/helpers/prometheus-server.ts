@@ -44,12 +44,13 @@ export interface ScrapeJob {
 /**
  * Starts Prometheus on a free loopback port with its TSDB in a temp dir and a minimal config
  * that scrapes itself every second (and the `jobs` given), and waits (20 s at most) for
- * `/-/ready`. With `basicAuth` every request needs PROMETHEUS_USER. It is killed and its files
- * removed after the test, always.
+ * `/-/ready`. With `basicAuth` every request needs PROMETHEUS_USER. With `rules` (a rule file's
+ * YAML) it evaluates them every second and sends its alerts to `alertmanagers` (`host:port`).
+ * It is killed and its files removed after the test, always.
  */
 export async function startPrometheus(
   t: Teardowns,
-  opts: { basicAuth?: boolean; targetLabels?: Record<string, string>; jobs?: ScrapeJob[] } = {},
+  opts: { basicAuth?: boolean; targetLabels?: Record<string, string>; jobs?: ScrapeJob[]; rules?: string; alertmanagers?: string[] } = {},
 ): Promise<RunningPrometheus> {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-prom-'));
   const port = await freePort();
@@ -74,9 +75,16 @@ export async function startPrometheus(
         '\n',
     )
     .join('');
+  let alerting = '';
+  if (opts.rules !== undefined) {
+    writeFileSync(path.join(dir, 'rules.yml'), opts.rules);
+    alerting += `rule_files:\n  - '${path.join(dir, 'rules.yml')}'\n`;
+  }
+  if (opts.alertmanagers !== undefined && opts.alertmanagers.length > 0)
+    alerting += `alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: [${opts.alertmanagers.map((x) => `'${x}'`).join(', ')}]\n`;
   writeFileSync(
     configFile,
-    `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: prometheus\n    static_configs:\n      - targets: ['127.0.0.1:${port}']${labels}${scrapeAuth}\n${jobs}`,
+    `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n${alerting}scrape_configs:\n  - job_name: prometheus\n    static_configs:\n      - targets: ['127.0.0.1:${port}']${labels}${scrapeAuth}\n${jobs}`,
   );
   const args = [`--config.file=${configFile}`, `--storage.tsdb.path=${path.join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=info'];
   if (opts.basicAuth) {
