@@ -296,3 +296,18 @@ test('an admin undoes a reversible executed action through the gate: action.undo
   t.true(types(ep).includes('action.undone'));
   t.true((await ta.app.verifyLedger()).ok);
 });
+
+test('a host that stopped while the action ran leaves it executing: the next pass escalates and never runs it again', async (t) => {
+  const { ta, log, approver } = await setup(t, 'L1');
+  const id = await diagnosed(ta);
+  t.is((await ta.call('POST', `/v1/approvals/${(await episode(ta, id)).approvals[0].id}/approve`, { token: approver, body: {} })).status, 200);
+  // As a host that died right after marking the action: state executing, the action not recorded, its lease run out.
+  await ta.app.db('action_paths').where({ episode_id: id }).update({ state: 'executing', lease_holder: 'act-dead-host', lease_until_ms: 0 });
+  await ta.app.acting.acting.run();
+  const ep = await episode(ta, id);
+  t.is(ep.path_state, 'done');
+  t.deepEqual(acted(log), [], 'not run again');
+  const escalated = ep.timeline.filter((e: any) => e.type === 'outcome.escalated');
+  t.is(escalated.length, 1);
+  t.regex(escalated[0].reason, /not repeated/);
+});
