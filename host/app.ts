@@ -205,7 +205,20 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       debounceS: config.debounceS,
     }),
   );
-  const governance = mount(createGovernance({ db, log, ledger, clock, policy, known: licence.limits, coverage: estate, facts: estate.facts }));
+  const governance = mount(
+    await createGovernance({
+      db,
+      settings,
+      log,
+      ledger,
+      clock,
+      policy,
+      known: licence.limits,
+      coverage: estate,
+      facts: estate.facts,
+      configDir: config.configDir,
+    }),
+  );
   const investigation = mount(
     createInvestigationArea({
       findings,
@@ -267,7 +280,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       investigations: investigation.investigations,
     }),
   );
-  mount(createDoctorArea({ db, config, install, clock, plugins, verify: verifyLedger, connectors, mail, licence, ticks, notifications }));
+  mount(
+    createDoctorArea({ db, config, install, clock, plugins, verify: verifyLedger, connectors, mail, licence, ticks, notifications, autonomy: governance.file }),
+  );
 
   const server = createServer(log);
   consoleRoutes(server);

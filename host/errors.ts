@@ -74,6 +74,7 @@ export const ERROR_STATUS = {
   frozen: 409,
   autonomy_too_low: 409,
   action_cap_reached: 409,
+  autonomy_file_managed: 409,
   // discovery
   discovery_running: 409,
   // estate

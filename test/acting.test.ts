@@ -92,7 +92,7 @@ async function setup(t: ExecutionContext, level: Level, opts: { rehearsalFails?:
   });
   t.is(put.status, 200, JSON.stringify(put.body));
   await ta.app.ledger.transact(async (trx) =>
-    new AutonomyRepo(ta.app.db).set(trx, { service: 'jobs', level, changed_at: ta.clock.now().toISOString(), changed_by: 'test' }),
+    new AutonomyRepo(ta.app.db).set(trx, { service: 'jobs', level, changed_at: ta.clock.now().toISOString(), changed_by: 'test', source: 'api' }),
   );
   return { ta, log: v.log, approver };
 }
@@ -147,6 +147,13 @@ test('L1: the rehearsal, an approval request to the service approvers, the appro
   t.is(ep.path_state, 'awaiting_approval');
   t.like(ep.approvals[0], { state: 'pending', approvers: ['approver@bank.example'], needed: 1 });
   t.deepEqual(acted(log), [], 'nothing runs before the approval');
+  // The approvers (only they) get an e-mail with the proposal, the evidence and the link.
+  const asked = (await ta.app.db('notify_outbox').select('channel_kind', 'channel', 'episode').where({ event: 'incident.approval_requested' })) as any[];
+  t.deepEqual(
+    asked.map((r) => [r.channel_kind, r.channel]),
+    [['email', 'approver@bank.example']],
+  );
+  t.regex(JSON.parse(asked[0].episode).report, /Approval needed: restart on jobs via fix[\s\S]*Evidence:[\s\S]*stuck/);
   const requestId = ep.approvals[0].id;
   // Only the service's approvers decide it: an admin who is not one is refused.
   const admin = await signedIn(ta, 'admin2@bank.example', 'admin');
@@ -219,7 +226,7 @@ test('L1: a rejection or 30 minutes without a decision escalate; nothing runs', 
     }),
   );
   await ta.app.ledger.transact(async (trx) =>
-    new AutonomyRepo(ta.app.db).set(trx, { service: 'batch', level: 'L1', changed_at: ta.clock.now().toISOString(), changed_by: 'test' }),
+    new AutonomyRepo(ta.app.db).set(trx, { service: 'batch', level: 'L1', changed_at: ta.clock.now().toISOString(), changed_by: 'test', source: 'api' }),
   );
   t_ok(await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { ...alert(), service: 'batch', id: 'batch-stuck' } }));
   ta.clock.advance(20 * SECOND);
@@ -288,4 +295,19 @@ test('an admin undoes a reversible executed action through the gate: action.undo
   t.truthy(ep.actions[0].undone_at);
   t.true(types(ep).includes('action.undone'));
   t.true((await ta.app.verifyLedger()).ok);
+});
+
+test('a host that stopped while the action ran leaves it executing: the next pass escalates and never runs it again', async (t) => {
+  const { ta, log, approver } = await setup(t, 'L1');
+  const id = await diagnosed(ta);
+  t.is((await ta.call('POST', `/v1/approvals/${(await episode(ta, id)).approvals[0].id}/approve`, { token: approver, body: {} })).status, 200);
+  // As a host that died right after marking the action: state executing, the action not recorded, its lease run out.
+  await ta.app.db('action_paths').where({ episode_id: id }).update({ state: 'executing', lease_holder: 'act-dead-host', lease_until_ms: 0 });
+  await ta.app.acting.acting.run();
+  const ep = await episode(ta, id);
+  t.is(ep.path_state, 'done');
+  t.deepEqual(acted(log), [], 'not run again');
+  const escalated = ep.timeline.filter((e: any) => e.type === 'outcome.escalated');
+  t.is(escalated.length, 1);
+  t.regex(escalated[0].reason, /not repeated/);
 });

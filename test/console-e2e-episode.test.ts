@@ -95,6 +95,7 @@ browserTest('an investigated incident shows the diagnosis first, each holding ca
   await push(ta, 'checkout', 'HighErrorRate');
   const id = await opened(ta, 'checkout');
   await ta.app.investigation.investigations.run();
+  await ta.app.acting.acting.run();
   const api = (await ta.call('GET', `/v1/episodes/${id}`)).body;
   t.is(api.investigation.state, 'diagnosed');
   t.deepEqual(api.diagnosis.holds, ['demo/recent-change', 'demo/error-rate']);
@@ -107,7 +108,11 @@ browserTest('an investigated incident shows the diagnosis first, each holding ca
 
   // The order a person needs: the diagnosis, what holds, what could not be checked, what was ruled out, then the rest.
   t.deepEqual((await h2s(bp)).slice(0, 4), ['Diagnosis', 'What holds, and the evidence', 'What could not be checked', 'Ruled out']);
-  t.deepEqual((await h2s(bp)).slice(4), ['Alerts', 'Data', 'Decision and outcome', 'Timeline']);
+  t.deepEqual((await h2s(bp)).slice(4), ['Action', 'Alerts', 'Data', 'Decision and outcome', 'Timeline']);
+  // The action path (test/console-e2e-acting.test.ts has it in full): no connector performs the revert, so nothing is proposed.
+  const acting = page.locator('section[aria-labelledby="action-heading"]');
+  t.regex(await acting.innerText(), /Proposal\s+○ nothing proposed/);
+  t.regex(await acting.innerText(), /○ abstain[\s\S]*no configured connector performs revert/);
 
   // The diagnosis: the summary the API gives, then the causes that hold, ranked, with title and reason.
   const diagnosis = page.locator('section[aria-labelledby="diagnosis-heading"]');

@@ -52,7 +52,12 @@ test('GET /v1/autonomy: 503 before operating, 401 without a token; lists service
   t.is((await ta.call('GET', '/v1/autonomy')).status, 503);
   await makeOperating(ta);
   t.is((await ta.call('GET', '/v1/autonomy', { token: null })).status, 401);
-  t.deepEqual(await overview(ta), { halted: false, halt: null, services: [] });
+  t.deepEqual(await overview(ta), {
+    halted: false,
+    halt: null,
+    services: [],
+    file: { state: 'none', sha256: null, problem: null, read_at: '2026-06-01T00:00:00.000Z', in_force: null },
+  });
   await known(ta);
   const o = await overview(ta);
   t.is(o.services.length, 1);
@@ -408,6 +413,7 @@ test("the policy's default and ceilings: a raise above the ceiling is 400 naming
     policy: { current: async () => ({ ...defaultPolicy(), default_autonomy: 'off' as const, ceilings: { payments: 'shadow' as const } }) },
     coverage: { covers: async (s) => s === 'payments' },
     known: { knownServices: async () => ['payments'] },
+    file: { status: async () => ({ state: 'none' as const, sha256: null, problem: null, read_at: null, in_force: null }) },
   });
   const [entryOf] = (await autonomy.overview()).services;
   t.like(entryOf, { service: 'payments', level: 'off' });

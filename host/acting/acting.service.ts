@@ -283,28 +283,35 @@ export class ActingService {
     if (decision.decision === 'abstain') return this.#escalate(planned, decision.reason);
     if (proposal.rehearsable) {
       const r = await this.#d.connectors.rehearse(proposal.connector, this.#request(episode, proposal, p));
+      // A connector that cannot rehearse with its settings is not a failed rehearsal: the path goes on.
       const rehearsal = r.ok
         ? { ok: true, shown: clip(r.shown ?? '', 2000, '…'), at: clock.now().toISOString() }
-        : { ok: false, problem: r.problem ?? 'it failed' };
+        : r.not_rehearsable === true
+          ? { ok: null, shown: clip(r.problem ?? 'not rehearsable', 2000, '…'), at: clock.now().toISOString() }
+          : { ok: false, problem: r.problem ?? 'it failed' };
       await ledger.transact(async (trx, record) => {
         await this.#d.paths.save(trx, p.episode_id, { rehearsal: rehearsal, updated_at: clock.now().toISOString() }, false);
         await record({
           type: 'action.rehearsed',
           actor: 'system',
-          reason: r.ok ? `rehearsed ${proposal.action}: ${clip(r.shown ?? 'ok', 500, '…')}` : `the rehearsal of ${proposal.action} failed: ${r.problem}`,
+          reason: r.ok
+            ? `rehearsed ${proposal.action}: ${clip(r.shown ?? 'ok', 500, '…')}`
+            : r.not_rehearsable === true
+              ? `${proposal.action} via ${proposal.connector} is not rehearsed: ${r.problem}`
+              : `the rehearsal of ${proposal.action} failed: ${r.problem}`,
           trace: p.episode_id,
           data: { service: p.service, action: proposal.action, connector: proposal.connector, ...rehearsal },
         });
       });
       planned.rehearsal = rehearsal;
-      if (!r.ok) return this.#escalate(planned, `the rehearsal failed: ${r.problem}`);
+      if (!r.ok && r.not_rehearsable !== true) return this.#escalate(planned, `the rehearsal failed: ${r.problem}`);
     }
-    if (decision.approval) return this.#askApproval(planned, episode, proposal, service);
+    if (decision.approval) return this.#askApproval(planned, episode, proposal, service, findings);
     return this.#execute(planned, episode, proposal, null);
   }
 
   /** Step 8: an approval request to the service's approvers (else its owner, else the first owner). */
-  async #askApproval(p: ActionPath, episode: Episode, proposal: Proposal, service: ServiceView | null): Promise<void> {
+  async #askApproval(p: ActionPath, episode: Episode, proposal: Proposal, service: ServiceView | null, findings: Findings): Promise<void> {
     const approvers =
       service !== null && service.approvers.length > 0
         ? service.approvers
@@ -345,7 +352,7 @@ export class ActingService {
         await this.#d.teller.askApproval(trx, {
           episode,
           severity,
-          report: `Approval needed: ${summary}\n\nApprove or reject it in the console${this.#d.publicUrl === null ? '' : `: ${this.#d.publicUrl}/episodes/${encodeURIComponent(p.episode_id)}`}.`,
+          report: approvalReport(summary, proposal, findings, this.#d.publicUrl, p.episode_id),
           people: approvers,
         });
       },
@@ -557,4 +564,26 @@ function proposalData(p: Proposal): Record<string, unknown> {
     rehearsable: p.rehearsable,
     reversible: p.reversible,
   };
+}
+
+/** The approval e-mail's body: what would run, why, the evidence in short, and where to decide. */
+function approvalReport(summary: string, p: Proposal, findings: Findings, publicUrl: string | null, episodeId: string): string {
+  const top = findings.verdicts.find((v) => v.cause === p.cause);
+  const evidence = (top?.evidence ?? [])
+    .map((id) => findings.evidence.find((e) => e.id === id))
+    .filter((e) => e !== undefined)
+    .slice(0, 5)
+    .map((e) => `- ${e.source}: ${e.query} @ ${e.at}: ${e.excerpt}`);
+  return [
+    `Approval needed: ${summary}`,
+    '',
+    `Diagnosis: ${findings.diagnosis?.summary ?? 'none'}`,
+    ...(evidence.length === 0 ? [] : ['', 'Evidence:', ...evidence]),
+    '',
+    `Parameters: ${JSON.stringify(p.params)}`,
+    `Undo: ${p.undo}`,
+    `Verified by: ${p.verify.cause} expected ${p.verify.expect} after ${p.verify.after_s} s`,
+    '',
+    `Approve or reject it in the console${publicUrl === null ? '' : `: ${publicUrl}/episodes/${encodeURIComponent(episodeId)}`} (within 30 minutes).`,
+  ].join('\n');
 }

@@ -8,6 +8,7 @@ const result = (r: ActionReport): ActionResult => ({
   problem: r.problem,
   ...(r.shown === null ? {} : { shown: r.shown }),
   ...(r.undo === null ? {} : { undo: r.undo }),
+  ...(r.not_rehearsable ? { not_rehearsable: true } : {}),
 });
 
 /** The connectors area's action calls as the acting path uses them. */

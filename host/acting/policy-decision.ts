@@ -17,7 +17,8 @@ export interface PolicyDecision {
  * Step 6: act or abstain, and why: the service's autonomy level (`shadow` records what it would
  * have done and abstains), the halt switch, the policy's freeze windows, hourly cap,
  * `always_approve` and `safe_for_l2`, and whether the action can be rehearsed and undone (an
- * irreversible action is never taken without approval). The action gate checks the same again
+ * irreversible action is never taken without approval unless the policy lists its kind as safe
+ * for L2). The action gate checks the same again
  * right before the action runs: this is the plan, the gate the guard.
  */
 export function decide(
@@ -45,30 +46,32 @@ export function decide(
     },
     { name: 'always_approve', passed: true, detail: always ? `${p.action} always needs approval` : `${p.action} is not listed` },
     { name: 'safe_for_l2', passed: true, detail: safe ? `${p.action} may run unasked at L2` : `${p.action} is not listed as safe for L2` },
-    { name: 'reversible', passed: true, detail: p.reversible ? 'can be undone' : 'cannot be undone: needs approval' },
+    { name: 'reversible', passed: true, detail: p.reversible ? 'can be undone' : 'cannot be undone: approved first unless listed as safe for L2' },
     { name: 'rehearsable', passed: true, detail: p.rehearsable ? 'rehearsed first' : 'no dry run for this action' },
   ];
-  const what = `${p.action} via ${p.connector}`;
+  // A runbook is known by its name: "would run runbook restart via runbooks".
+  const what = `${p.action}${typeof p.params.name === 'string' ? ` ${p.params.name}` : ''} via ${p.connector}`;
   const abstain = (reason: string): PolicyDecision => ({ decision: 'abstain', reason, level, approval: false, checks });
   if (level === 'off' || level === 'shadow') return abstain(`${level}: would run ${what}; recorded, not done`);
   if (ctx.halted) return abstain(`halted: would run ${what}`);
   if (frozen !== null) return abstain(`a change freeze is in force (${frozen.name} until ${frozen.end}): would run ${what}`);
   if (ctx.ranLastHour >= policy.max_actions_per_service_per_hour)
     return abstain(`the hourly cap of ${policy.max_actions_per_service_per_hour} actions is reached: would run ${what}`);
-  const approval = level === 'L1' || always || !safe || !p.reversible;
+  // At L2 an action runs unasked only when the policy lists its kind as safe for L2: that listing,
+  // change-managed like autonomy.json, is the operator's acceptance of an irreversible kind (a
+  // restart runbook). Without it, an irreversible action is always approved first.
+  const approval = level === 'L1' || always || !safe;
   const why =
     level === 'L1'
       ? 'at L1 every action is approved first'
       : always
         ? 'the policy always asks'
-        : !safe
-          ? 'not safe for L2'
-          : !p.reversible
-            ? 'it cannot be undone'
-            : '';
+        : !p.reversible
+          ? 'it cannot be undone and is not listed as safe for L2'
+          : 'not safe for L2';
   return {
     decision: 'act',
-    reason: approval ? `${what}, once approved (${why})` : `${what} at L2 without asking (safe for L2, reversible)`,
+    reason: approval ? `${what}, once approved (${why})` : `${what} at L2 without asking (the policy lists ${p.action} as safe for L2)`,
     level,
     approval,
     checks,

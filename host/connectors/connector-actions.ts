@@ -39,6 +39,8 @@ export interface ActionReport {
    * `act`, the outside system may have changed: a retry with the same `key` is how to find out.
    */
   reason: ConnectorFailure['reason'] | null;
+  /** From `rehearse`: the connector cannot rehearse it with its settings (not a failed rehearsal). */
+  not_rehearsable: boolean;
   /** What the plugin says it did or would do; null when it said nothing. */
   shown: string | null;
   /** From a successful `act`: what `undo` needs (small plain JSON), else null. */
@@ -94,9 +96,16 @@ export async function actionWith(
 ): Promise<ActionReport> {
   const started = performance.now();
   const job = JOB[call];
-  const report = (kind: string | null, f: ConnectorFailure | null, shown: string | null = null, undo: Record<string, unknown> | null = null): ActionReport => ({
+  const report = (
+    kind: string | null,
+    f: ConnectorFailure | null,
+    shown: string | null = null,
+    undo: Record<string, unknown> | null = null,
+    notRehearsable = false,
+  ): ActionReport => ({
     call,
     kind,
+    not_rehearsable: notRehearsable,
     ok: f === null,
     problem: f === null ? null : clipProblem(f.problem),
     reason: f?.reason ?? null,
@@ -120,7 +129,8 @@ export async function actionWith(
     call: (ctx) => fn.call(c.type.plugin, ctx, clone(request)),
   });
   const out = outcome.ok ? readResult(job, call, outcome.value, c.secrets, d.log) : { failure: outcome.failure, shown: null, undo: null };
-  const done = report(r.kind, out.failure, out.shown, out.undo);
+  const notRehearsable = call === 'rehearse' && outcome.ok && isObj(outcome.value) && outcome.value.ok === false && outcome.value.not_rehearsable === true;
+  const done = report(r.kind, out.failure, out.shown, out.undo, notRehearsable);
   d.log.info(
     { connector: name, kind: r.kind, action: request.kind, call, ok: done.ok, reason: done.reason, took_ms: done.took_ms, episode: request.episode.id },
     done.ok ? `${call} ${request.kind} on connector ${name}: ok` : `${call} ${request.kind} on connector ${name} failed: ${done.problem}`,

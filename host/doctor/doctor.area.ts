@@ -9,6 +9,7 @@ import type { TickMonitor } from '../live/tick-monitor.ts';
 import { NO_PROVIDER, type MailService } from '../mail/mail.service.ts';
 import type { NotifyDelivery } from '../notify/delivery.service.ts';
 import type { PluginRegistry } from '../plugins/loader.ts';
+import type { AutonomyFileService } from '../governance/autonomy-file.service.ts';
 import type { Db } from '../storage/db.ts';
 import { doctorRoutes } from './doctor.routes.ts';
 import { doctorDeps, runDoctor, type DoctorExtras } from './doctor.service.ts';
@@ -26,6 +27,7 @@ export function createDoctorArea(d: {
   licence: LicenceArea;
   ticks: Pick<TickMonitor, 'seen'>;
   notifications: Pick<NotifyDelivery, 'status'>;
+  autonomy: Pick<AutonomyFileService, 'status'>;
 }): Area {
   const { mail, licence } = d;
   const extras: DoctorExtras = {
@@ -42,6 +44,7 @@ export function createDoctorArea(d: {
       const glass = await mail.breakGlass();
       return { ...(await d.notifications.status()), mailProblem: glass.open && glass.reason === NO_PROVIDER ? NO_PROVIDER : null };
     },
+    autonomy: () => d.autonomy.status(),
   };
   const run = () =>
     runDoctor(

@@ -11,6 +11,7 @@ import type { Install } from '../install/install.ts';
 import type { VerifyReport } from '../ledger/verify.ts';
 import type { Db } from '../storage/db.ts';
 import { pendingMigrations } from '../storage/migrate.ts';
+import type { AutonomySeen } from './components/autonomy.ts';
 import type { ConnectorsSeen } from './components/connectors.ts';
 import type { LicenceSeen } from './components/licence.ts';
 import type { MailSeen } from './components/mail.ts';
@@ -21,7 +22,7 @@ import { describeLedger } from './ledger-words.ts';
 import { part, plural } from './part.ts';
 
 // Where the rest of the host and the CLI have always found them.
-export type { ConnectorsSeen, LicenceSeen, MailSeen, NotificationsSeen, TickSeen };
+export type { AutonomySeen, ConnectorsSeen, LicenceSeen, MailSeen, NotificationsSeen, TickSeen };
 export { describeLedger };
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
@@ -36,7 +37,7 @@ export interface DoctorCheck {
   detail: string;
 }
 
-export type ComponentName = 'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications';
+export type ComponentName = 'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy';
 
 /** One part of the install as an operator sees it: how it is and, unless fine, what to do. */
 export interface DoctorComponent {
@@ -64,7 +65,7 @@ export interface DoctorReport {
   checks: DoctorCheck[];
   /**
    * Every component with a status and a fix hint. The running service reports all of database,
-   * ledger, plugins, connectors, mail, licence, schedules, notifications; the CLI the ones it can see alone.
+   * ledger, plugins, connectors, mail, licence, schedules, notifications, autonomy; the CLI the ones it can see alone.
    */
   components: DoctorComponent[];
 }
@@ -103,10 +104,12 @@ export interface DoctorDeps {
   schedules?(): Promise<TickSeen>;
   /** Who is told of incidents, and recipients or targets whose last delivery failed. */
   notifications?(): Promise<NotificationsSeen>;
+  /** autonomy.json as this process reads it, and the file in force. */
+  autonomy?(): Promise<AutonomySeen>;
 }
 
 /** What only the running service can add to doctor; the CLI reports the components it can see alone. */
-export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications'>;
+export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy'>;
 
 /** The usual deps on one database: both the host and the CLI build theirs with this. */
 export function doctorDeps(opts: {

@@ -333,14 +333,22 @@ export class EpisodeRepo {
     }));
   }
 
-  /** Episodes of these services open now, and those of `service` opened since `sinceMs` (the retrieval step's related episodes). */
-  async related(services: string[], service: string, sinceMs: number, excludeId: string): Promise<{ open: Episode[]; history: Episode[] }> {
+  /**
+   * The retrieval step's related episodes: those of `services` (the dependencies) open at `atMs`
+   * (the episode's opening) or now, and those of `service` opened since `sinceMs`.
+   */
+  async related(services: string[], service: string, sinceMs: number, excludeId: string, atMs: number): Promise<{ open: Episode[]; history: Episode[] }> {
     const open =
       services.length === 0
         ? []
-        : ((await this.#db('episodes').select(COLUMNS).whereIn('service', services.slice(0, 200)).andWhere({ state: 'open' }).limit(200)) as Row[]).map(
-            fromRow,
-          );
+        : (
+            (await this.#db('episodes')
+              .select(COLUMNS)
+              .whereIn('service', services.slice(0, 200))
+              .andWhere((w) => w.where({ state: 'open' }).orWhere((c) => c.where('t_open_ms', '<=', atMs).andWhere('t_close_ms', '>=', atMs)))
+              .orderBy('t_open_ms', 'desc')
+              .limit(200)) as Row[]
+          ).map(fromRow);
     const history = (
       (await this.#db('episodes')
         .select(COLUMNS)

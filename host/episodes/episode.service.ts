@@ -25,7 +25,8 @@ const NUDGE_MS = 200;
 const DECISION = { decision: 'abstain', outcome: '', result: 'none' } as const;
 const DECISION_REASON = 'no investigation capability is installed: to be escalated to people without a diagnosis';
 /** Said when an investigation was asked for: people are told now, the diagnosis follows. */
-const INVESTIGATING_REASON = 'escalated to people now, before any action: the investigation (unless autonomy is off) follows with its diagnosis, then acting with what it decided';
+const INVESTIGATING_REASON =
+  'escalated to people now, before any action: the investigation (unless autonomy is off) follows with its diagnosis, then acting with what it decided';
 /** Said when there is nobody to tell. */
 export const NOBODY_TO_TELL = 'nobody to tell: no on-call recipients or targets are set';
 const NOTICE_REASON = 'a notice (information only): nobody is paged';

@@ -39,7 +39,7 @@ export interface EpisodesArea extends Area {
 export interface InvestigatedEpisodes {
   get(id: string): Promise<Episode | null>;
   signalsOf(id: string): Promise<Array<EpisodeAlert & { labels: Record<string, string> }>>;
-  related(dependencies: string[], service: string, sinceMs: number, excludeId: string): Promise<{ open: Episode[]; history: Episode[] }>;
+  related(dependencies: string[], service: string, sinceMs: number, excludeId: string, atMs: number): Promise<{ open: Episode[]; history: Episode[] }>;
   /** Called after a grouping pass that asked for investigations committed. */
   onInvestigationsAsked(listener: () => void): void;
 }
@@ -98,7 +98,7 @@ export function createEpisodesArea(d: {
     investigated: {
       get: (id) => repo.get(id),
       signalsOf: (id) => repo.alertsOf(id),
-      related: (deps, service, sinceMs, excludeId) => repo.related(deps, service, sinceMs, excludeId),
+      related: (deps, service, sinceMs, excludeId, atMs) => repo.related(deps, service, sinceMs, excludeId, atMs),
       onInvestigationsAsked: (l) => episodes.onInvestigationsAsked(l),
     },
     open: async (limit) =>

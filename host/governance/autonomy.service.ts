@@ -5,7 +5,9 @@ import type { Trx } from '../storage/db.ts';
 import type { ApprovalRequest } from './approvals.repo.ts';
 import type { ApprovalsService } from './approvals.service.ts';
 import type { Asker } from './asker.ts';
-import type { AutonomyRepo } from './autonomy.repo.ts';
+import type { AutonomyFileStatus } from './autonomy-file.service.ts';
+import { AUTONOMY_FILE } from './autonomy.file.ts';
+import type { AutonomyRepo, StoredLevel } from './autonomy.repo.ts';
 import type { HaltService } from './halt.service.ts';
 import { haltView } from './halt.service.ts';
 import { API_LEVELS, isLevel, rank, type ConnectorCoverage, type KnownServices, type Level, type PolicyReader, type ServiceFacts } from './levels.ts';
@@ -17,9 +19,13 @@ export interface PendingRaise {
   at: string;
 }
 
+/** Where a service's level comes from: autonomy.json, the API (a person or an approved raise), or the policy's default. */
+export type LevelOrigin = 'file' | 'api' | 'default';
+
 export interface ServiceAutonomy {
   service: string;
   level: Level;
+  source: LevelOrigin;
   /** What the service still lacks before a raise is sensible; empty when nothing is known lacking. */
   readiness: string[];
   pending: PendingRaise | null;
@@ -29,6 +35,13 @@ export interface AutonomyOverview {
   halted: boolean;
   halt: { by: string; reason: string; at: string } | null;
   services: ServiceAutonomy[];
+  /** autonomy.json as this host process last read it, and the file in force (docs/governance.md). */
+  file: AutonomyFileStatus;
+}
+
+/** What the autonomy service reads of autonomy.json (the file service). */
+export interface AutonomyFileReader {
+  status(): Promise<AutonomyFileStatus>;
 }
 
 export interface ChangeOutcome {
@@ -41,6 +54,9 @@ export interface ChangeOutcome {
   pending: PendingRaise | null;
 }
 
+const fileManaged = (service: string) =>
+  new AppError('autonomy_file_managed', `${service}'s level is set by ${AUTONOMY_FILE} in SERVICE_CONFIG_DIR: change the file, not the API`);
+
 const pendingOf = (r: ApprovalRequest | null | undefined): PendingRaise | null =>
   r === null || r === undefined ? null : { id: r.id, level: r.to_level!, requested_by: r.requested_by, at: r.requested_at };
 
@@ -48,7 +64,8 @@ const pendingOf = (r: ApprovalRequest | null | undefined): PendingRaise | null =
  * Each service's autonomy level. Lowering (or setting the same level) takes effect at once; a
  * raise to L1 opens an approval request and the level changes in the transaction of the second
  * approval. A raise above the policy's ceiling for the service is refused. Decisions are not
- * stopped by the halt switch: a raise while halted is still recorded.
+ * stopped by the halt switch: a raise while halted is still recorded. A service whose level
+ * autonomy.json sets is neither raised nor lowered here (409 `autonomy_file_managed`).
  */
 export class AutonomyService {
   readonly #repo: AutonomyRepo;
@@ -58,6 +75,7 @@ export class AutonomyService {
   readonly #coverage: ConnectorCoverage;
   readonly #known: KnownServices;
   readonly #facts: ServiceFacts | null;
+  readonly #file: AutonomyFileReader;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
 
@@ -69,6 +87,7 @@ export class AutonomyService {
     coverage: ConnectorCoverage;
     known: KnownServices;
     facts?: ServiceFacts;
+    file: AutonomyFileReader;
     ledger: Ledger;
     clock: Clock;
   }) {
@@ -79,6 +98,7 @@ export class AutonomyService {
     this.#coverage = deps.coverage;
     this.#known = deps.known;
     this.#facts = deps.facts ?? null;
+    this.#file = deps.file;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
     this.#approvals.onApproved('autonomy_raise', (trx, record, request, decider) => this.#applyRaise(trx, record, request, decider));
@@ -91,26 +111,28 @@ export class AutonomyService {
   }
 
   async overview(): Promise<AutonomyOverview> {
-    const [halt, policy, stored, known, open] = await Promise.all([
+    const [halt, policy, stored, known, open, file] = await Promise.all([
       this.#halt.state(),
       this.#policy.current(),
       this.#repo.all(),
       this.#known.knownServices(),
       this.#approvals.openRaises(),
+      this.#file.status(),
     ]);
-    const levels = new Map(stored.map((s) => [s.service, s.level]));
+    const levels = new Map<string, StoredLevel>(stored.map((s) => [s.service, s]));
     const pending = new Map(open.map((r) => [r.service, r]));
     const names = [...new Set([...known, ...levels.keys(), ...pending.keys()])].sort();
     const services: ServiceAutonomy[] = [];
     for (const service of names) {
       services.push({
         service,
-        level: levels.get(service) ?? policy.default_autonomy,
+        level: levels.get(service)?.level ?? policy.default_autonomy,
+        source: levels.get(service)?.source ?? 'default',
         readiness: await this.readiness(service),
         pending: pendingOf(pending.get(service)),
       });
     }
-    return { halted: halt.halted, halt: haltView(halt), services };
+    return { halted: halt.halted, halt: haltView(halt), services, file };
   }
 
   /**
@@ -141,6 +163,7 @@ export class AutonomyService {
     return this.#ledger.transact(
       async (trx, record) => {
         const stored = await this.#repo.lock(trx, service);
+        if (stored?.source === 'file') throw fileManaged(service);
         const from: Level = stored?.level ?? policy.default_autonomy;
         const open = await this.#approvals.lockOpenRaise(trx, service);
         if (rank(level) === rank(from)) return { service, level: from, changed: false, pending: pendingOf(open) };
@@ -171,6 +194,8 @@ export class AutonomyService {
       throw new AppError('level_not_allowed', `the policy's ceiling for ${r.service} is now ${ceiling}: the raise cannot be approved`);
     }
     const stored = await this.#repo.lock(trx, r.service);
+    // The file took the service over while the raise waited: the request stays pending and expires.
+    if (stored?.source === 'file') throw fileManaged(r.service);
     const from: Level = stored?.level ?? policy.default_autonomy;
     await this.#change(trx, record, { service: r.service, from, to, requestId: r.id, actor: decider, by: r.requested_by });
   }
@@ -180,7 +205,7 @@ export class AutonomyService {
     record: RecordEvent,
     c: { service: string; from: Level; to: Level; requestId: string | null; actor: string; by: string },
   ): Promise<void> {
-    await this.#repo.set(trx, { service: c.service, level: c.to, changed_at: this.#clock.now().toISOString(), changed_by: c.by });
+    await this.#repo.set(trx, { service: c.service, level: c.to, changed_at: this.#clock.now().toISOString(), changed_by: c.by, source: 'api' });
     await record({
       type: 'governance.autonomy_changed',
       actor: c.actor,

@@ -1,12 +1,16 @@
+import path from 'node:path';
 import type { Clock } from '../clock.ts';
 import type { Area, Http } from '../area.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
+import type { SettingsRepo } from '../settings/settings.repo.ts';
 import type { Db } from '../storage/db.ts';
 import { ActionRunsRepo } from './action-runs.repo.ts';
 import { ActionGate } from './action-gate.ts';
 import { ApprovalsRepo } from './approvals.repo.ts';
 import { ApprovalsService } from './approvals.service.ts';
+import { AutonomyFileService } from './autonomy-file.service.ts';
+import { AUTONOMY_FILE } from './autonomy.file.ts';
 import { AutonomyRepo } from './autonomy.repo.ts';
 import { AutonomyService } from './autonomy.service.ts';
 import { governanceRoutes } from './governance.routes.ts';
@@ -21,44 +25,68 @@ export interface Governance extends Area {
   readonly halt: HaltService;
   /** Every action passes `gate.authorise(trx?, {service, kind, approvalId?})` right before it runs. */
   readonly gate: ActionGate;
-  /** The tick's share: expire approval requests older than 24 hours. */
+  /** autonomy.json: the levels it grants (the only way to L2); `file.sync()` re-reads it. */
+  readonly file: AutonomyFileService;
+  /** The tick's share: re-read autonomy.json, expire approval requests older than 24 hours. */
   tick(): Promise<void>;
 }
 
-/** Builds governance on `db`; owns `halt`, `approvals`, `autonomy` and `action_runs`. */
-export function createGovernance(deps: {
+/**
+ * Builds governance on `db`; owns `halt`, `approvals`, `autonomy` and `action_runs`, and the
+ * `autonomy_file` settings document. Brings autonomy.json into force before it answers.
+ */
+export async function createGovernance(deps: {
   db: Db;
+  settings: SettingsRepo;
   log: Logger;
   ledger: Ledger;
   clock: Clock;
   policy: PolicyReader;
   coverage: ConnectorCoverage;
   known: KnownServices;
+  /** SERVICE_CONFIG_DIR, where autonomy.json is read from; null: no file grants a level. */
+  configDir: string | null;
   /** The estate's facts (owner); without them every service lacks an owner. */
   facts?: ServiceFacts;
-}): Governance {
+}): Promise<Governance> {
   const { db, log, ledger, clock } = deps;
   const haltRepo = new HaltRepo(db);
   const halt = new HaltService({ repo: haltRepo, ledger, clock });
   const approvals = new ApprovalsService({ repo: new ApprovalsRepo(db), ledger, clock });
+  const autonomyRepo = new AutonomyRepo(db);
+  const file = new AutonomyFileService({
+    file: deps.configDir === null ? null : path.join(deps.configDir, AUTONOMY_FILE),
+    repo: autonomyRepo,
+    settings: deps.settings,
+    policy: deps.policy,
+    ledger,
+    clock,
+    log,
+  });
   const autonomy = new AutonomyService({
-    repo: new AutonomyRepo(db),
+    repo: autonomyRepo,
     approvals,
     halt,
     policy: deps.policy,
     coverage: deps.coverage,
     known: deps.known,
     facts: deps.facts,
+    file,
     ledger,
     clock,
   });
   const gate = new ActionGate({ halt: haltRepo, approvals, autonomy, policy: deps.policy, runs: new ActionRunsRepo(db), ledger, clock, log });
+  await file.sync();
   return {
     autonomy,
     approvals,
     halt,
     gate,
-    tick: async () => void (await approvals.expireDue()),
+    file,
+    tick: async () => {
+      await file.sync();
+      await approvals.expireDue();
+    },
     routes: ({ server, log, guard }: Http) => governanceRoutes(server, { log, guard, autonomy, approvals, halt }),
   };
 }

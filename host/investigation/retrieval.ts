@@ -56,7 +56,7 @@ export async function retrieve(
   const service = checkService(episode.service, view);
   const [signals, rel] = await Promise.all([
     d.episodes.signalsOf(episode.id),
-    d.episodes.related(service.depends_on, episode.service, nowMs - 7 * DAY_MS, episode.id),
+    d.episodes.related(service.depends_on, episode.service, nowMs - 7 * DAY_MS, episode.id, episode.t_open_ms),
   ]);
   return {
     view,

@@ -209,8 +209,11 @@ export type HttpAuth =
 
 /** One HTTP request through {@link PluginHttp.request}. */
 export interface HttpRequest {
-  /** `GET` when omitted. Connectors are read-only: only `notify` may send anything but GET or HEAD. */
-  method?: 'GET' | 'HEAD' | 'POST' | 'PUT';
+  /**
+   * `GET` when omitted. Reads (`test`, `query`, `range`, `changes`, `discover`, `pollAlerts`) send
+   * only GET or HEAD; `notify`, `act` and `undo` may send the others (`DELETE`: plugin API 1.2).
+   */
+  method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE';
   /** The absolute `http:` or `https:` address. */
   url: string;
   /** Query parameters appended to `url`, in order (a name may repeat). */
@@ -319,7 +322,8 @@ export interface ConnectorQueryResult {
  * {@link ConnectorPlugin} and may also carry these; the host checks each is a function before it
  * calls it, and answers "not supported by this kind" otherwise.
  *
- * Every method must be read-only: it may look, never change anything in the outside system.
+ * Every method here must be read-only: it may look, never change anything in the outside system
+ * (`notify` sends a message; `act` and `undo` of "Actions" below are the only calls that change it).
  * The host calls them with a {@link ConnectorContext}, cuts each call off at its timeout, and
  * turns a throw or a rejected promise into a problem; a plugin can never take the host down.
  */
@@ -728,7 +732,7 @@ export interface CheckContext {
   at: string;
   signals: CheckSignal[];
   service: CheckService;
-  /** Open episodes of the service's dependencies, and the service's own episodes of the last 7 days. */
+  /** Episodes of the service's dependencies open when this one opened (or now), and the service's own of the last 7 days. */
   related: { dependencies: RelatedEpisode[]; history: RelatedEpisode[] };
   /** The cause's settings: its defaults, overridden by the estate's `check_settings` for the service. */
   settings: Readonly<Record<string, number | string | boolean>>;
@@ -813,6 +817,12 @@ export interface ActionResult {
   problem: string | null;
   /** What it did (or, rehearsed, would do), for people: "would silence 3 alerts: ...", "pushed oncall/revert-1a2b3c". */
   shown?: string;
+  /**
+   * From `rehearse` with `ok: false`: true when this connector cannot rehearse the action with its
+   * settings (say, an endpoint that declares no dry runs), as opposed to a rehearsal that failed.
+   * The host then goes on without a rehearsal; a failed rehearsal stops the action.
+   */
+  not_rehearsable?: boolean;
   /**
    * From `act`: what `undo` needs to reverse it (a silence id, a branch name), small plain JSON,
    * kept by the host with the action and handed back to `undo`.

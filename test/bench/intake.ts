@@ -29,23 +29,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { count, type Check, enginesToRun, flag, heading, machine, median, round1, printReport, runBenchmark, table, type Engine } from './common.ts';
+import { alert, drive, envelope, type Phase, SINGLE_PUSH_TARGET } from './alertmanager-load.ts';
 import { EPISODE_QUERIES, explainQueries, seedEpisodes, type SeedResult } from './episodes.ts';
-import {
-  autocannon,
-  call,
-  expect,
-  frameName,
-  loadFigures,
-  type LoadFigures,
-  loadOptions,
-  makeOperating,
-  NO_PROFILE,
-  readCpuProfile,
-  samples,
-  stopAndMeasure,
-  topLines,
-  withService,
-} from './service.ts';
+import { autocannon, call, expect, loadFigures, type LoadFigures, loadOptions, makeOperating, stopAndMeasure, topOfProfile, withService } from './service.ts';
 
 const ADMIN_TOKEN = `bench-admin-${randomBytes(16).toString('hex')}`;
 const INGEST_TOKEN = `bench-ingest-${randomBytes(16).toString('hex')}`;
@@ -54,84 +40,9 @@ const BATCH = 100;
 const BATCH_POOL = 20_000;
 
 const TARGETS = {
-  sqlite: { single: 4_000, p99: null as number | null, batchAlerts: 30_000, searchP99: 50 },
-  mysql: { single: 1_500, p99: 200 as number | null, batchAlerts: 30_000, searchP99: 50 },
+  sqlite: { single: SINGLE_PUSH_TARGET.sqlite, p99: null as number | null, batchAlerts: 30_000, searchP99: 50 },
+  mysql: { single: SINGLE_PUSH_TARGET.mysql, p99: 200 as number | null, batchAlerts: 30_000, searchP99: 50 },
 } as const;
-
-// ------------------------------------------------------------------ bodies
-
-/** One Alertmanager v4 alert; `n` picks its fingerprint (and labels) out of the pool. */
-function alert(prefix: string, n: number) {
-  const labels = {
-    alertname: `BenchAlert${n % 50}`,
-    instance: `node-${n}.bank.example:9100`,
-    job: 'node',
-    service: `svc-${n % 20}`,
-    severity: n % 10 === 0 ? 'critical' : 'warning',
-  };
-  return {
-    status: 'firing',
-    labels,
-    annotations: { summary: `Benchmark alert ${n} on node-${n}`, description: 'intake benchmark' },
-    startsAt: '2026-11-22T06:00:00.000Z',
-    endsAt: '0001-01-01T00:00:00Z',
-    generatorURL: `http://prometheus.bank.example:9090/graph?g0.expr=up%3D%3D0&n=${n}`,
-    fingerprint: `${prefix}${n.toString(16).padStart(14, '0')}`,
-  };
-}
-
-function envelope(alerts: ReturnType<typeof alert>[]): string {
-  const first = alerts[0]!;
-  return JSON.stringify({
-    receiver: 'oncall',
-    status: 'firing',
-    alerts,
-    groupLabels: { alertname: first.labels.alertname },
-    commonLabels: alerts.length === 1 ? first.labels : { job: 'node' },
-    commonAnnotations: alerts.length === 1 ? first.annotations : {},
-    externalURL: 'http://alertmanager.bank.example:9093',
-    version: '4',
-    groupKey: `{}:{alertname="${first.labels.alertname}"}`,
-    truncatedAlerts: 0,
-  });
-}
-
-// ------------------------------------------------------------------ load
-
-type Phase = {
-  pushes: number;
-  alerts: number;
-  seconds: number;
-  pushes_per_s: number;
-  alerts_per_s: number;
-} & LoadFigures<'202'>;
-
-async function drive(base: string, bodies: string[], perBody: number, connections: number, duration: number): Promise<Phase> {
-  let next = 0;
-  const result = await autocannon({
-    url: `${base}/v1/alerts/alertmanager`,
-    connections,
-    duration,
-    timeout: 10,
-    requests: [
-      {
-        method: 'POST',
-        headers: { authorization: `Bearer ${INGEST_TOKEN}`, 'content-type': 'application/json' },
-        setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length]! }),
-      },
-    ],
-  });
-  const figures = loadFigures(result, connections, '202');
-  const pushes = figures.ok_202;
-  return {
-    pushes,
-    alerts: pushes * perBody,
-    seconds: result.duration,
-    pushes_per_s: Math.round(pushes / result.duration),
-    alerts_per_s: Math.round((pushes * perBody) / result.duration),
-    ...figures,
-  };
-}
 
 /** The episode list under 3-term queries, over a seeded history. */
 type SearchPhase = {
@@ -218,22 +129,6 @@ async function searchPhase(
   return phase;
 }
 
-// ------------------------------------------------------------------ profile
-
-/** The top self-time functions of the service's CPU profile. */
-function topOfProfile(dir: string, n = 25): string[] {
-  const prof = readCpuProfile(dir);
-  if (prof === null) return [NO_PROFILE];
-  const self = new Map<string, number>();
-  let total = 0;
-  for (const { node, dt } of samples(prof)) {
-    total += dt;
-    const key = frameName(node);
-    self.set(key, (self.get(key) ?? 0) + dt);
-  }
-  return [`CPU profile ${prof.file}: ${(total / 1e6).toFixed(1)} s sampled; top self time:`, ...topLines(self, total, n)];
-}
-
 // ------------------------------------------------------------------ one engine
 
 interface EngineResult {
@@ -274,12 +169,12 @@ async function benchEngine(
       const singles = Array.from({ length: o.pool }, (_, n) => envelope([alert('a1', n)]));
       const batches = Array.from({ length: BATCH_POOL / BATCH }, (_, b) => envelope(Array.from({ length: BATCH }, (_, i) => alert('b2', b * BATCH + i))));
       log(`single-alert pushes: ${o.connections} connections, ${o.duration} s, a pool of ${o.pool} fingerprints…`);
-      const single = await drive(service.base, singles, 1, o.connections, o.duration);
+      const single = await drive(service.base, INGEST_TOKEN, singles, 1, o.connections, o.duration);
       log(
         `  ${single.pushes_per_s}/s, p50 ${single.p50_ms} ms, p99 ${single.p99_ms} ms${single.clean ? '' : `, NOT CLEAN: ${single.non_202} non-202, ${single.errors} errors, ${single.timeouts} timeouts`}`,
       );
       log(`batches of ${BATCH}: ${o.batchConnections} connections, ${o.duration} s, a pool of ${BATCH_POOL} fingerprints…`);
-      const batch = await drive(service.base, batches, BATCH, o.batchConnections, o.duration);
+      const batch = await drive(service.base, INGEST_TOKEN, batches, BATCH, o.batchConnections, o.duration);
       log(
         `  ${batch.alerts_per_s} alerts/s, p99 ${batch.p99_ms} ms${batch.clean ? '' : `, NOT CLEAN: ${batch.non_202} non-202, ${batch.errors} errors, ${batch.timeouts} timeouts`}`,
       );

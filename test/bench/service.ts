@@ -339,3 +339,17 @@ export function topLines(times: Map<string, number>, total: number, n: number): 
     .slice(0, n)
     .map(([k, us]) => `  ${((us / total) * 100).toFixed(1).padStart(5)} %  ${k}`);
 }
+
+/** The top `n` self-time functions of the CPU profile the service wrote into `dir`. */
+export function topOfProfile(dir: string, n = 25): string[] {
+  const prof = readCpuProfile(dir);
+  if (prof === null) return [NO_PROFILE];
+  const self = new Map<string, number>();
+  let total = 0;
+  for (const { node, dt } of samples(prof)) {
+    total += dt;
+    const key = frameName(node);
+    self.set(key, (self.get(key) ?? 0) + dt);
+  }
+  return [`CPU profile ${prof.file}: ${(total / 1e6).toFixed(1)} s sampled; top self time:`, ...topLines(self, total, n)];
+}

@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { startDaemon } from './daemon.ts';
+import { freePort } from './wait.ts';
 import { testNeeding } from './needs.ts';
 
 /** Debian's `prometheus-alertmanager` (installed by .ci/run); ALERTMANAGER_BIN overrides it. */
@@ -17,33 +17,8 @@ export function alertmanagerTest(title: string, fn: (t: ExecutionContext) => Pro
   testNeeding(existsSync(ALERTMANAGER_BIN) ? null : `${ALERTMANAGER_BIN} not found (apt-get install prometheus-alertmanager)`, title, fn);
 }
 
-/** A loopback TCP port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr !== null ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** Polls `check` every `everyMs` until it answers truthy, or throws `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown = null;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
+// Kept here too for the tests that import them from this file; they live in wait.ts, which imports nothing of ava.
+export { freePort, waitFor } from './wait.ts';
 
 export interface RunningAlertmanager {
   /** `http://127.0.0.1:<port>` */

@@ -9,12 +9,18 @@ process.once('exit', () => {
 });
 
 /**
+ * Where a helper registers what undoes it: an ava test's `t`, or a benchmark's own stack of
+ * teardowns (test/bench/fleet.ts), since a benchmark runs these helpers outside ava.
+ */
+export type Teardowns = Pick<ExecutionContext, 'teardown'>;
+
+/**
  * Runs an outside server (Debian's Alertmanager, Prometheus) for one test: collects its output,
  * waits until `<base>/-/ready` answers (20 s at most, failing early if it exits), and after the
  * test always stops it (SIGTERM, SIGKILL after 5 s) and removes `dir`.
  */
 export async function startDaemon(
-  t: ExecutionContext,
+  t: Teardowns,
   what: { name: string; bin: string; args: string[]; dir: string; base: string; readyHeaders?: Record<string, string> },
 ): Promise<{ output: () => string }> {
   let out = '';

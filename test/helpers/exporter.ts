@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ExecutionContext } from 'ava';
+import type { Teardowns } from './daemon.ts';
 
 /** A small Prometheus exporter run by a test: text-format metrics whose values the test changes. */
 export interface Exporter {
@@ -16,7 +16,7 @@ export interface Exporter {
  * Serves `/metrics` in the Prometheus text format (0.0.4) from `render()`, called once per
  * scrape, so counters can grow by a step per scrape. Closed after the test.
  */
-export async function startExporter(t: ExecutionContext, render: () => string): Promise<Exporter> {
+export async function startExporter(t: Teardowns, render: () => string): Promise<Exporter> {
   const state: Exporter = { target: '', down: false, scrapes: [] };
   const server = createServer((req, res) => {
     state.scrapes.push(Date.now());

@@ -1,5 +1,6 @@
 import type { DoctorExtras } from '../doctor.service.ts';
 import { attemptPart, type Part } from '../part.ts';
+import { describeAutonomy } from './autonomy.ts';
 import { describeConnectors } from './connectors.ts';
 import { describeLicence } from './licence.ts';
 import { describeMail } from './mail.ts';
@@ -39,4 +40,5 @@ export const EXTRA_COMPONENTS: readonly ExtraComponent[] = [
   component('licence', 'cannot read the licence', 'check the database, then GET /v1/status', describeLicence),
   component('schedules', 'cannot read the schedules', 'restart the service', describeSchedules),
   component('notifications', 'cannot read the notification state', 'check the database, then GET /v1/notifications', describeNotifications),
+  component('autonomy', 'cannot read the autonomy levels', 'check the database, then GET /v1/autonomy', describeAutonomy),
 ];

@@ -2,8 +2,7 @@ import type { ConnectorContext } from '../../../host/plugins/contract.ts';
 import { DEFAULT_TIMEOUT_S, type Settings } from './settings.ts';
 
 /**
- * Alertmanager API v2 calls of the `silence` action (silence.ts): JSON through ctx.http, and the
- * one DELETE ctx.http cannot send. Problems in words a person can act on.
+ * Alertmanager API v2 calls of the `silence` action (silence.ts): JSON through ctx.http (an expiry is its DELETE).
  */
 
 /** An API answer: a 2xx with its JSON body, or what went wrong. */
@@ -17,7 +16,13 @@ export const base = (s: Settings) => s.url.replace(/\/+$/, '');
 export const basicAuth = (s: Settings) => (s.username === undefined ? {} : { auth: { basic: { username: s.username, password: s.password ?? '' } } });
 
 /** One API call through ctx.http; any 2xx is answered with its JSON body. */
-export async function api(ctx: ConnectorContext, method: 'GET' | 'POST', path: string, query: Array<[string, string]> = [], body?: unknown): Promise<Api> {
+export async function api(
+  ctx: ConnectorContext,
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  query: Array<[string, string]> = [],
+  body?: unknown,
+): Promise<Api> {
   const s = settingsOf(ctx);
   const r = await ctx.http.request({
     method,
@@ -53,28 +58,8 @@ export function statusProblem(status: number, where: string, text: string, locat
   return `HTTP ${status} from ${where}: ${said}`;
 }
 
-/**
- * Expires a silence: `DELETE /api/v2/silence/{id}`. The one request ctx.http cannot send (its
- * methods are GET, HEAD, POST and PUT), so it is sent here with the same rules: the request's
- * timeout and the host's cut-off, basic auth, no redirect followed.
- */
+/** Expires a silence: `DELETE /api/v2/silence/{id}` (ctx.http: the timeout, the host's cut-off, basic auth, no redirect followed). */
 export async function expire(ctx: ConnectorContext, id: string): Promise<{ ok: true } | { ok: false; problem: string }> {
-  const s = settingsOf(ctx);
-  const url = `${base(s)}/api/v2/silence/${encodeURIComponent(id)}`;
-  const where = `${new URL(url).origin}${new URL(url).pathname}`;
-  const timeoutS = s.timeout_s ?? DEFAULT_TIMEOUT_S;
-  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'oncall-connector-alertmanager/1.1' };
-  if (s.username !== undefined) headers.authorization = `Basic ${Buffer.from(`${s.username}:${s.password ?? ''}`, 'utf8').toString('base64')}`;
-  const signals = [AbortSignal.timeout(timeoutS * 1000), ...(ctx.signal === undefined ? [] : [ctx.signal])];
-  try {
-    const res = await fetch(url, { method: 'DELETE', headers, redirect: 'manual', signal: AbortSignal.any(signals) });
-    const text = await res.text();
-    const problem = statusProblem(res.status, where, text, res.headers.get('location') ?? undefined);
-    return problem === null ? { ok: true } : { ok: false, problem };
-  } catch (e) {
-    const err = e as { name?: string; cause?: { code?: string } };
-    if (err.name === 'TimeoutError' || err.name === 'AbortError') return { ok: false, problem: `no answer from ${where} within ${timeoutS} s` };
-    if (err.cause?.code === 'ECONNREFUSED') return { ok: false, problem: `cannot connect to ${new URL(url).host}: connection refused` };
-    return { ok: false, problem: `cannot reach ${where}: ${err.cause?.code ?? (e instanceof Error ? e.message : String(e))}` };
-  }
+  const r = await api(ctx, 'DELETE', `/api/v2/silence/${encodeURIComponent(id)}`);
+  return r.ok ? { ok: true } : r;
 }

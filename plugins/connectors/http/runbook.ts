@@ -24,7 +24,7 @@ export function actRunbook(ctx: ConnectorContext, action: ActionRequest): Promis
 
 /** Sends the same request with `dry_run: true`, when the endpoint supports it; else says it cannot be rehearsed. */
 export function rehearseRunbook(ctx: ConnectorContext, action: ActionRequest): Promise<ActionResult> {
-  if ((ctx.settings as unknown as Settings).runbook_dry_run !== true) return Promise.resolve({ ok: false, problem: NOT_REHEARSABLE });
+  if ((ctx.settings as unknown as Settings).runbook_dry_run !== true) return Promise.resolve({ ok: false, problem: NOT_REHEARSABLE, not_rehearsable: true });
   return send(ctx, action, true);
 }
 

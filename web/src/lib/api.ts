@@ -188,6 +188,8 @@ export const api = {
     call<{ approvals: Approval[] }>('GET', `/v1/approvals${params({ state: opts.state, limit: opts.limit })}`),
   decide: (id: string, decision: 'approve' | 'reject', note?: string) =>
     call<{ approval: Approval }>('POST', `/v1/approvals/${encodeURIComponent(id)}/${decision}`, note ? { note } : {}),
+  /** Reverses the `n`-th (1-based) executed action of an episode through the action gate (admin). */
+  undoAction: (episode: string, n: number) => call<{ action: TakenAction }>('POST', `/v1/episodes/${encodeURIComponent(episode)}/actions/${n}/undo`, {}),
   halt: (reason: string, by?: string) => call<HaltAnswer>('POST', '/v1/halt', { reason, ...(by ? { by } : {}) }),
   resume: (by?: string) => call<HaltAnswer>('POST', '/v1/resume', by ? { by } : {}),
 
@@ -318,12 +320,80 @@ export interface EpisodeDetail extends EpisodeSummary {
   verdicts: Verdict[];
   evidence: Evidence[];
   diagnosis: Diagnosis | null;
-  proposal: unknown;
-  rehearsal: unknown;
-  approvals: unknown[];
-  policy_decision: { decision: string; outcome: string; reason: string | null } | null;
+  /** The action path (docs/acting.md): each step null (or empty) until reached; `path_state` null when there is no path. */
+  proposal: Proposal | null;
+  /** Acting's decision (`checks`, `level`, `approval`), or, without a path, the episode's (`outcome`). */
+  policy_decision: PolicyDecision | null;
+  rehearsal: Rehearsal | null;
+  /** The action request as last seen by the path (at most one today). */
+  approvals: ActionRequestSeen[];
+  /** The actions taken (at most one today); an action's position, from 1, is the `n` of its undo. */
+  actions: TakenAction[];
+  path_state: PathState | null;
+  verification: Verification | null;
   timeline: LedgerEvent[];
   timeline_more: boolean;
+}
+
+/** What the path proposes: the remedy of the best cause that holds, with the connector to perform it. */
+export interface Proposal {
+  action: string;
+  connector: string;
+  params: Record<string, unknown>;
+  why: string;
+  undo: string;
+  verify: { cause: string; expect: 'ruled_out' | 'holds'; after_s: number };
+  cause: string;
+  rehearsable: boolean;
+  reversible: boolean;
+}
+export interface PolicyCheck {
+  name: string;
+  passed: boolean;
+  detail: string;
+}
+export interface PolicyDecision {
+  decision: string;
+  reason: string | null;
+  /** Acting's decision only. */
+  level?: Level;
+  approval?: boolean;
+  checks?: PolicyCheck[];
+  /** The episode's own decision only (no action path). */
+  outcome?: string;
+}
+export type Rehearsal = { ok: true; shown: string; at: string } | { ok: false; problem: string };
+export interface ActionRequestSeen {
+  id: string;
+  state: ApprovalState;
+  approvers: string[];
+  needed: number;
+  expires_at: string;
+  decisions: { by: string; decision: 'approve' | 'reject'; note: string | null; at: string }[];
+}
+/** An action: only `connector`, `kind`, `params` while it is being taken; the result once recorded. */
+export interface TakenAction {
+  connector: string;
+  kind: string;
+  params: Record<string, unknown>;
+  approval_id?: string | null;
+  executed_at?: string;
+  ok?: boolean;
+  shown?: string;
+  problem?: string | null;
+  reversible: boolean;
+  undone_at?: string | null;
+  undone_by?: string;
+}
+export type PathState = 'pending' | 'awaiting_approval' | 'executing' | 'verifying' | 'done';
+export interface Verification {
+  at: string;
+  cause: string;
+  expected: string;
+  verdict: string | null;
+  reason: string | null;
+  alerts_resolved: boolean;
+  mitigated: boolean;
 }
 
 export type Level = 'off' | 'shadow' | 'L1' | 'L2';
@@ -342,6 +412,8 @@ export interface PendingRaise {
 export interface ServiceAutonomy {
   service: string;
   level: Level;
+  /** `file`: set by autonomy.json on the host, which the API cannot change. */
+  source: 'file' | 'api' | 'default';
   readiness: string[];
   pending: PendingRaise | null;
 }
@@ -378,6 +450,10 @@ export interface Approval {
   expires_at: string;
   closed_at: string | null;
   approvals_needed: number;
+  /** Who may decide it, whatever their role (an action's approvers from the estate); null: any admin or owner. */
+  approvers: string[] | null;
+  /** The episode an action request is for; null for a raise. */
+  episode: string | null;
   decisions: { by: string; decision: 'approve' | 'reject'; note: string | null; at: string }[];
 }
 
@@ -414,12 +490,20 @@ export interface VerifyReport {
 /** Roles that may change things (docs/api.md): a viewer is not offered what it may not do. */
 export const canChange = (me: Me | null): boolean => me !== null && (me.role === 'admin' || me.role === 'owner');
 /**
- * Whether `me` may approve or reject a request (docs/governance.md): an admin or owner who is
- * neither the person named as asking nor the caller who asked, and has not decided it yet.
- * The server refuses the others anyway (`own_request`, `already_decided`).
+ * Whether `me` may approve or reject a request (docs/governance.md, docs/acting.md): for a
+ * request that names its approvers (an action), a signed-in person among them, whatever their
+ * role; otherwise an admin or owner. Never the person named as asking nor the caller who asked,
+ * nor someone who has decided it already. The server refuses the others anyway
+ * (`not_an_approver`, `own_request`, `already_decided`).
  */
-export function mayDecide(me: Me | null, a: Approval): 'yes' | 'viewer' | 'own' | 'decided' {
-  if (!canChange(me)) return 'viewer';
+export function mayDecide(
+  me: Me | null,
+  a: Pick<Approval, 'approvers' | 'requested_by' | 'requested_actor' | 'decisions'>,
+): 'yes' | 'viewer' | 'not_approver' | 'own' | 'decided' {
+  if (a.approvers !== null) {
+    if (me === null || me.user === null || me.via !== 'session') return 'not_approver';
+    if (!a.approvers.some((x) => x.trim().toLowerCase() === me.actor.trim().toLowerCase())) return 'not_approver';
+  } else if (!canChange(me)) return 'viewer';
   const who = me!.actor.trim().toLowerCase();
   if (who === a.requested_by.trim().toLowerCase() || who === a.requested_actor.trim().toLowerCase()) return 'own';
   if (a.decisions.some((d) => d.by.trim().toLowerCase() === who)) return 'decided';
