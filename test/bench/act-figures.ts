@@ -39,22 +39,16 @@ const step = (xs: Array<number | null>): Step => {
 const gap = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : b - a);
 
 /**
- * The median and p99 of each step of the executed episodes, ms: arrival → opening (less the debounce),
- * → diagnosis (retrieval and every applicable cause's check), → policy decision (proposal and
- * decision), → rehearsal (the dry run), then either → approval requested, approval → executed
- * (shipped), or → executed (unasked).
+ * The median and p99 of each step of the executed episodes, ms: arrival → opening (less the
+ * debounce), → diagnosis (retrieval and every applicable cause's check), → policy decision
+ * (proposal and decision), → rehearsal (the dry run), → executed (the gate and the runbook call).
  */
 export function stages(eps: EpisodeSteps[], debounceMs: number): Record<string, Step> {
-  const asked = eps.some((e) => e.approval_requested_ms !== null);
-  const out: Record<string, Step> = {
+  return {
     'arrival→opened': step(eps.map((e) => e.opened_ms - e.arrived_ms - debounceMs)),
     'opened→diagnosed': step(eps.map((e) => gap(e.opened_ms, e.diagnosed_ms))),
     'diagnosed→policy': step(eps.map((e) => gap(e.diagnosed_ms, e.policy_ms))),
     'policy→rehearsed': step(eps.map((e) => gap(e.policy_ms, e.rehearsed_ms))),
+    'rehearsed→executed': step(eps.map((e) => gap(e.rehearsed_ms, e.executed_ms))),
   };
-  if (asked) {
-    out['rehearsed→approval requested'] = step(eps.map((e) => gap(e.rehearsed_ms, e.approval_requested_ms)));
-    out['approved→executed'] = step(eps.map((e) => gap(e.approved_ms, e.executed_ms)));
-  } else out['rehearsed→executed'] = step(eps.map((e) => gap(e.rehearsed_ms, e.executed_ms)));
-  return out;
 }

@@ -1,29 +1,17 @@
 /**
- * `bench:act`'s install, over the API of a fresh service: operating, an approver who can sign in,
- * the runbook connector, the policy (`runbook` safe for L2), the estate (every service with a
- * failing health URL and a `restart` runbook link), and every service at L2.
- *
- * L2 is granted only by `autonomy.json` in SERVICE_CONFIG_DIR (the API never sets it). The
- * benchmark always writes that file before the service starts; when the service in hand does not
- * read it yet (the levels after start are not L2), the levels are written as `autonomy_levels`
- * rows straight into the benchmark's throwaway database instead, while the service runs (it reads
- * a service's level from the database at each decision), and the report says so (`l2_via`).
+ * `bench:act`'s install, over the API of a fresh service: operating, the runbook connector (the
+ * shipped `http` kind), the policy (`runbook` safe for L2), the estate (every service with a
+ * failing health URL and a `restart` runbook link), and every service at L2 by `autonomy.json`
+ * in SERVICE_CONFIG_DIR, the only way to L2 (the API never sets it; docs/governance.md).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AutonomyRepo } from '../../host/governance/autonomy.repo.ts';
-import { openDb } from '../../host/storage/db.ts';
-import type { Store } from './common.ts';
-import { call, expect, makeOperating } from './service.ts';
+import { call, expect } from './service.ts';
 
 /** The connector every runbook link names. */
 export const CONNECTOR = 'rb';
-export const APPROVER = 'approver@bank.example';
 const OWNER = 'owner@bank.example';
-
-/** How L2 was granted: by autonomy.json, or by rows written into the throwaway database. */
-export type L2Via = 'autonomy.json' | 'database rows';
 
 export const serviceNames = (n: number): string[] => Array.from({ length: n }, (_, i) => `svc-${i}`);
 
@@ -34,28 +22,11 @@ export function configDir(services: string[]): { dir: string; remove: () => void
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Operating, with the approver signed in: answers the approver's session token. */
-export async function operatingWithApprover(base: string, adminToken: string): Promise<string> {
-  await makeOperating(base, adminToken);
-  await expect('adding the approver', 201, call(base, 'POST', '/v1/people', adminToken, { email: APPROVER, name: 'Bench Approver', role: 'viewer' }));
-  const { password } = await expect<{ password: string }>(
-    'the approver a password',
-    201,
-    call(base, 'POST', `/v1/people/${encodeURIComponent(APPROVER)}/password`, adminToken, { expires: '30d' }),
-  );
-  const { token } = await expect<{ token: string }>(
-    'the approver signing in',
-    200,
-    call(base, 'POST', '/v1/auth/password', null, { email: APPROVER, password }),
-  );
-  return token;
-}
-
 /**
- * The runbook connector (`kind`: the shipped `http`, or the benchmark's reversible copy) on the
- * peer, rehearsable (the peer takes dry runs); the policy; the estate of `services`.
+ * The runbook connector on the peer, rehearsable (`runbook_dry_run`: the peer takes dry runs, as
+ * Rundeck and AWX can); the policy; the estate of `services`.
  */
-export async function configure(base: string, adminToken: string, o: { kind: string; peer: string; token: string; services: string[] }): Promise<void> {
+export async function configure(base: string, adminToken: string, o: { peer: string; token: string; services: string[] }): Promise<void> {
   const settings = {
     base_url: o.peer,
     health_path: '/ok',
@@ -64,7 +35,7 @@ export async function configure(base: string, adminToken: string, o: { kind: str
     runbook_dry_run: true,
     timeout_s: 5,
   };
-  await expect('the runbook connector', 201, call(base, 'PUT', `/v1/connectors/${CONNECTOR}`, adminToken, { kind: o.kind, settings }));
+  await expect('the runbook connector', 201, call(base, 'PUT', `/v1/connectors/${CONNECTOR}`, adminToken, { kind: 'http', settings }));
   await expect(
     'the policy',
     200,
@@ -79,7 +50,6 @@ export async function configure(base: string, adminToken: string, o: { kind: str
   );
   const entry = (name: string) => ({
     owner: OWNER,
-    approvers: [APPROVER],
     tier: 3,
     health_url: `${o.peer}/health/${name}`,
     links: [{ kind: 'runbook', name: 'restart', connector: CONNECTOR, path: '/runbook/restart' }],
@@ -91,32 +61,20 @@ export async function configure(base: string, adminToken: string, o: { kind: str
   );
 }
 
-/** The services not at L2 now, as GET /v1/autonomy answers. */
-async function notL2(base: string, adminToken: string, services: string[]): Promise<string[]> {
-  const { services: levels } = await expect<{ services: Array<{ service: string; level: string }> }>(
+/** Checks that every service is at L2 with its level from the file (GET /v1/autonomy); throws naming those that are not. */
+export async function checkL2(base: string, adminToken: string, services: string[]): Promise<void> {
+  const { services: levels } = await expect<{ services: Array<{ service: string; level: string; source?: string }> }>(
     'the levels',
     200,
     call(base, 'GET', '/v1/autonomy', adminToken),
   );
-  const at = new Map(levels.map((l) => [l.service, l.level]));
-  return services.filter((s) => at.get(s) !== 'L2');
-}
-
-/** Every service at L2: by autonomy.json when the service read it, else by rows in the throwaway database (see the file's comment). */
-export async function grantL2(base: string, adminToken: string, store: Store, services: string[]): Promise<L2Via> {
-  const missing = await notL2(base, adminToken, services);
-  if (missing.length === 0) return 'autonomy.json';
-  const db = openDb(store);
-  try {
-    const repo = new AutonomyRepo(db);
-    const changed_at = new Date().toISOString();
-    await db.transaction(async (trx) => {
-      for (const service of missing) await repo.set(trx, { service, level: 'L2', changed_at, changed_by: 'bench:act' });
-    });
-  } finally {
-    await db.destroy();
-  }
-  const still = await notL2(base, adminToken, services);
-  if (still.length > 0) throw new Error(`${still.length} services are not at L2 even after writing their rows (${still.slice(0, 3).join(', ')}…)`);
-  return 'database rows';
+  const at = new Map(levels.map((l) => [l.service, l]));
+  const not = services.filter((s) => at.get(s)?.level !== 'L2' || at.get(s)?.source !== 'file');
+  if (not.length > 0)
+    throw new Error(
+      `${not.length} services are not at L2 from autonomy.json: ${not
+        .slice(0, 3)
+        .map((s) => `${s} ${JSON.stringify(at.get(s) ?? null)}`)
+        .join(', ')}`,
+    );
 }

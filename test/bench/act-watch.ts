@@ -2,15 +2,11 @@
  * `bench:act`'s view of the service: it follows the ledger (`GET /v1/ledger?after_seq=…&order=asc`,
  * every 50 ms) and keeps, per episode, the time of each step of the path, as the service recorded
  * it: the alert's arrival (`episode.opened`'s `data.first_fired`, the intake time of its first
- * alert), the opening, the diagnosis, the proposal and policy decision, the rehearsal, the
- * approval request and decision, and the end of the path's acting part (`action.executed`, or
- * `action.failed`, `action.refused`, `outcome.escalated`). All figures are differences of ledger
- * times, so how soon the watch notices an event changes none of them.
- *
- * When given an approver's session, it approves every action request as soon as it sees
- * `approval.requested` (the shipped `runbook` is irreversible, so even L2 asks): a person who
- * answers at once. The time that takes is measured (`approval.requested` → the decision's
- * `governance.approval_decided`) and left out of the service's own figure.
+ * alert), the opening, the diagnosis, the proposal and policy decision, the rehearsal, and the
+ * end of the path's acting part (`action.executed`, or `action.failed`, `action.refused`,
+ * `outcome.escalated`; an `approval.requested` ends it for the benchmark too, since an L2 action
+ * of a kind safe for L2 should never ask). All figures are differences of ledger times, so how
+ * soon the watch notices an event changes none of them.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { call, expect } from './service.ts';
@@ -29,7 +25,7 @@ interface LedgerEvent {
 }
 
 /** How an episode's path ended its acting part. */
-export type PathEnd = 'executed' | 'failed' | 'refused' | 'escalated';
+export type PathEnd = 'executed' | 'failed' | 'refused' | 'escalated' | 'asked';
 
 /** One episode's steps, epoch ms of the ledger's times (null: not seen). */
 export interface EpisodeSteps {
@@ -41,8 +37,6 @@ export interface EpisodeSteps {
   proposed_ms: number | null;
   policy_ms: number | null;
   rehearsed_ms: number | null;
-  approval_requested_ms: number | null;
-  approved_ms: number | null;
   executed_ms: number | null;
   closed_ms: number | null;
   end: PathEnd | null;
@@ -57,21 +51,18 @@ const ms = (iso: unknown): number => (typeof iso === 'string' ? Date.parse(iso) 
 export class LedgerWatch {
   readonly #base: string;
   readonly #token: string;
-  readonly #approver: string | null;
   readonly #episodes = new Map<string, EpisodeSteps>();
-  readonly #approving = new Set<Promise<void>>();
   #after = 0;
   #stopped = false;
   #loop: Promise<void> | null = null;
-  /** Approvals the watch could not give, with why. */
-  readonly approvalErrors: string[] = [];
   /** Ledger reads made. */
   reads = 0;
+  /** Events seen while watching, by type. */
+  readonly types = new Map<string, number>();
 
-  constructor(base: string, adminToken: string, approverToken: string | null) {
+  constructor(base: string, adminToken: string) {
     this.#base = base;
     this.#token = adminToken;
-    this.#approver = approverToken;
   }
 
   /** Starts following from the ledger's current head (earlier events are set-up, not measured). */
@@ -89,7 +80,6 @@ export class LedgerWatch {
   async stop(): Promise<void> {
     this.#stopped = true;
     await this.#loop;
-    await Promise.all([...this.#approving]);
   }
 
   /** Every episode seen, in opening order. */
@@ -112,6 +102,7 @@ export class LedgerWatch {
       this.reads++;
       for (const e of page.events) {
         this.#after = Math.max(this.#after, e.seq);
+        this.types.set(e.type, (this.types.get(e.type) ?? 0) + 1);
         this.#see(e);
       }
       if (!page.more) return;
@@ -129,8 +120,6 @@ export class LedgerWatch {
         proposed_ms: null,
         policy_ms: null,
         rehearsed_ms: null,
-        approval_requested_ms: null,
-        approved_ms: null,
         executed_ms: null,
         closed_ms: null,
         end: null,
@@ -157,11 +146,8 @@ export class LedgerWatch {
         ep.rehearsed_ms = at;
         break;
       case 'approval.requested':
-        ep.approval_requested_ms = at;
-        if (this.#approver !== null && typeof e.data.request_id === 'string') this.#approve(e.data.request_id);
-        break;
-      case 'governance.approval_decided':
-        if (e.data.state === 'approved') ep.approved_ms = at;
+        ep.end ??= 'asked';
+        ep.why ??= e.reason;
         break;
       case 'action.executed':
         ep.executed_ms = at;
@@ -180,17 +166,5 @@ export class LedgerWatch {
         ep.closed_ms = at;
         break;
     }
-  }
-
-  #approve(requestId: string): void {
-    const p = call(this.#base, 'POST', `/v1/approvals/${encodeURIComponent(requestId)}/approve`, this.#approver, {})
-      .then((r) => {
-        if (r.status !== 200) this.approvalErrors.push(`${requestId}: ${r.status} ${JSON.stringify(r.body)}`);
-      })
-      .catch((err: unknown) => {
-        this.approvalErrors.push(`${requestId}: ${(err as Error).message}`);
-      })
-      .finally(() => this.#approving.delete(p));
-    this.#approving.add(p);
   }
 }

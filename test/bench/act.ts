@@ -6,17 +6,18 @@
  * Once: a local HTTP peer (act-peer.ts) answering every service's health URL with 503 until its
  * runbook has run, and the runbook endpoint (200 at once; dry runs too).
  *
- * Per engine and per path, a fresh store and one service process (`node host/main.ts`) with
+ * Per engine, a fresh store and one service process (`node host/main.ts`) with
  * SERVICE_DEBOUNCE_S=1 and autonomy.json (every service L2) in SERVICE_CONFIG_DIR:
- *   0. operating, an approver (a person who signs in), the connector `rb`, the policy
- *      (`safe_for_l2: ["runbook"]`, a cap of 1,000 actions an hour), the estate: services
- *      `svc-0…` each with `health_url` on the peer and a `runbook` link `restart` through `rb`;
- *      every service at L2 (act-setup.ts says how, when autonomy.json is not read yet);
+ *   0. operating; the shipped `http` connector `rb` on the peer (a bearer token, dry runs on);
+ *      the policy (`safe_for_l2: ["runbook"]`, a cap of 1,000 actions an hour); the estate:
+ *      services `svc-0…` each with `health_url` on the peer and a `runbook` link `restart`
+ *      through `rb`; every service checked to be at L2 from the file (GET /v1/autonomy);
  *   1. waves: W services' alerts pushed at once (one generic push each, `POST /v1/alerts/bench`);
- *      the shipped pack `http/endpoint-down` holds and proposes `runbook restart`; the wave ends
- *      when each of its episodes has reached `action.executed` (or failed, was refused or
- *      escalated); its alerts are then resolved, and the next wave fires. A service is used
- *      again only after its previous episode has closed (one open episode per service);
+ *      the shipped pack `http/endpoint-down` holds and proposes `runbook restart`, which runs
+ *      unasked (rehearsed first); the wave ends when each of its episodes has reached
+ *      `action.executed` (or failed, was refused, escalated or asked for approval); its alerts
+ *      are then resolved, and the next wave fires. A service is used again only after its
+ *      previous episode has closed (one open episode per service);
  *   2. figures from the ledger (act-watch.ts): per episode, the alert's arrival (the intake time
  *      of its first alert, `episode.opened`'s `first_fired`) to `action.executed`, minus
  *      SERVICE_DEBOUNCE_S; the remedy's wait comes after `action.executed`, so it is not in it.
@@ -24,31 +25,21 @@
  *      most every 200 ms after a push (intake's batching), a wait a real debounce (20 s by
  *      default) absorbs, since the pass is then scheduled for the window's end.
  *
- * Two paths (--path):
- * - `shipped`: the shipped `http` connector. Its `runbook` is declared irreversible, and the
- *   acting path never takes an irreversible action unasked, even at L2 with `runbook` in
- *   `safe_for_l2`; so every action waits for an approval, which the benchmark's approver gives
- *   as soon as it sees the request. The figure checked is the service's own time: the total less
- *   the approval wait (`approval.requested` → `governance.approval_decided`), also reported.
- * - `unasked`: the same connector code as a vendor kind declaring the runbook reversible
- *   (act-vendor.ts): the L2 path the issue describes, with no approval.
- * The service's peak RSS, the runbook calls (each episode's exactly once) and `GET
- * /v1/ledger/verify` are checked too. Services, stores, the peer and temp folders are removed in
- * every case.
+ * The runbook calls (each episode's exactly once, with the token) and `GET /v1/ledger/verify`
+ * are checked too; a run with any problem is not clean (never PASS). The service's peak RSS is
+ * reported. Services, stores, the peer and temp folders are removed in every case.
  *
  * Flags (or env): --episodes N (BENCH_EPISODES, 100), --services N (BENCH_SERVICES, 100),
- * --wave N (BENCH_WAVE, 10: alerts pushed at once), --path shipped|unasked|both (BENCH_PATH,
- * both), --debounce S (BENCH_DEBOUNCE, 1), --timeout S (BENCH_TIMEOUT, 60: per wave),
- * --only sqlite|mysql (BENCH_ONLY).
+ * --wave N (BENCH_WAVE, 10: alerts pushed at once), --debounce S (BENCH_DEBOUNCE, 1),
+ * --timeout S (BENCH_TIMEOUT, 60: per wave), --only sqlite|mysql (BENCH_ONLY).
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startPeer, type Peer } from './act-peer.ts';
-import { CONNECTOR, configDir, configure, grantL2, operatingWithApprover, serviceNames, type L2Via } from './act-setup.ts';
-import { vendorPluginsDir, VENDOR_KIND } from './act-vendor.ts';
+import { CONNECTOR, checkL2, configDir, configure, serviceNames } from './act-setup.ts';
 import { LedgerWatch, type EpisodeSteps } from './act-watch.ts';
 import { count, enginesToRun, heading, loadAverage, machine, option, printReport, runBenchmark, table, type Check, type Engine } from './common.ts';
-import { call, expect, stopAndMeasure, withService } from './service.ts';
+import { call, expect, makeOperating, stopAndMeasure, withService } from './service.ts';
 import { figures, stages, type Figures, type Step } from './act-figures.ts';
 
 const ADMIN_TOKEN = `bench-admin-${randomBytes(16).toString('hex')}`;
@@ -59,39 +50,31 @@ const SOURCE = 'bench';
 /** The issue's target: p99 of arrival → action.executed under this many ms. */
 const TARGET_P99_MS = 2000;
 
-type PathKind = 'shipped' | 'unasked';
-
 interface Options {
   episodes: number;
   services: number;
   wave: number;
-  paths: PathKind[];
   debounceS: number;
   timeoutS: number;
 }
 
 interface RunResult {
   engine: Engine;
-  path: PathKind;
-  l2_via: L2Via;
   load_before: string;
   load_after: string;
   episodes: number;
   executed: number;
   /** Episodes whose path ended otherwise, or never reached an end within the wave's time. */
   not_executed: Array<{ service: string; end: string; why: string | null }>;
-  /** arrival → action.executed, less the debounce; for `shipped` also less the approval wait. */
-  service_ms: Figures | null;
-  /** arrival → action.executed, less the debounce only. */
-  total_ms: Figures | null;
-  /** approval.requested → approved (`shipped` only). */
-  approval_wait_ms: Figures | null;
+  /** arrival → action.executed, less the debounce. */
+  latency_ms: Figures | null;
   stages: Record<string, Step>;
   runbook_runs_wrong: string[];
-  approval_errors: string[];
   ledger_ok: boolean;
   wall_s: number;
   ledger_reads: number;
+  /** Ledger events written while the waves ran, by type (most first). */
+  ledger_events: Record<string, number>;
   service_vm_hwm_mb: number | null;
   clean: boolean;
 }
@@ -148,32 +131,27 @@ async function runWaves(base: string, peer: Peer, watch: LedgerWatch, o: Options
   return all;
 }
 
-async function benchRun(engine: Engine, serverUrl: string | null, path: PathKind, peer: Peer, o: Options): Promise<RunResult> {
+async function benchRun(engine: Engine, serverUrl: string | null, peer: Peer, o: Options): Promise<RunResult> {
   const names = serviceNames(o.services);
   peer.reset();
   const config = configDir(names);
-  const vendor = path === 'unasked' ? vendorPluginsDir() : null;
-  const env: Record<string, string> = {
-    SERVICE_DEBOUNCE_S: String(o.debounceS),
-    SERVICE_CONFIG_DIR: config.dir,
-    ...(vendor === null ? {} : { SERVICE_PLUGINS_DIR: vendor.dir }),
-  };
+  const env = { SERVICE_DEBOUNCE_S: String(o.debounceS), SERVICE_CONFIG_DIR: config.dir };
   try {
     return await withService(
       engine,
       serverUrl,
-      `act-${path}`,
+      'act',
       { adminToken: ADMIN_TOKEN, ingestToken: INGEST_TOKEN, secretKey: SECRET_KEY, profile: false, env },
-      async ({ service, store, log, load_before }) => {
+      async ({ service, log, load_before }) => {
         const base = service.base;
-        const approver = await operatingWithApprover(base, ADMIN_TOKEN);
-        await configure(base, ADMIN_TOKEN, { kind: path === 'shipped' ? 'http' : VENDOR_KIND, peer: peer.base, token: RUNBOOK_TOKEN, services: names });
-        const l2_via = await grantL2(base, ADMIN_TOKEN, store, names);
-        log(`${path}: ${o.services} services at L2 (${l2_via}), connector ${CONNECTOR} of kind ${path === 'shipped' ? 'http' : VENDOR_KIND}`);
-        const watch = new LedgerWatch(base, ADMIN_TOKEN, path === 'shipped' ? approver : null);
+        await makeOperating(base, ADMIN_TOKEN);
+        await configure(base, ADMIN_TOKEN, { peer: peer.base, token: RUNBOOK_TOKEN, services: names });
+        await checkL2(base, ADMIN_TOKEN, names);
+        log(`${o.services} services at L2 by autonomy.json, a runbook link restart each through connector ${CONNECTOR} (http)`);
+        const watch = new LedgerWatch(base, ADMIN_TOKEN);
         await watch.start();
         const t0 = Date.now();
-        log(`${path}: ${o.episodes} episodes in waves of ${o.wave}…`);
+        log(`${o.episodes} episodes in waves of ${o.wave}…`);
         let eps: Array<EpisodeSteps | undefined>;
         try {
           eps = await runWaves(base, peer, watch, o, log);
@@ -184,19 +162,16 @@ async function benchRun(engine: Engine, serverUrl: string | null, path: PathKind
         const verify = await expect<{ ok: boolean }>('ledger verify', 200, call(base, 'GET', '/v1/ledger/verify', ADMIN_TOKEN));
         const load_after = loadAverage();
         const memory = await stopAndMeasure(service);
-        return summarise({ engine, path, l2_via, load_before, load_after, eps, o, peer, watch, ledger_ok: verify.ok, wall_s, vm: memory.service_vm_hwm_mb });
+        return summarise({ engine, load_before, load_after, eps, o, peer, watch, ledger_ok: verify.ok, wall_s, vm: memory.service_vm_hwm_mb });
       },
     );
   } finally {
     config.remove();
-    vendor?.remove();
   }
 }
 
 function summarise(r: {
   engine: Engine;
-  path: PathKind;
-  l2_via: L2Via;
   load_before: string;
   load_after: string;
   eps: Array<EpisodeSteps | undefined>;
@@ -209,9 +184,7 @@ function summarise(r: {
 }): RunResult {
   const debounceMs = r.o.debounceS * 1000;
   const executed = r.eps.filter((e): e is EpisodeSteps => e?.end === 'executed' && e.executed_ms !== null);
-  const total = executed.map((e) => e.executed_ms! - e.arrived_ms - debounceMs);
-  const wait = executed.map((e) => (e.approved_ms !== null && e.approval_requested_ms !== null ? e.approved_ms - e.approval_requested_ms : 0));
-  const own = total.map((t, i) => t - wait[i]!);
+  const latency = executed.map((e) => e.executed_ms! - e.arrived_ms - debounceMs);
   const not_executed = r.eps
     .map((e, i) => ({ e, i }))
     .filter(({ e }) => e?.end !== 'executed')
@@ -221,26 +194,21 @@ function summarise(r: {
   const runbook_runs_wrong = [...perService]
     .filter(([s, n]) => r.peer.calls(s).runs !== n)
     .map(([s, n]) => `${s}: ${r.peer.calls(s).runs} runs for ${n} episodes`);
-  const clean =
-    not_executed.length === 0 && runbook_runs_wrong.length === 0 && r.watch.approvalErrors.length === 0 && r.ledger_ok && r.peer.unauthorised() === 0;
+  const clean = not_executed.length === 0 && runbook_runs_wrong.length === 0 && r.ledger_ok && r.peer.unauthorised() === 0;
   return {
     engine: r.engine,
-    path: r.path,
-    l2_via: r.l2_via,
     load_before: r.load_before,
     load_after: r.load_after,
     episodes: r.eps.length,
     executed: executed.length,
     not_executed,
-    service_ms: figures(own),
-    total_ms: figures(total),
-    approval_wait_ms: r.path === 'shipped' ? figures(wait) : null,
+    latency_ms: figures(latency),
     stages: stages(executed, debounceMs),
     runbook_runs_wrong,
-    approval_errors: r.watch.approvalErrors,
     ledger_ok: r.ledger_ok,
     wall_s: r.wall_s,
     ledger_reads: r.watch.reads,
+    ledger_events: Object.fromEntries([...r.watch.types].sort((a, b) => b[1] - a[1])),
     service_vm_hwm_mb: r.vm,
     clean,
   };
@@ -249,53 +217,53 @@ function summarise(r: {
 function report(results: RunResult[], started: Date, o: Options, mysqlSkipped: boolean): void {
   const checks: Check[] = results.map((r) => ({
     engine: r.engine,
-    what: `${r.path}: p99 arrival → action.executed (ms)${r.path === 'shipped' ? ', less the approval wait' : ''}`,
-    value: r.service_ms?.p99 ?? -1,
+    what: 'p99 alert arrival → action.executed, less the debounce (ms)',
+    value: r.latency_ms?.p99 ?? -1,
     target: `< ${TARGET_P99_MS}`,
-    pass: r.clean && r.service_ms !== null && r.service_ms.p99 < TARGET_P99_MS,
+    pass: r.clean && r.latency_ms !== null && r.latency_ms.p99 < TARGET_P99_MS,
   }));
   const f = (x: Figures | null, k: keyof Figures) => (x === null ? '' : String(x[k]));
-  const rows: string[][] = [['engine', 'path', 'executed', 'p50 ms', 'p99 ms', 'max ms', 'with approval p50/p99', 'approval wait p50/p99', 'target', 'result']];
+  const rows: string[][] = [['engine', 'episodes', 'executed', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'target', 'result']];
   results.forEach((r, i) =>
     rows.push([
       r.engine,
-      r.path,
-      `${r.executed}/${r.episodes}`,
-      f(r.service_ms, 'p50'),
-      f(r.service_ms, 'p99'),
-      f(r.service_ms, 'max'),
-      r.path === 'shipped' ? `${f(r.total_ms, 'p50')}/${f(r.total_ms, 'p99')}` : '',
-      r.approval_wait_ms === null ? '' : `${r.approval_wait_ms.p50}/${r.approval_wait_ms.p99}`,
+      `${r.episodes}, waves of ${o.wave}`,
+      String(r.executed),
+      f(r.latency_ms, 'p50'),
+      f(r.latency_ms, 'p90'),
+      f(r.latency_ms, 'p99'),
+      f(r.latency_ms, 'max'),
       `p99 ${checks[i]!.target} ms`,
       checks[i]!.pass ? 'PASS' : r.clean ? 'FAIL' : 'FAIL (not clean)',
     ]),
   );
   const out: string[] = ['', heading('Acting', started), '', table(rows), ''];
   for (const r of results) {
-    const tag = `${r.engine} ${r.path}`;
+    const tag = r.engine;
     out.push(
-      `${tag}: L2 by ${r.l2_via}; ${r.episodes} episodes in waves of ${o.wave} over ${o.services} services in ${r.wall_s} s; load average before ${r.load_before}, after ${r.load_after}; service peak RSS ${r.service_vm_hwm_mb ?? '?'} MB`,
+      `${tag}: ${r.episodes} episodes in waves of ${o.wave} over ${o.services} services, debounce ${o.debounceS} s, in ${r.wall_s} s; load average before ${r.load_before}, after ${r.load_after}; service peak RSS ${r.service_vm_hwm_mb ?? '?'} MB`,
     );
     out.push(
       `${tag}: each step p50/p99 (ms): ${Object.entries(r.stages)
         .map(([k, v]) => `${k} ${v === null ? '–' : `${v.p50}/${v.p99}`}`)
         .join(', ')}`,
     );
+    const events = Object.values(r.ledger_events).reduce((a, b) => a + b, 0);
+    out.push(
+      `${tag}: ${events} ledger events while the waves ran (${Math.round(events / Math.max(1, r.episodes))} per episode); most: ${Object.entries(
+        r.ledger_events,
+      )
+        .slice(0, 6)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
     if (!r.ledger_ok) out.push(`${tag}: GET /v1/ledger/verify is NOT ok`);
     for (const n of r.not_executed.slice(0, 5)) out.push(`${tag}: not executed: ${n.service}: ${n.end}${n.why === null ? '' : ` (${n.why})`}`);
     if (r.not_executed.length > 5) out.push(`${tag}: … ${r.not_executed.length - 5} more not executed`);
     for (const w of r.runbook_runs_wrong.slice(0, 5)) out.push(`${tag}: runbook calls: ${w}`);
-    for (const a of r.approval_errors.slice(0, 5)) out.push(`${tag}: approval refused: ${a}`);
   }
   const summary = { ...machine('act', started), options: o, target_p99_ms: TARGET_P99_MS, results, checks, all_pass: checks.every((c) => c.pass) };
   printReport(out, checks, mysqlSkipped, summary);
-}
-
-function pathsOption(): PathKind[] {
-  const v = option('path', 'BENCH_PATH') ?? 'both';
-  if (v === 'both') return ['shipped', 'unasked'];
-  if (v === 'shipped' || v === 'unasked') return [v];
-  throw new Error(`--path must be shipped, unasked or both, not ${v}`);
 }
 
 async function main(): Promise<void> {
@@ -303,7 +271,6 @@ async function main(): Promise<void> {
     episodes: count('episodes', 'BENCH_EPISODES', 100),
     services: count('services', 'BENCH_SERVICES', 100),
     wave: count('wave', 'BENCH_WAVE', 10),
-    paths: pathsOption(),
     debounceS: Number(option('debounce', 'BENCH_DEBOUNCE') ?? '1'),
     timeoutS: count('timeout', 'BENCH_TIMEOUT', 60),
   };
@@ -313,12 +280,12 @@ async function main(): Promise<void> {
   const { engines, serverUrl, mysqlSkipped } = enginesToRun();
   const started = new Date();
   process.stderr.write(
-    `act benchmark: ${engines.join(' + ')}; paths ${o.paths.join(' + ')}; ${o.episodes} episodes, waves of ${o.wave}, ${o.services} services\n`,
+    `act benchmark: ${engines.join(' + ')}; ${o.episodes} episodes, waves of ${o.wave}, ${o.services} services, debounce ${o.debounceS} s\n`,
   );
   const peer = await startPeer(RUNBOOK_TOKEN);
   const results: RunResult[] = [];
   try {
-    for (const engine of engines) for (const path of o.paths) results.push(await benchRun(engine, serverUrl, path, peer, o));
+    for (const engine of engines) results.push(await benchRun(engine, serverUrl, peer, o));
   } finally {
     await peer.close();
   }
