@@ -169,7 +169,7 @@ await mariadbTest('two host processes on one MariaDB database never deliver one 
   const keys = messages().map((m) => `${m.episode.id} ${m.event}`);
   t.is(new Set(keys).size, keys.length, 'no message (opening or diagnosis) delivered twice');
   const notified = (await call(a, 'GET', '/v1/ledger?type=outcome.notified&limit=500', ADMIN_TOKEN)).body.events as any[];
-  t.is(notified.length, SERVICES, 'one outcome.notified per message');
+  t.is(notified.length, messages().length, 'one outcome.notified per delivered message');
   const episodes = (await call(b, 'GET', '/v1/episodes?limit=100', ADMIN_TOKEN)).body.episodes as any[];
   t.is(episodes.length, SERVICES);
   t.true(episodes.every((e) => e.outcome === 'escalated' && e.outcome_detail.told.length === 1 && e.outcome_detail.told[0] === 'hook'));
