@@ -211,6 +211,28 @@ test('a body that does not arrive in time is refused with 408', async (t) => {
   t.like(err, { code: 'request_timeout', status: 408 });
 });
 
+/** A request whose body Node has received whole (`complete`), as a route that awaited something finds it; its `end` not emitted yet. */
+function receivedWhole(body: Buffer | string): Request {
+  const req = new PassThrough();
+  req.write(body);
+  Object.assign(req, { complete: true, headers: {} });
+  return req as unknown as Request;
+}
+
+test('a body already received whole is read at once, waiting for nothing, with the same limits and answers', async (t) => {
+  // timeoutMs 1: a reader that waited for the end of the body would answer 408.
+  t.deepEqual(await readJson(receivedWhole('{"a":[1,"ü"]}'), { timeoutMs: 1 }), { a: [1, 'ü'] });
+  t.is(await readJson(receivedWhole(''), { timeoutMs: 1 }), undefined);
+  t.like(await t.throwsAsync(readJson(receivedWhole(Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x7d])), { timeoutMs: 1 })), {
+    code: 'invalid_body',
+    status: 400,
+  });
+  t.like(await t.throwsAsync(readJson(receivedWhole('{"a":'), { timeoutMs: 1 })), { code: 'invalid_json', status: 400 });
+  t.like(await t.throwsAsync(readJson(receivedWhole('{"a":"\\ud800"}'), { timeoutMs: 1 })), { code: 'invalid_body', status: 400 });
+  t.like(await t.throwsAsync(readJson(receivedWhole(`"${'x'.repeat(20)}"`), { timeoutMs: 1, maxBytes: 21 })), { code: 'payload_too_large', status: 413 });
+  t.is(await readJson(receivedWhole(`"${'x'.repeat(19)}"`), { timeoutMs: 1, maxBytes: 21 }), 'x'.repeat(19));
+});
+
 test('HEAD is answered as GET without a body', async (t) => {
   const ta = await startApp(t);
   const health = await fetch(`${ta.base}/health`, { method: 'HEAD' });

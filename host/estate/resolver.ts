@@ -71,6 +71,8 @@ class MatcherIndex {
    * `service="old-name"` makes `old-name` an alias (looked up only when such a link exists).
    */
   find(name: string, labels: Record<string, string>, own: string | null): Entry | null {
+    // No link of this kind at all (a new install, an estate of services without links): no key to build per label.
+    if (this.byName.size === 0 && this.byPair.size === 0 && this.scanned.size === 0) return null;
     let best: Entry | null = null;
     const consider = (e: Entry) => {
       if (best === null || (e.link.certain && !best.link.certain) || (e.link.certain === best.link.certain && e.service < best.service)) best = e;

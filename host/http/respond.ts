@@ -23,7 +23,8 @@ export function route(log: Logger, fn: RouteFn, opts: RouteOptions = {}) {
   const allowed = new Set(opts.query ?? []);
   return async (req: Request, res: Response): Promise<void> => {
     try {
-      const unknown = [...new Set(queryOf(req).keys())].filter((k) => !allowed.has(k));
+      // Most requests carry no query at all: no URL to parse for them.
+      const unknown = (req.url ?? '').includes('?') ? [...new Set(queryOf(req).keys())].filter((k) => !allowed.has(k)) : [];
       if (unknown.length > 0)
         throw new AppError('invalid_parameter', `unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.slice(0, 5).join(', ')}`);
       const [status, body] = await fn(req, res);
