@@ -17,8 +17,12 @@ test.after.always(closeBrowser);
 
 /** How long a change may take to show without a reload: the console reads the ledger head every 2 s, then the page's data. */
 const LIVE_MS = 1_000;
-/** The slack above it for those two reads and the render on a loaded machine (the whole suite runs in parallel). */
-const READ_SLACK_MS = 1_000;
+/**
+ * The slack above it for those two reads and the render on a loaded machine: the whole suite runs
+ * in parallel on 2 cores, and each new episode now starts its investigation and action path in the
+ * background. What is asserted is that it shows without a reload, not how fast (benchmarks do that).
+ */
+const READ_SLACK_MS = 8_000;
 
 /** An operating install with its console, on a fresh data directory. */
 async function operating(t: ExecutionContext): Promise<TestApp> {
