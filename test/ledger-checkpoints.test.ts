@@ -283,3 +283,18 @@ test('the head kept elsewhere is given whole: both parameters, a 64-hex-digit ha
   t.is(cli.code, 2);
   t.regex(cli.stderr, /--expect-hash must be 64 hex digits/);
 });
+
+test('verify while the service keeps appending reads the events committed meanwhile: no false head_mismatch', async (t) => {
+  const ta = await startApp(t);
+  let writing = true;
+  const writer = (async () => {
+    let i = 0;
+    while (writing) await ta.app.ledger.append({ type: 'system.test_event', actor: 'test', reason: `event ${i++}`, data: { i } });
+  })();
+  const reports = [];
+  for (let i = 0; i < 20; i++) reports.push(await ta.app.verifyLedger());
+  writing = false;
+  await writer;
+  for (const r of reports) t.true(r.ok, JSON.stringify(r));
+  t.true((await ta.app.verifyLedger()).ok);
+});

@@ -70,6 +70,11 @@ export async function verifyChain(repo: LedgerRepo, identity: InstallIdentity, c
   const found = expect === null ? null : await repo.hashAt(expect.seq);
   const expectedReport = expect === null ? null : { seq: expect.seq, hash: expect.hash, found, matches: found === expect.hash };
 
+  // The stored head is read before the rows: a running service appends while it verifies, and
+  // every row up to this head is committed, so the chain must reach it with its hash. Rows
+  // committed after it are checked too; they are not a mismatch.
+  const stored = await repo.head();
+  let hashAtStored: string | null = stored.seq === 0 ? GENESIS_HASH : null;
   let checked = 0;
   let prev: ChainHead = { seq: 0, hash: GENESIS_HASH };
   // Written inside the row callback, so kept in an object (TypeScript does not track closures).
@@ -108,6 +113,7 @@ export async function verifyChain(repo: LedgerRepo, identity: InstallIdentity, c
       }
     }
     if (state.broken !== null) return false;
+    if (seq === stored.seq) hashAtStored = row.hash;
     prev = { seq, hash: row.hash };
     checked++;
     return true;
@@ -124,8 +130,7 @@ export async function verifyChain(repo: LedgerRepo, identity: InstallIdentity, c
 
   const beyond = [...expected.keys()].filter((seq) => seq > prev.seq);
   if (beyond.length > 0 || (expect !== null && expect.seq > prev.seq)) return report('truncated', prev.seq + 1);
-  const stored = await repo.head();
-  if (stored.seq !== prev.seq || stored.hash !== prev.hash) return report('head_mismatch', Math.min(stored.seq, prev.seq) + 1);
+  if (prev.seq < stored.seq || hashAtStored !== stored.hash) return report('head_mismatch', Math.min(stored.seq, prev.seq) + 1);
   if (invalidAt !== null || fromFile.unreadable > 0) return report('checkpoint_invalid', invalidAt ?? 1);
   const last = state.matched?.seq ?? 0;
   if (state.gap === null && prev.seq - last > CHECKPOINT_MAX_GAP) state.gap = { from_seq: last + 1, to_seq: prev.seq };
