@@ -6,7 +6,9 @@
  *   1. one writer appending one event after another (each awaited: one commit per event);
  *   2. 8 writers appending at once, 100,000 events in all (the Ledger groups them into commits);
  *   3. verify of the whole chain;
- *   4. verify of a 1,000,000-event chain built directly (entryText/entryHash, big transactions),
+ *   4. verify of a 1,000,000-event chain built directly (entryText/entryHash, big transactions,
+ *      and a signed checkpoint every 1,000 events as the service's checkpointer writes them:
+ *      verify reports a longer stretch without one as checkpoint_missing),
  *      once inside the whole service (createApp, as GET /v1/ledger/verify runs) and once in a
  *      process holding only the ledger classes (as a CLI ledger-verify runs).
  * Phases 1-3 run in the real service (createApp: the checkpointer runs on every commit). Every
@@ -186,12 +188,21 @@ async function appendWorker(dataDir: string, databaseUrl: string | null, single:
   }
 }
 
-/** Builds a valid chain of `total` events straight into the tables, FILL_TX_ROWS per transaction. */
+/**
+ * Builds a valid chain of `total` events straight into the tables, FILL_TX_ROWS per transaction,
+ * with the checkpoints the service would have written on the way (the Checkpointer, every
+ * CHECKPOINT_EVERY_EVENTS events, in the database and the data directory's file).
+ */
 async function fillWorker(dataDir: string, databaseUrl: string | null, total: number): Promise<Rate & { max_rss_mb: number }> {
-  const [{ canonicalJson, entryHash, entryText }, { db, repo }] = await Promise.all([
-    import('../../host/ledger/entry.ts'),
-    openLedgerOnly(dataDir, databaseUrl),
-  ]);
+  const [{ canonicalJson, entryHash, entryText }, { Checkpointer, CHECKPOINT_EVERY_EVENTS }, { silentLogger }, { systemClock }, { db, identity, repo }] =
+    await Promise.all([
+      import('../../host/ledger/entry.ts'),
+      import('../../host/ledger/checkpoints.ts'),
+      import('../../host/log.ts'),
+      import('../../host/clock.ts'),
+      openLedgerOnly(dataDir, databaseUrl),
+    ]);
+  const checkpoints = new Checkpointer({ repo, identity, clock: systemClock, dataDir, log: silentLogger() });
   try {
     let head = await repo.head();
     if (head.seq !== 0) throw new Error('fill expects an empty ledger');
@@ -199,6 +210,7 @@ async function fillWorker(dataDir: string, databaseUrl: string | null, total: nu
     const t0 = performance.now();
     while (head.seq < total) {
       const rows: StoredEntry[] = [];
+      const due: Array<{ seq: number; hash: string }> = [];
       const end = Math.min(total, head.seq + FILL_TX_ROWS);
       for (let seq = head.seq + 1; seq <= end; seq++) {
         const w = seq % WRITERS;
@@ -213,9 +225,11 @@ async function fillWorker(dataDir: string, databaseUrl: string | null, total: nu
         const hash = entryHash(head.hash, entryText(e, seq));
         rows.push({ seq, ...e, prev_hash: head.hash, hash });
         head = { seq, hash };
+        if (seq % CHECKPOINT_EVERY_EVENTS === 0 || seq === total) due.push(head);
       }
       const last = head;
       await db.transaction((trx) => repo.insert(trx, rows, last));
+      for (const h of due) await checkpoints.maybeWrite(h);
       // better-sqlite3 answers synchronously, so without this turn of the event loop the
       // statements Knex prepared are never finalised and the fill grows past a gigabyte.
       await nextTurn();
