@@ -45,6 +45,9 @@ function insertRows(sql: (text: string) => Statement, rows: StoredEntry[], head:
   sql(SQL.setHead).run(head.seq, head.hash);
 }
 
+/** The condition of SQLite's partial index `ledger_events_human`, exactly as the migration wrote it. */
+const HUMAN_EVENTS = "type like 'human.%'";
+
 /** LIKE pattern that matches `text` literally (`!` is the escape character). */
 function literal(text: string): string {
   return text.replace(/[!%_]/g, (c) => `!${c}`);
@@ -126,7 +129,12 @@ export class LedgerRepo {
   /** One page of the filtered log plus whether more rows lie beyond it in the same direction. */
   async find(f: LedgerFilter): Promise<{ rows: StoredEntry[]; more: boolean }> {
     const q = this.#db('ledger_events').select(...COLUMNS);
-    if (f.type !== undefined) q.whereRaw("type like ? escape '!'", [`${literal(f.type)}%`]);
+    if (f.type !== undefined) {
+      q.whereRaw("type like ? escape '!'", [`${literal(f.type)}%`]);
+      // SQLite's partial index of human.* events (migration 202611241600) serves this read only
+      // when the query repeats its condition word for word.
+      if (this.#sqlite && f.type.startsWith('human.')) q.whereRaw(HUMAN_EVENTS);
+    }
     if (f.actor !== undefined) q.whereRaw("actor like ? escape '!'", [`${literal(f.actor)}%`]);
     if (f.trace !== undefined) q.where('trace', f.trace);
     if (f.q !== undefined) {
