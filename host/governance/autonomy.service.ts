@@ -66,7 +66,9 @@ export function studyReadiness(service: string, report: StudyReport | null): str
     );
   const holding = report.holding_now.filter((h) => h.service === service).map((h) => h.cause);
   if (holding.length > 0)
-    out.push(`${holding.length === 1 ? 'A cause holds' : `${holding.length} causes hold`} on ${service} with no alert firing (${holding.slice(0, 5).join(', ')}): see the study's report.`);
+    out.push(
+      `${holding.length === 1 ? 'A cause holds' : `${holding.length} causes hold`} on ${service} with no alert firing (${holding.slice(0, 5).join(', ')}): see the study's report.`,
+    );
   return out;
 }
 

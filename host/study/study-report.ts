@@ -38,15 +38,15 @@ export interface StudyReport {
 /** What fixes each obstacle kind, and where: a person reads it beside the pairs it blocks. */
 export const FIXES: Readonly<Record<Obstacle, string>> = {
   'nothing connected can read it':
-    'Add a connector that reads what these causes need (metrics: a prometheus connector; changes: a git connector) on the console\'s Connectors page, and link the service\'s repositories on its estate page.',
+    "Add a connector that reads what these causes need (metrics: a prometheus connector; changes: a git connector) on the console's Connectors page, and link the service's repositories on its estate page.",
   'several connections could answer':
-    'Name the connector that serves each service: set a link naming the connector (a workload link for metrics, a repository link for changes) on the service\'s estate page.',
+    "Name the connector that serves each service: set a link naming the connector (a workload link for metrics, a repository link for changes) on the service's estate page.",
   "the data isn't there":
-    'The connector answered but had no data for the service: check that its exporter is scraped and that the workload link on the service\'s estate page matches the labels the data carries.',
+    "The connector answered but had no data for the service: check that its exporter is scraped and that the workload link on the service's estate page matches the labels the data carries.",
   'the read was refused or failed':
-    'A read was refused or failed: open the connector on the console\'s Connectors page, test it and fix its URL, credentials or permissions.',
+    "A read was refused or failed: open the connector on the console's Connectors page, test it and fix its URL, credentials or permissions.",
   "it can't be placed":
-    'The study cannot tell which data belongs to the service: set a workload link (job, namespace or instance matcher) on the service\'s estate page.',
+    "The study cannot tell which data belongs to the service: set a workload link (job, namespace or instance matcher) on the service's estate page.",
 };
 
 const share = (n: number, of: number): number => (of === 0 ? 0 : Math.round((n / of) * 10_000) / 10_000);

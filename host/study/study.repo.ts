@@ -81,8 +81,7 @@ export class StudyRepo {
   /** The most recent finished study (the one whose report is shown). */
   async lastFinished(): Promise<StudyRow | null> {
     const r = (await this.#db('studies').where({ state: 'finished' }).orderBy('finished_at', 'desc').orderBy('started_ms', 'desc').first()) as
-      | Record<string, unknown>
-      | undefined;
+      Record<string, unknown> | undefined;
     return r === undefined ? null : studyFromRaw(r);
   }
 
@@ -96,7 +95,10 @@ export class StudyRepo {
    * host may have failed it after its lease ran out); false when it no longer does.
    */
   async record(trx: Trx, id: string, holder: string, position: number, p: JudgedPair): Promise<boolean> {
-    const moved = await trx('studies').where({ id, holder }).whereIn('state', ACTIVE).update({ done: position + 1 });
+    const moved = await trx('studies')
+      .where({ id, holder })
+      .whereIn('state', ACTIVE)
+      .update({ done: position + 1 });
     if (moved !== 1) return false;
     await trx('study_verdicts').insert({
       study_id: id,

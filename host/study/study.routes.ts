@@ -19,7 +19,10 @@ function minutesOf(body: { minutes?: unknown }): number {
   const m = body.minutes;
   if (m === undefined) return DEFAULT_MINUTES;
   if (typeof m !== 'number' || !Number.isInteger(m) || m < MIN_MINUTES || m > MAX_MINUTES)
-    throw new AppError('invalid_body', `minutes must be a whole number from ${MIN_MINUTES} to ${MAX_MINUTES} (the study's time limit; ${DEFAULT_MINUTES} when absent)`);
+    throw new AppError(
+      'invalid_body',
+      `minutes must be a whole number from ${MIN_MINUTES} to ${MAX_MINUTES} (the study's time limit; ${DEFAULT_MINUTES} when absent)`,
+    );
   return m;
 }
 

@@ -156,7 +156,10 @@ export class StudyService {
   }
 
   /** A page of the verdicts of the running study, else of the last finished one. */
-  async verdicts(limit: number, offset: number): Promise<{ study: string | null; state: StudyState | null; verdicts: PairVerdict[]; total: number; limit: number; offset: number }> {
+  async verdicts(
+    limit: number,
+    offset: number,
+  ): Promise<{ study: string | null; state: StudyState | null; verdicts: PairVerdict[]; total: number; limit: number; offset: number }> {
     const study = (await this.#d.repo.active()) ?? (await this.#d.repo.lastFinished());
     if (study === null) return { study: null, state: null, verdicts: [], total: 0, limit, offset };
     const page = await this.#d.repo.verdicts(study.id, limit, offset);
