@@ -355,7 +355,10 @@ test('a host stopping mid-study fails it at once, "the host restarted"; the stat
 
 test("a host that died mid-study: another host's tick fails it once the lease has run out", async (t) => {
   const { ta } = await gated(t, { keepStore: true });
-  t.teardown(() => ta.store.cleanup());
+  t.teardown(async () => {
+    await ta.app.close();
+    await ta.store.cleanup();
+  });
   t.is((await ta.call('POST', '/v1/study', { body: { minutes: 5 } })).status, 202);
   const other = await startApp(t, { store: ta.store, clock: ta.clock });
   await other.app.tick();

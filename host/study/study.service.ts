@@ -187,8 +187,13 @@ export class StudyService {
     const current = this.#current;
     if (current === null) return;
     this.#abort.abort();
-    const active = await this.#d.repo.active();
-    if (active !== null && active.holder === this.#holder) await this.#fail(active.id, RESTARTED);
+    try {
+      const active = await this.#d.repo.active();
+      if (active !== null && active.holder === this.#holder) await this.#fail(active.id, RESTARTED);
+    } catch (err) {
+      // Another host's tick fails it once the lease has run out.
+      this.#d.log.error({ err }, 'could not record the study as failed on close');
+    }
     await current;
   }
 
