@@ -77,6 +77,7 @@ export class StudyService {
   readonly #holder = randomUUID();
   readonly #wait: (ms: number) => Promise<void>;
   #current: Promise<void> | null = null;
+  #starting: Promise<unknown> = Promise.resolve();
   #abort = new AbortController();
 
   constructor(deps: StudyDeps) {
@@ -84,8 +85,18 @@ export class StudyService {
     this.#wait = deps.wait ?? realWait;
   }
 
-  /** Starts a study (202); 409 `study_running` while one runs here or on another host. */
-  async start(who: Principal, minutes: number): Promise<StudyView> {
+  /**
+   * Starts a study (202); 409 `study_running` while one runs here or on another host. Starts in
+   * this process go one after the other: they share the lease's holder, so a refused one must
+   * not give back the lease the accepted one just took.
+   */
+  start(who: Principal, minutes: number): Promise<StudyView> {
+    const next = this.#starting.then(() => this.#start(who, minutes));
+    this.#starting = next.catch(() => undefined);
+    return next;
+  }
+
+  async #start(who: Principal, minutes: number): Promise<StudyView> {
     if (this.#current !== null) throw running();
     await this.reap();
     const now = this.#d.clock.now();
