@@ -50,6 +50,8 @@ import { SecretCipher } from './secrets/cipher.ts';
 import { SettingsRepo } from './settings/settings.repo.ts';
 import type { ModeService } from './status/mode.service.ts';
 import { createStatusArea } from './status/status.area.ts';
+import { createStudyArea, type StudyArea } from './study/study.area.ts';
+import { createStudyStore } from './study/study-store.ts';
 import { openDb, type Db } from './storage/db.ts';
 import { migrate } from './storage/migrate.ts';
 import { UnitOfWork } from './storage/unit-of-work.ts';
@@ -63,6 +65,8 @@ export interface AppOptions {
   log?: Logger;
   /** Tests shorten the investigation's cut-offs (20 s per check, 2 minutes per investigation). */
   investigationLimits?: Partial<InvestigationLimits>;
+  /** Every wait of the study (pauses, pacing, standing aside); tests advance their clock instead of sleeping. */
+  studyWait?: (ms: number) => Promise<void>;
 }
 
 export interface App {
@@ -85,6 +89,8 @@ export interface App {
   readonly investigation: InvestigationArea;
   /** The action path after each diagnosis; tests await `acting.acting.run()`. */
   readonly acting: ActingArea;
+  /** The study (read-only rehearsal); tests await `study.study.idle()`. */
+  readonly study: StudyArea;
   /** Sign-in; tests await `signIn.idle()` for the codes asked for to be sent. */
   readonly signIn: SignInService;
   /** Autonomy, approvals, the halt switch and the action gate every action passes. */
@@ -160,6 +166,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const licences = await createLicences({ db, install, identity, ledger, clock, log, config });
   const findings = createFindings(db);
   const paths = createActionPaths(db);
+  const studies = createStudyStore(db);
   const episodeStore = createEpisodeStore(db);
   const people = createPeople(db);
   const onCall = createOnCall({ db, settings, clock, publicUrl: config.publicUrl });
@@ -216,6 +223,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       known: licence.limits,
       coverage: estate,
       facts: estate.facts,
+      studies: studies.reports,
       configDir: config.configDir,
     }),
   );
@@ -256,6 +264,21 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       publicUrl: config.publicUrl,
     }),
   );
+  const study = mount(
+    createStudyArea({
+      db,
+      store: studies,
+      causes: () => investigation.catalogue.causes,
+      estate: estate.estate,
+      connectors,
+      ledger,
+      checkAll: (causes, inputs, source) => investigation.investigations.checkAll(causes, inputs, source),
+      investigationsRunning: async () => (await investigation.investigations.running(1)).length,
+      clock,
+      log,
+      ...(opts.studyWait === undefined ? {} : { wait: opts.studyWait }),
+    }),
+  );
   const { delivery: notifications } = mount(
     createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock, log }),
   );
@@ -278,6 +301,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       discovery,
       poller,
       investigations: investigation.investigations,
+      study,
     }),
   );
   mount(
@@ -305,6 +329,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     investigation.investigations.nudge();
     // Paths whose step is due (a verification's wait, an approval decided) move on.
     acting.acting.nudge();
+    // A study whose host stopped (its lease ran out) is failed, "the host restarted".
+    await study.study.reap();
     await notifications.run();
     await intake.prune();
     await signIn.prune();
@@ -334,6 +360,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     episodes: episodes.episodes,
     investigation,
     acting,
+    study,
     signIn,
     governance,
     discovery: discovery.discovery,
@@ -360,6 +387,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await poller.stop();
       await connectorChecks.idle();
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+      // A running study ends at once as failed, "the host restarted".
+      await study.study.close();
       await episodes.episodes.stop();
       await investigation.investigations.stop();
       await acting.acting.stop();

@@ -77,6 +77,9 @@ export const ERROR_STATUS = {
   autonomy_file_managed: 409,
   // discovery
   discovery_running: 409,
+  // study
+  study_running: 409,
+  study_not_running: 409,
   // estate
   licence_limit: 409,
   estate_file_managed: 409,

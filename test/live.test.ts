@@ -27,6 +27,7 @@ test('GET /v1/live on a quiet install: nothing under way, and the tick not run y
     discovery: [],
     polls: [],
     investigations: [],
+    study: [],
     tick: { last_run_at: null, last_error: null, every_ms: 10_000 },
   });
   await ta.app.tick();

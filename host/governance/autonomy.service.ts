@@ -1,3 +1,4 @@
+import type { StudyReport, StudyReports } from '../study/study-store.ts';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
@@ -54,6 +55,23 @@ export interface ChangeOutcome {
   pending: PendingRaise | null;
 }
 
+/** What the latest study says of the service, as sentences (none when every cause can be proven and nothing holds). */
+export function studyReadiness(service: string, report: StudyReport | null): string[] {
+  const tile = report?.services.find((s) => s.service === service);
+  if (report === null || tile === undefined) return [`${service} has never been studied: run a study to learn which of its causes can be proven today.`];
+  const out: string[] = [];
+  if (tile.provable_share < 1)
+    out.push(
+      `The last study could prove ${Math.round(tile.provable_share * 100)} % of ${service}'s causes today: see the study's obstacles for what would make the rest provable.`,
+    );
+  const holding = report.holding_now.filter((h) => h.service === service).map((h) => h.cause);
+  if (holding.length > 0)
+    out.push(
+      `${holding.length === 1 ? 'A cause holds' : `${holding.length} causes hold`} on ${service} with no alert firing (${holding.slice(0, 5).join(', ')}): see the study's report.`,
+    );
+  return out;
+}
+
 const fileManaged = (service: string) =>
   new AppError('autonomy_file_managed', `${service}'s level is set by ${AUTONOMY_FILE} in SERVICE_CONFIG_DIR: change the file, not the API`);
 
@@ -75,6 +93,7 @@ export class AutonomyService {
   readonly #coverage: ConnectorCoverage;
   readonly #known: KnownServices;
   readonly #facts: ServiceFacts | null;
+  readonly #studies: StudyReports | null;
   readonly #file: AutonomyFileReader;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
@@ -87,6 +106,7 @@ export class AutonomyService {
     coverage: ConnectorCoverage;
     known: KnownServices;
     facts?: ServiceFacts;
+    studies?: StudyReports;
     file: AutonomyFileReader;
     ledger: Ledger;
     clock: Clock;
@@ -98,6 +118,7 @@ export class AutonomyService {
     this.#coverage = deps.coverage;
     this.#known = deps.known;
     this.#facts = deps.facts ?? null;
+    this.#studies = deps.studies ?? null;
     this.#file = deps.file;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
@@ -136,7 +157,8 @@ export class AutonomyService {
   }
 
   /**
-   * Sentences a person can act on. Until the study exists, every service lacks a study; the
+   * Sentences a person can act on. The latest study's report says whether the service was
+   * studied, what share of its causes can be proven today and what holds now with no alert; the
    * estate says whether it has an owner (without the estate, none has); connectors, through the
    * estate's links, say whether one covers the service.
    */
@@ -144,7 +166,7 @@ export class AutonomyService {
     const lacks: string[] = [];
     if (!(await this.#coverage.covers(service)))
       lacks.push(`No connector can read ${service}'s signals yet: add a connector that covers it, so the service can check causes before it acts.`);
-    lacks.push(`${service} has never been studied: run a study to learn which of its causes can be proven today.`);
+    lacks.push(...studyReadiness(service, (await this.#studies?.latest()) ?? null));
     if (this.#facts === null || (await this.#facts.ownerOf(service)) === null)
       lacks.push(`${service} has no owner: name one in the estate, so someone answers for what the service does there.`);
     return lacks;

@@ -12,6 +12,7 @@ import { ApprovalsService } from './approvals.service.ts';
 import { AutonomyFileService } from './autonomy-file.service.ts';
 import { AUTONOMY_FILE } from './autonomy.file.ts';
 import { AutonomyRepo } from './autonomy.repo.ts';
+import type { StudyReports } from '../study/study-store.ts';
 import { AutonomyService } from './autonomy.service.ts';
 import { governanceRoutes } from './governance.routes.ts';
 import { HaltRepo } from './halt.repo.ts';
@@ -48,6 +49,8 @@ export async function createGovernance(deps: {
   configDir: string | null;
   /** The estate's facts (owner); without them every service lacks an owner. */
   facts?: ServiceFacts;
+  /** The latest study's report (readiness says what it found); without it no service has been studied. */
+  studies?: StudyReports;
 }): Promise<Governance> {
   const { db, log, ledger, clock } = deps;
   const haltRepo = new HaltRepo(db);
@@ -71,6 +74,7 @@ export async function createGovernance(deps: {
     coverage: deps.coverage,
     known: deps.known,
     facts: deps.facts,
+    ...(deps.studies === undefined ? {} : { studies: deps.studies }),
     file,
     ledger,
     clock,

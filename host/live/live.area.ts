@@ -4,6 +4,7 @@ import type { DiscoveryArea } from '../discovery/discovery.area.ts';
 import type { EpisodesArea } from '../episodes/episodes.area.ts';
 import type { Governance } from '../governance/governance.ts';
 import type { HeldAlerts } from '../intake/held-alerts.ts';
+import type { StudyArea } from '../study/study.area.ts';
 import type { Poller } from '../schedule/poller.ts';
 import { liveRoutes } from './live.routes.ts';
 import { LiveService, type LiveInvestigation } from './live.service.ts';
@@ -25,6 +26,7 @@ export function createLiveArea(d: {
   discovery: Pick<DiscoveryArea, 'running'>;
   poller: Pick<Poller, 'schedule'>;
   investigations: { running(limit: number): Promise<LiveInvestigation[]> };
+  study?: Pick<StudyArea, 'running'>;
 }): LiveArea {
   const ticks = new TickMonitor({ clock: d.clock, everyMs: d.tickMs });
   const live = new LiveService({
@@ -45,6 +47,7 @@ export function createLiveArea(d: {
     discoveryJobs: () => d.discovery.running(),
     polls: () => d.poller.schedule(),
     investigations: (limit) => d.investigations.running(limit),
+    ...(d.study === undefined ? {} : { studies: () => d.study!.running() }),
     tick: () => ticks.seen(),
   });
   return { ticks, routes: ({ server, log, guard }: Http) => liveRoutes(server, { log, guard, live }) };

@@ -48,6 +48,8 @@ export interface LiveReport {
   polls: PollSchedule[] | null;
   /** Investigations running now (retrieving, checking, diagnosing), oldest first; null when not wired. */
   investigations: LiveInvestigation[] | null;
+  /** The study running now (none or one); null when not wired. */
+  study: LiveJob[] | null;
   tick: TickSeen;
 }
 
@@ -70,6 +72,7 @@ export interface LiveDeps {
   openEpisodes(limit: number): Promise<LiveEpisode[]>;
   pendingApprovals(limit: number): Promise<LiveApproval[]>;
   discoveryJobs?(): Promise<LiveJob[]>;
+  studies?(): Promise<LiveJob[]>;
   polls?(): Promise<PollSchedule[]>;
   investigations?(limit: number): Promise<LiveInvestigation[]>;
   tick(): TickSeen;
@@ -84,13 +87,14 @@ export class LiveService {
   }
 
   async live(): Promise<LiveReport> {
-    const [groups, episodes, approvals, discovery, polls, investigations] = await Promise.all([
+    const [groups, episodes, approvals, discovery, polls, investigations, study] = await Promise.all([
       this.#d.ungrouped(),
       this.#d.openEpisodes(LIVE_LIMIT),
       this.#d.pendingApprovals(LIVE_LIMIT),
       this.#d.discoveryJobs === undefined ? Promise.resolve(null) : this.#d.discoveryJobs(),
       this.#d.polls === undefined ? Promise.resolve(null) : this.#d.polls(),
       this.#d.investigations === undefined ? Promise.resolve(null) : this.#d.investigations(LIVE_LIMIT),
+      this.#d.studies === undefined ? Promise.resolve(null) : this.#d.studies(),
     ]);
     const debounce = groups
       .filter((g) => g.first_fired !== '')
@@ -102,6 +106,6 @@ export class LiveService {
       }))
       .sort((a, b) => (a.opened_at < b.opened_at ? -1 : a.opened_at > b.opened_at ? 1 : 0))
       .slice(0, LIVE_LIMIT);
-    return { now: this.#d.clock.now().toISOString(), debounce, episodes, approvals, discovery, polls, investigations, tick: this.#d.tick() };
+    return { now: this.#d.clock.now().toISOString(), debounce, episodes, approvals, discovery, polls, investigations, study, tick: this.#d.tick() };
   }
 }

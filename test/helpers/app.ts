@@ -52,6 +52,8 @@ export interface StartOptions {
   keepStore?: boolean;
   /** Shorter investigation cut-offs (per check, per investigation). */
   investigationLimits?: AppOptions['investigationLimits'];
+  /** The study's waits (pauses, pacing, standing aside): a test advances its clock instead of sleeping. */
+  studyWait?: AppOptions['studyWait'];
 }
 
 /**
@@ -81,6 +83,7 @@ export async function startApp(t: ExecutionContext, opts: StartOptions = {}): Pr
     clock,
     log,
     ...(opts.investigationLimits === undefined ? {} : { investigationLimits: opts.investigationLimits }),
+    ...(opts.studyWait === undefined ? {} : { studyWait: opts.studyWait }),
   });
   const port = await app.listen(0, '127.0.0.1');
   t.teardown(async () => {

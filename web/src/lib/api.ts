@@ -800,3 +800,41 @@ export const estateApi = {
   decide: (id: string, how: 'confirm' | 'dismiss') => call<{ suggestion: Suggestion }>('POST', `/v1/estate/suggestions/${how}`, { id }),
   build: () => call<{ job: { id: string } }>('POST', '/v1/estate/build', {}),
 };
+
+// The study (docs/study.md): a read-only rehearsal of every cause on every added service.
+export type StudyState = 'idle' | 'running' | 'stopping' | 'finished' | 'failed';
+export interface StudyEvidence {
+  source: string;
+  kind: string;
+  query: string;
+  at: string;
+  observed: unknown;
+  excerpt: string;
+}
+export interface StudyReport {
+  finished_at: string;
+  cut_short: boolean;
+  provable_share: number;
+  pairs: { total: number; can_prove: number; cant_yet: number; at_the_alert: number };
+  holding_now: { service: string; cause: string; evidence: StudyEvidence[] }[];
+  obstacles: { kind: string; count: number; fix: string; pairs: { service: string; cause: string }[] }[];
+  services: { service: string; tier: number | null; owner: string | null; provable_share: number; holding_now: number }[];
+}
+export interface Study {
+  id: string | null;
+  state: StudyState;
+  started_at: string | null;
+  by: string | null;
+  minutes: number | null;
+  progress: { done: number; total: number };
+  finished_at: string | null;
+  cut_short: boolean | null;
+  reason: string | null;
+  report: StudyReport | null;
+}
+
+export const studyApi = {
+  study: () => call<Study>('GET', '/v1/study'),
+  start: (minutes: number) => call<Study>('POST', '/v1/study', { minutes }),
+  stop: () => call<Study>('POST', '/v1/study/stop', {}),
+};
