@@ -6,6 +6,7 @@ import type { ConnectorChecker } from './schedule/connector-checker.ts';
 import { createConnectorsArea } from './connectors/connectors.area.ts';
 import { createDiscoveryArea } from './discovery/discovery.area.ts';
 import type { DiscoveryService } from './discovery/discovery.service.ts';
+import { createDigestArea, type DigestArea } from './digest/digest.area.ts';
 import { createDoctorArea } from './doctor/doctor.area.ts';
 import { createEpisodeStore } from './episodes/episode-store.ts';
 import { createEpisodesArea } from './episodes/episodes.area.ts';
@@ -103,6 +104,8 @@ export interface App {
   readonly notifications: NotifyDelivery;
   /** Re-checks every connector every 5 minutes under a lease; tests call `connectorChecks.runNow()`. */
   readonly connectorChecks: ConnectorChecker;
+  /** GET /v1/digest and the daily e-mail; tests call `digest.mailer.sendFor(clock.now())`. */
+  readonly digest: DigestArea;
   /** Authorisation checks, for areas that register their routes on `server`. */
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
@@ -145,6 +148,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     ledger,
     checkpoints,
     verify: verifyLedger,
+    window: ledgerWindow,
     close: closeLedger,
   } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log }));
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
@@ -259,7 +263,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const { delivery: notifications } = mount(
     createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock, log }),
   );
-  const { poller, connectorChecks } = createScheduleArea({
+  const { poller, connectorChecks, leases } = createScheduleArea({
     db,
     connectors,
     intake: intake.intake,
@@ -280,14 +284,56 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       investigations: investigation.investigations,
     }),
   );
+  const digest = mount(
+    createDigestArea({
+      sources: {
+        episodes: episodeStore.figures,
+        findings,
+        approvals: governance.approvals,
+        alerts: intake.held,
+        ledger: ledgerWindow,
+        connectors,
+        // The study area's latest report is wired here once it exists (issue 16, the study).
+        study: { latest: async () => null },
+      },
+      verify: () => verifyLedger(),
+      head: () => ledger.head(),
+      settings,
+      people: people.directory,
+      mail,
+      leases,
+      holder: poller.holder,
+      ledger,
+      clock,
+      log,
+      config,
+    }),
+  );
   mount(
-    createDoctorArea({ db, config, install, clock, plugins, verify: verifyLedger, connectors, mail, licence, ticks, notifications, autonomy: governance.file }),
+    createDoctorArea({
+      db,
+      config,
+      install,
+      clock,
+      plugins,
+      verify: verifyLedger,
+      connectors,
+      mail,
+      licence,
+      ticks,
+      notifications,
+      autonomy: governance.file,
+      digest: digest.mailer,
+    }),
   );
 
   const server = createServer(log);
   consoleRoutes(server);
   for (const area of areas) area.routes({ server, log, guard });
-  server.server.once('listening', () => poller.start());
+  server.server.once('listening', () => {
+    poller.start();
+    digest.mailer.start();
+  });
 
   /** The tick's last step: confirmation when due, limits, the mode change either may cause. */
   const licenceTick = () =>
@@ -343,6 +389,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     poller,
     notifications,
     connectorChecks,
+    digest,
     adminTokenToPrint: printOnce,
     verifyLedger,
     tick,
@@ -358,6 +405,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     close: async () => {
       if (timer !== null) clearInterval(timer);
       await poller.stop();
+      await digest.mailer.stop();
       await connectorChecks.idle();
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       await episodes.episodes.stop();

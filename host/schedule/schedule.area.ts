@@ -12,6 +12,8 @@ export interface ScheduleArea {
   readonly poller: Poller;
   /** Re-checks every connector every 5 minutes under a lease. */
   readonly connectorChecks: ConnectorChecker;
+  /** The leases, for other work one host process does at a time (the daily digest). */
+  readonly leases: Pick<LeaseRepo, 'get' | 'take'>;
 }
 
 /** Work on a schedule shared by host processes through leases; owns `leases`. No routes. */
@@ -26,5 +28,5 @@ export function createScheduleArea(d: {
   const leases = new LeaseRepo(d.db);
   const poller = new Poller({ connectors: d.connectors, intake: d.intake, leases, clock: d.clock, log: d.log, operating: d.operating });
   const connectorChecks = new ConnectorChecker({ connectors: d.connectors, leases, clock: d.clock, log: d.log, holder: poller.holder });
-  return { poller, connectorChecks };
+  return { poller, connectorChecks, leases };
 }
