@@ -113,7 +113,12 @@ export class DigestMailer {
       await d.state.put(trx, state);
       await record(
         ok
-          ? { type: 'config.digest_sent', actor: 'system', reason: `daily digest of ${day} sent to ${recipients.length} owner(s) and admin(s)`, data: { day, days: 1, recipients: recipients.length, to: recipients } }
+          ? {
+              type: 'config.digest_sent',
+              actor: 'system',
+              reason: `daily digest of ${day} sent to ${recipients.length} owner(s) and admin(s)`,
+              data: { day, days: 1, recipients: recipients.length, to: recipients },
+            }
           : {
               type: 'config.digest_failed',
               actor: 'system',

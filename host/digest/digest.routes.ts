@@ -20,11 +20,15 @@ export function digestRoutes(server: Server, deps: { log: Logger; guard: Guard; 
   const { log, guard, digest } = deps;
   server.get(
     '/v1/digest',
-    route(log, async (req) => {
-      await guard.bearer(req);
-      await guard.operating();
-      const days = parseDays(queryOf(req).get('days'));
-      return [200, await digest.build(days)];
-    }),
+    route(
+      log,
+      async (req) => {
+        await guard.bearer(req);
+        await guard.operating();
+        const days = parseDays(queryOf(req).get('days'));
+        return [200, await digest.build(days)];
+      },
+      { query: ['days'] },
+    ),
   );
 }

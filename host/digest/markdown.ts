@@ -123,7 +123,9 @@ export function renderDigest(d: DigestData): string {
     'Connectors with problems',
     d.connectors_with_problems.length === 0
       ? ['None.']
-      : d.connectors_with_problems.map((c) => `- ${e(c.name)} (${e(c.kind)}): ${e(c.problem ?? 'problem')}${c.last_checked_at === null ? '' : ` (checked ${c.last_checked_at})`}`),
+      : d.connectors_with_problems.map(
+          (c) => `- ${e(c.name)} (${e(c.kind)}): ${e(c.problem ?? 'problem')}${c.last_checked_at === null ? '' : ` (checked ${c.last_checked_at})`}`,
+        ),
   );
 
   const l = d.ledger;
