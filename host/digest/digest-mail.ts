@@ -53,6 +53,8 @@ export class DigestMailer {
   readonly #d: DigestMailDeps;
   #task: ScheduledTask | null = null;
   #runs = new Set<Promise<unknown>>();
+  /** Sends in this process run one after the other: a second call for the same day then finds the lease taken. */
+  #queue: Promise<unknown> = Promise.resolve();
 
   constructor(deps: DigestMailDeps) {
     this.#d = { ...deps, log: deps.log.child({ component: 'digest-mail' }) };
@@ -84,7 +86,13 @@ export class DigestMailer {
    * Sends the digest of the day before `at` when this process wins that day's lease; what the
    * schedule calls, and tests call with a moment of the injected clock.
    */
-  async sendFor(at: Date): Promise<DigestMailOutcome> {
+  sendFor(at: Date): Promise<DigestMailOutcome> {
+    const next = this.#queue.then(() => this.#sendFor(at));
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async #sendFor(at: Date): Promise<DigestMailOutcome> {
     const d = this.#d;
     const day = dayIn(at, d.timeZone);
     const nowMs = at.getTime();

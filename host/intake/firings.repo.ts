@@ -78,7 +78,14 @@ export class FiringsRepo {
       .orderBy([{ column: 'firings', order: 'desc' }, { column: 'last_ms', order: 'desc' }, { column: 'h.name' }])
       .limit(limit);
     if (unplaced) q.whereNull('h.service');
-    const rows = (await q) as Array<{ source: string; name: string; service: string | null; firings: number | string; alerts: number | string; last_ms: number | string }>;
+    const rows = (await q) as Array<{
+      source: string;
+      name: string;
+      service: string | null;
+      firings: number | string;
+      alerts: number | string;
+      last_ms: number | string;
+    }>;
     return rows.map((r) => ({
       source: r.source,
       name: r.name,
