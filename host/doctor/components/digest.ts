@@ -18,7 +18,7 @@ export function describeDigest(seen: DigestSeen): Part {
     const who = last.failed.map((f) => `${f.to}: ${f.reason}`).join('; ');
     return part(
       'fail',
-      `the digest of ${last.day} was not sent (tried twice) to ${who}; ${when}`,
+      `the digest of ${last.day} did not reach ${who} (each send is tried twice); ${when}`,
       'fix the mail settings (PUT /v1/settings/mail, then POST /v1/settings/mail/test) or add an owner or admin; the next day sends again (docs/digest.md)',
     );
   }
