@@ -6,6 +6,7 @@ import type { ConnectorChecker } from './schedule/connector-checker.ts';
 import { createConnectorsArea } from './connectors/connectors.area.ts';
 import { createDiscoveryArea } from './discovery/discovery.area.ts';
 import type { DiscoveryService } from './discovery/discovery.service.ts';
+import { createDigestArea, type DigestArea } from './digest/digest.area.ts';
 import { createDoctorArea } from './doctor/doctor.area.ts';
 import { createEpisodeStore } from './episodes/episode-store.ts';
 import { createEpisodesArea } from './episodes/episodes.area.ts';
@@ -45,6 +46,7 @@ import { createOnCall } from './notify/on-call.ts';
 import { loadPlugins, pluginDirs, type PluginRegistry } from './plugins/loader.ts';
 import { createPolicyArea } from './policy/policy.area.ts';
 import { createScheduleArea } from './schedule/schedule.area.ts';
+import { LeaseRepo } from './schedule/lease.repo.ts';
 import type { Poller } from './schedule/poller.ts';
 import { SecretCipher } from './secrets/cipher.ts';
 import { SettingsRepo } from './settings/settings.repo.ts';
@@ -109,6 +111,8 @@ export interface App {
   readonly notifications: NotifyDelivery;
   /** Re-checks every connector every 5 minutes under a lease; tests call `connectorChecks.runNow()`. */
   readonly connectorChecks: ConnectorChecker;
+  /** GET /v1/digest and the daily e-mail; tests call `digest.mailer.sendFor(clock.now())`. */
+  readonly digest: DigestArea;
   /** Authorisation checks, for areas that register their routes on `server`. */
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
@@ -151,6 +155,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     ledger,
     checkpoints,
     verify: verifyLedger,
+    window: ledgerWindow,
     close: closeLedger,
   } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log }));
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
@@ -167,6 +172,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const findings = createFindings(db);
   const paths = createActionPaths(db);
   const studies = createStudyStore(db);
+  // The leases of work one host process does at a time: polling, connector checks, the study, the digest e-mail.
+  const leases = new LeaseRepo(db);
   const episodeStore = createEpisodeStore(db);
   const people = createPeople(db);
   const onCall = createOnCall({ db, settings, clock, publicUrl: config.publicUrl });
@@ -266,7 +273,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   );
   const study = mount(
     createStudyArea({
-      db,
+      leases,
       store: studies,
       causes: () => investigation.catalogue.causes,
       estate: estate.estate,
@@ -283,7 +290,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock, log }),
   );
   const { poller, connectorChecks } = createScheduleArea({
-    db,
+    leases,
     connectors,
     intake: intake.intake,
     operating: async () => (await modes.current()) === 'operating',
@@ -304,14 +311,56 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       study,
     }),
   );
+  const digest = mount(
+    createDigestArea({
+      sources: {
+        episodes: episodeStore.figures,
+        findings,
+        approvals: governance.approvals,
+        alerts: intake.held,
+        ledger: ledgerWindow,
+        connectors,
+        // The study area's latest report is wired here once it exists (issue 16, the study).
+        study: studies.reports,
+      },
+      verify: () => verifyLedger(),
+      head: () => ledger.head(),
+      settings,
+      people: people.directory,
+      mail,
+      leases,
+      holder: poller.holder,
+      ledger,
+      clock,
+      log,
+      config,
+    }),
+  );
   mount(
-    createDoctorArea({ db, config, install, clock, plugins, verify: verifyLedger, connectors, mail, licence, ticks, notifications, autonomy: governance.file }),
+    createDoctorArea({
+      db,
+      config,
+      install,
+      clock,
+      plugins,
+      verify: verifyLedger,
+      connectors,
+      mail,
+      licence,
+      ticks,
+      notifications,
+      autonomy: governance.file,
+      digest: digest.mailer,
+    }),
   );
 
   const server = createServer(log);
   consoleRoutes(server);
   for (const area of areas) area.routes({ server, log, guard });
-  server.server.once('listening', () => poller.start());
+  server.server.once('listening', () => {
+    poller.start();
+    digest.mailer.start();
+  });
 
   /** The tick's last step: confirmation when due, limits, the mode change either may cause. */
   const licenceTick = () =>
@@ -370,6 +419,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     poller,
     notifications,
     connectorChecks,
+    digest,
     adminTokenToPrint: printOnce,
     verifyLedger,
     tick,
@@ -385,6 +435,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     close: async () => {
       if (timer !== null) clearInterval(timer);
       await poller.stop();
+      await digest.mailer.stop();
       await connectorChecks.idle();
       if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       // A running study ends at once as failed, "the host restarted".

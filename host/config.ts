@@ -28,6 +28,10 @@ export interface Config {
   readonly licenceServer: string | null;
   /** The console's address as people reach it (links in notifications); null: messages carry no link. */
   readonly publicUrl: string | null;
+  /** When the daily digest e-mail goes out, `HH:MM` (24-hour) in `timeZone`; default 08:00. */
+  readonly digestAt: string;
+  /** The install's time zone (IANA name): the digest's hour and day; default the host's. */
+  readonly timeZone: string;
 }
 
 export class ConfigError extends Error {
@@ -105,6 +109,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const publicUrl = text('SERVICE_PUBLIC_URL');
   if (publicUrl !== null && !/^https?:\/\/[^\s?#]+$/.test(publicUrl)) problems.push('SERVICE_PUBLIC_URL must be an http(s) address without query or fragment');
 
+  const digestAt = text('SERVICE_DIGEST_AT') ?? '08:00';
+  if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(digestAt)) problems.push('SERVICE_DIGEST_AT must be a time of day as HH:MM (24-hour, e.g. 08:00)');
+  const timeZone = text('SERVICE_TIME_ZONE') ?? hostTimeZone();
+  if (!validTimeZone(timeZone)) problems.push(`SERVICE_TIME_ZONE must be an IANA time zone such as Europe/Zurich or UTC`);
+
   const config: Config = {
     port: int('SERVICE_PORT', 8700, 0, 65535),
     host: text('SERVICE_HOST') ?? '0.0.0.0',
@@ -125,7 +134,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     mailCaFile: dir('SERVICE_MAIL_CA_FILE'),
     licenceServer: licenceServer === null ? null : licenceServer.replace(/\/+$/, ''),
     publicUrl: publicUrl === null ? null : publicUrl.replace(/\/+$/, ''),
+    digestAt,
+    timeZone,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/** The host's own time zone (TZ, else the system's), UTC when it cannot tell. */
+function hostTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+function validTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
 }

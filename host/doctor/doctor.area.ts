@@ -10,6 +10,7 @@ import { NO_PROVIDER, type MailService } from '../mail/mail.service.ts';
 import type { NotifyDelivery } from '../notify/delivery.service.ts';
 import type { PluginRegistry } from '../plugins/loader.ts';
 import type { AutonomyFileService } from '../governance/autonomy-file.service.ts';
+import type { DigestMailer } from '../digest/digest-mail.ts';
 import type { Db } from '../storage/db.ts';
 import { doctorRoutes } from './doctor.routes.ts';
 import { doctorDeps, runDoctor, type DoctorExtras } from './doctor.service.ts';
@@ -28,6 +29,7 @@ export function createDoctorArea(d: {
   ticks: Pick<TickMonitor, 'seen'>;
   notifications: Pick<NotifyDelivery, 'status'>;
   autonomy: Pick<AutonomyFileService, 'status'>;
+  digest: Pick<DigestMailer, 'status'>;
 }): Area {
   const { mail, licence } = d;
   const extras: DoctorExtras = {
@@ -45,6 +47,7 @@ export function createDoctorArea(d: {
       return { ...(await d.notifications.status()), mailProblem: glass.open && glass.reason === NO_PROVIDER ? NO_PROVIDER : null };
     },
     autonomy: () => d.autonomy.status(),
+    digest: () => d.digest.status(),
   };
   const run = () =>
     runDoctor(

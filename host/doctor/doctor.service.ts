@@ -12,6 +12,7 @@ import type { VerifyReport } from '../ledger/verify.ts';
 import type { Db } from '../storage/db.ts';
 import { pendingMigrations } from '../storage/migrate.ts';
 import type { AutonomySeen } from './components/autonomy.ts';
+import type { DigestSeen } from './components/digest.ts';
 import type { ConnectorsSeen } from './components/connectors.ts';
 import type { LicenceSeen } from './components/licence.ts';
 import type { MailSeen } from './components/mail.ts';
@@ -37,7 +38,7 @@ export interface DoctorCheck {
   detail: string;
 }
 
-export type ComponentName = 'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy';
+export type ComponentName = 'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest';
 
 /** One part of the install as an operator sees it: how it is and, unless fine, what to do. */
 export interface DoctorComponent {
@@ -65,7 +66,7 @@ export interface DoctorReport {
   checks: DoctorCheck[];
   /**
    * Every component with a status and a fix hint. The running service reports all of database,
-   * ledger, plugins, connectors, mail, licence, schedules, notifications, autonomy; the CLI the ones it can see alone.
+   * ledger, plugins, connectors, mail, licence, schedules, notifications, autonomy, digest; the CLI the ones it can see alone.
    */
   components: DoctorComponent[];
 }
@@ -106,10 +107,12 @@ export interface DoctorDeps {
   notifications?(): Promise<NotificationsSeen>;
   /** autonomy.json as this process reads it, and the file in force. */
   autonomy?(): Promise<AutonomySeen>;
+  /** The last daily digest e-mail and when the next is due. */
+  digest?(): Promise<DigestSeen>;
 }
 
 /** What only the running service can add to doctor; the CLI reports the components it can see alone. */
-export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy'>;
+export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest'>;
 
 /** The usual deps on one database: both the host and the CLI build theirs with this. */
 export function doctorDeps(opts: {

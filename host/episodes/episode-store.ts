@@ -1,5 +1,5 @@
 import type { Db } from '../storage/db.ts';
-import { EpisodeRepo } from './episode.repo.ts';
+import { EpisodeRepo, type OpenedEpisode } from './episode.repo.ts';
 
 /**
  * The episodes area's lower half, built before the estate that reads it: the episodes' tables
@@ -11,9 +11,21 @@ export interface EpisodeStore {
   readonly repo: EpisodeRepo;
   /** Episodes opened since a time, per service. */
   readonly openings: { openedSince(sinceMs: number): Promise<Array<{ service: string; t_open_ms: number }>> };
+  /** What the digest counts: episodes opened and closed in a window. */
+  readonly figures: EpisodeFigures;
+}
+
+/** Episodes opened and closed in a time window (the digest reads these). */
+export interface EpisodeFigures {
+  openedBetween(fromMs: number, toMs: number): Promise<OpenedEpisode[]>;
+  closedBetween(fromMs: number, toMs: number): Promise<Array<{ service: string; count: number }>>;
 }
 
 export function createEpisodeStore(db: Db): EpisodeStore {
   const repo = new EpisodeRepo(db);
-  return { repo, openings: { openedSince: (sinceMs) => repo.openedSince(sinceMs) } };
+  return {
+    repo,
+    openings: { openedSince: (sinceMs) => repo.openedSince(sinceMs) },
+    figures: { openedBetween: (from, to) => repo.openedBetween(from, to), closedBetween: (from, to) => repo.closedBetween(from, to) },
+  };
 }

@@ -59,6 +59,16 @@ export interface EpisodeAlert {
   baseline: Baseline;
 }
 
+/** An episode opened in a window, as the digest counts it. */
+export interface OpenedEpisode {
+  id: string;
+  service: string;
+  t_open_ms: number;
+  outcome: string;
+  /** When it was mitigated (outcome `mitigated`); else null. */
+  mitigated_ms: number | null;
+}
+
 const SEVERITY_ORDER = ['info', 'warning', 'critical'];
 /** Higher is worse; an unknown severity ranks below info. */
 export const severityRank = (s: string): number => SEVERITY_ORDER.indexOf(s);
@@ -263,6 +273,36 @@ export class EpisodeRepo {
       t_open_ms: number | string;
     }>;
     return rows.map((r) => ({ service: r.service, t_open_ms: Number(r.t_open_ms) }));
+  }
+
+  /**
+   * Episodes opened in [fromMs, toMs) for the digest: service, outcome and, for a mitigated one,
+   * when it was mitigated (its outcome's `at`). Read by the `(t_open_ms, id)` index; at most
+   * 100,000 rows (the oldest first).
+   */
+  async openedBetween(fromMs: number, toMs: number): Promise<OpenedEpisode[]> {
+    const rows = (await this.#db('episodes')
+      .select('id', 'service', 't_open_ms', 'outcome')
+      .select(this.#db.raw("case when outcome = 'mitigated' then outcome_detail else null end as detail"))
+      .where('t_open_ms', '>=', fromMs)
+      .andWhere('t_open_ms', '<', toMs)
+      .orderBy('t_open_ms')
+      .limit(100_000)) as Array<{ id: string; service: string; t_open_ms: number | string; outcome: string; detail: string | null }>;
+    return rows.map((r) => {
+      const at = r.detail === null ? null : Date.parse((JSON.parse(r.detail) as Partial<OutcomeDetail>).at ?? '');
+      return { id: r.id, service: r.service, t_open_ms: Number(r.t_open_ms), outcome: r.outcome, mitigated_ms: at === null || Number.isNaN(at) ? null : at };
+    });
+  }
+
+  /** How many episodes closed in [fromMs, toMs), by service (the `t_close_ms` index). */
+  async closedBetween(fromMs: number, toMs: number): Promise<Array<{ service: string; count: number }>> {
+    const rows = (await this.#db('episodes')
+      .select('service')
+      .count({ count: '*' })
+      .where('t_close_ms', '>=', fromMs)
+      .andWhere('t_close_ms', '<', toMs)
+      .groupBy('service')) as Array<{ service: string; count: number | string }>;
+    return rows.map((r) => ({ service: r.service, count: Number(r.count) }));
   }
 
   async list(f: ListFilter): Promise<{ episodes: Episode[]; more: boolean }> {

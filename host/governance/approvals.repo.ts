@@ -32,6 +32,14 @@ export interface ApprovalRequest {
   trace: string | null;
 }
 
+/** A request as the digest counts it. */
+export interface RequestedApproval {
+  state: ApprovalState;
+  requested_ms: number;
+  /** When it was approved, rejected or expired; null while pending. */
+  closed_ms: number | null;
+}
+
 export interface ApprovalDecision {
   request_id: string;
   decider: string;
@@ -140,6 +148,23 @@ export class ApprovalsRepo {
       .limit(opts.limit);
     if (opts.state !== undefined) q.where({ state: opts.state });
     return ((await q) as Row[]).map(fromRow);
+  }
+
+  /**
+   * Requests asked for in [fromMs, toMs) (the `requested_ms` index): each one's state and when it
+   * closed, for the digest's counts and answer times. At most 100,000, the oldest first.
+   */
+  async requestedBetween(fromMs: number, toMs: number): Promise<RequestedApproval[]> {
+    const rows = (await this.#db('approval_requests')
+      .select('state', 'requested_ms', 'closed_at')
+      .where('requested_ms', '>=', fromMs)
+      .andWhere('requested_ms', '<', toMs)
+      .orderBy('requested_ms')
+      .limit(100_000)) as Array<{ state: ApprovalState; requested_ms: number | string; closed_at: string | null }>;
+    return rows.map((r) => {
+      const closed = r.closed_at === null ? NaN : Date.parse(r.closed_at);
+      return { state: r.state, requested_ms: Number(r.requested_ms), closed_ms: Number.isNaN(closed) ? null : closed };
+    });
   }
 
   async addDecision(trx: Trx, d: ApprovalDecision): Promise<void> {

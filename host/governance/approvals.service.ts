@@ -4,7 +4,7 @@ import { AppError } from '../errors.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
 import type { Asker } from './asker.ts';
-import type { ApprovalDecision, ApprovalRequest, ApprovalState, ApprovalsRepo, Decision } from './approvals.repo.ts';
+import type { ApprovalDecision, ApprovalRequest, ApprovalState, ApprovalsRepo, Decision, RequestedApproval } from './approvals.repo.ts';
 import { APPROVAL_TTL_MS, APPROVALS_NEEDED, type Level } from './levels.ts';
 import { clip } from '../text.ts';
 
@@ -88,6 +88,11 @@ export class ApprovalsService {
   /** What happens, in the same transaction, when a request of `kind` is approved. */
   onApproved(kind: ApprovalRequest['kind'], fn: OnApproved): void {
     this.#onApproved.set(kind, fn);
+  }
+
+  /** Requests asked for in [fromMs, toMs), with their states and when each closed (the digest). */
+  requestedBetween(fromMs: number, toMs: number): Promise<RequestedApproval[]> {
+    return this.#repo.requestedBetween(fromMs, toMs);
   }
 
   async list(opts: { state?: ApprovalState; limit: number }): Promise<ApprovalView[]> {

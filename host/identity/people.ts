@@ -1,5 +1,6 @@
 import type { Db, Trx } from '../storage/db.ts';
 import { PeopleRepo, type Person } from './people.repo.ts';
+import type { Role } from './principal.ts';
 
 /** What other areas may ask of the people the identity area keeps (only it touches `people`). */
 export interface PeopleCount {
@@ -13,6 +14,8 @@ export interface PeopleDirectory extends PeopleCount {
   get(email: string, trx?: Trx): Promise<Person | null>;
   /** The earliest-created enabled owner's address, or null. */
   firstOwner(): Promise<string | null>;
+  /** The addresses of enabled people with one of these roles, sorted (the daily digest's recipients). */
+  withRoles(roles: readonly Role[]): Promise<string[]>;
 }
 
 /** The earliest-created enabled owner's address, or null. */
@@ -38,6 +41,11 @@ export function createPeople(db: Db): People {
       count: (trx) => repo.count(trx),
       get: (email, trx) => repo.get(email, trx),
       firstOwner: async () => firstOwner(await repo.list()),
+      withRoles: async (roles) =>
+        (await repo.list())
+          .filter((p) => p.enabled && roles.includes(p.role))
+          .map((p) => p.email)
+          .sort(),
     },
   };
 }

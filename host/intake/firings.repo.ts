@@ -8,6 +8,19 @@ export const FLAP_WINDOW = HOUR;
 /** The history is kept this long: the longest window the baseline counts. */
 export const HISTORY = 30 * DAY;
 
+/** An alert name as the digest lists it: how often it started firing in the window. */
+export interface NoisyAlert {
+  source: string;
+  name: string;
+  /** The service it was placed under; null: unplaced. */
+  service: string | null;
+  /** How many times it started firing. */
+  firings: number;
+  /** How many distinct alerts (fingerprints) of that name fired. */
+  alerts: number;
+  last_fired: string;
+}
+
 /** The only code that touches `alert_firings`: one row each time an alert starts firing. */
 export class FiringsRepo {
   readonly #db: Db;
@@ -44,6 +57,43 @@ export class FiringsRepo {
       for (const r of rows) out.set(r.fingerprint, { d7: Number(r.d7), d30: Number(r.d30), flap: Number(r.flap) });
     }
     return out;
+  }
+
+  /**
+   * The alerts that started firing most often in [fromMs, toMs) (the `fired_ms` index), by
+   * source, name and service, with the alert's name and service from `held_alerts` (the same
+   * area's table); `unplaced` keeps only alerts placed under no service. Firings older than
+   * HISTORY are pruned, so a longer window counts only the last 30 days.
+   */
+  async noisiest(fromMs: number, toMs: number, limit: number, unplaced = false): Promise<NoisyAlert[]> {
+    const q = this.#db('alert_firings as f')
+      .join('held_alerts as h', 'h.fingerprint', 'f.fingerprint')
+      .select('h.source', 'h.name', 'h.service')
+      .count({ firings: '*' })
+      .countDistinct({ alerts: 'f.fingerprint' })
+      .max({ last_ms: 'f.fired_ms' })
+      .where('f.fired_ms', '>=', fromMs)
+      .andWhere('f.fired_ms', '<', toMs)
+      .groupBy('h.source', 'h.name', 'h.service')
+      .orderBy([{ column: 'firings', order: 'desc' }, { column: 'last_ms', order: 'desc' }, { column: 'h.name' }])
+      .limit(limit);
+    if (unplaced) q.whereNull('h.service');
+    const rows = (await q) as Array<{
+      source: string;
+      name: string;
+      service: string | null;
+      firings: number | string;
+      alerts: number | string;
+      last_ms: number | string;
+    }>;
+    return rows.map((r) => ({
+      source: r.source,
+      name: r.name,
+      service: r.service,
+      firings: Number(r.firings),
+      alerts: Number(r.alerts),
+      last_fired: new Date(Number(r.last_ms)).toISOString(),
+    }));
   }
 
   /** Forgets firings older than the history the baseline reads; returns how many went. */

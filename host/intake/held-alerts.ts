@@ -1,8 +1,9 @@
 import type { Trx } from '../storage/db.ts';
-import { FLAP_MIN, type FiringsRepo } from './firings.repo.ts';
+import { FLAP_MIN, type FiringsRepo, type NoisyAlert } from './firings.repo.ts';
 import type { HeldAlert, HeldRepo, UngroupedService } from './held.repo.ts';
 
 export type { HeldAlert, HeldStatus, UngroupedService } from './held.repo.ts';
+export type { NoisyAlert } from './firings.repo.ts';
 
 /** One fingerprint's firings: in the last 7 and 30 days, and whether it is flapping now. */
 export interface FiringHistory {
@@ -31,6 +32,8 @@ export interface HeldAlerts {
   unplaced(limit: number): Promise<Array<{ source: string; name: string; count: number; last_seen: string }>>;
   /** The services alerts were placed under, with their counts (the estate's build reads them). */
   servicesNamed(): Promise<Array<{ service: string; count: number }>>;
+  /** The alerts that started firing most often in [fromMs, toMs); `unplaced`: only those under no service (the digest). */
+  noisiest(fromMs: number, toMs: number, limit: number, unplaced?: boolean): Promise<NoisyAlert[]>;
 }
 
 /** The intake area's answer to HeldAlerts, over its own two repos. */
@@ -68,5 +71,9 @@ export class IntakeHeldAlerts implements HeldAlerts {
 
   servicesNamed(): Promise<Array<{ service: string; count: number }>> {
     return this.#d.held.servicesNamed();
+  }
+
+  noisiest(fromMs: number, toMs: number, limit: number, unplaced = false): Promise<NoisyAlert[]> {
+    return this.#d.firings.noisiest(fromMs, toMs, limit, unplaced);
   }
 }

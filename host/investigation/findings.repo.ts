@@ -192,6 +192,26 @@ export class FindingsRepo {
     return rows.map((r) => ({ ...r, run: Number(r.run) }));
   }
 
+  /**
+   * When each of these episodes was last diagnosed (its latest finished run that reached a
+   * diagnosis), in ms; an episode never diagnosed is absent. The digest's time to diagnosis.
+   */
+  async diagnosedAt(episodeIds: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (let i = 0; i < episodeIds.length; i += 500) {
+      const rows = (await this.#db('investigations')
+        .select('episode_id', 'finished_at')
+        .whereIn('episode_id', episodeIds.slice(i, i + 500))
+        .whereNotNull('diagnosed_run')
+        .whereNotNull('finished_at')) as Array<{ episode_id: string; finished_at: string }>;
+      for (const r of rows) {
+        const ms = Date.parse(r.finished_at);
+        if (!Number.isNaN(ms)) out.set(r.episode_id, ms);
+      }
+    }
+    return out;
+  }
+
   /** How many wait to run. */
   async pendingCount(): Promise<number> {
     const row = (await this.#db('investigations').count({ n: '*' }).where({ state: 'pending' }).first()) as { n: number | string } | undefined;

@@ -9,11 +9,14 @@ import { LedgerRepo } from './ledger.repo.ts';
 import { ledgerRoutes } from './ledger.routes.ts';
 import { Ledger } from './ledger.service.ts';
 import { verifyChain, type VerifyOptions, type VerifyReport } from './verify.ts';
+import { ledgerWindow, type LedgerWindow } from './window.ts';
 
 export interface LedgerArea extends Area {
   readonly ledger: Ledger;
   readonly checkpoints: Checkpointer;
   verify(opts?: VerifyOptions): Promise<VerifyReport>;
+  /** Reading entries of some types by time (the digest). */
+  readonly window: LedgerWindow;
   /** Ends the ledger's own connections (before the database goes). */
   close(): Promise<void>;
 }
@@ -41,6 +44,7 @@ export async function createLedgerArea(d: {
     ledger,
     checkpoints,
     verify,
+    window: ledgerWindow(repo),
     close: () => repo.close(),
     routes: ({ server, log, guard }: Http) => ledgerRoutes(server, { log, guard, ledger, verify }),
   };

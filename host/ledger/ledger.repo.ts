@@ -178,6 +178,47 @@ export class LedgerRepo {
     return n;
   }
 
+  /**
+   * The first seq whose `at` is at or after `at` (head.seq + 1 when none is): a binary search
+   * on the primary key, about 25 point reads on a chain of ten million. Entries are appended
+   * under the head lock with the service clock, so `at` grows with seq.
+   */
+  async firstSeqAt(at: string): Promise<number> {
+    let lo = 1;
+    let hi = (await this.head()).seq + 1;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      const row = (await this.#db('ledger_events').select('at').where({ seq: mid }).first()) as { at: string } | undefined;
+      if (row !== undefined && row.at < at) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** How many entries of each of `types` lie in seqs [fromSeq, toSeq). */
+  async countTypes(fromSeq: number, toSeq: number, types: readonly string[]): Promise<Map<string, number>> {
+    const rows = (await this.#db('ledger_events')
+      .select('type')
+      .count({ n: '*' })
+      .where('seq', '>=', fromSeq)
+      .andWhere('seq', '<', toSeq)
+      .whereIn('type', [...types])
+      .groupBy('type')) as Array<{ type: string; n: number | string }>;
+    return new Map(rows.map((r) => [r.type, Number(r.n)]));
+  }
+
+  /** The newest `limit` entries of `types` in seqs [fromSeq, toSeq), oldest first. */
+  async ofTypes(fromSeq: number, toSeq: number, types: readonly string[], limit: number): Promise<StoredEntry[]> {
+    const rows = (await this.#db('ledger_events')
+      .select(...COLUMNS)
+      .where('seq', '>=', fromSeq)
+      .andWhere('seq', '<', toSeq)
+      .whereIn('type', [...types])
+      .orderBy('seq', 'desc')
+      .limit(limit)) as StoredEntry[];
+    return rows.reverse();
+  }
+
   /** The stored hash of the entry at `seq`, or null when there is none. */
   async hashAt(seq: number): Promise<string | null> {
     const row = (await this.#db('ledger_events').select('hash').where({ seq }).first()) as { hash: string } | undefined;

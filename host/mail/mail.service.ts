@@ -120,8 +120,13 @@ export class MailService {
     this.#firstOwner = deps.firstOwner ?? (async () => null);
   }
 
-  /** Never throws: sends, or says why not. Records the outcome as the mail state. */
-  async send(to: string, subject: string, text: string): Promise<SendResult> {
+  /**
+   * Never throws: sends, or says why not. Records the outcome as the mail state (which opens or
+   * closes break-glass sign-in), unless `signInState` is false: a report (the daily digest) that
+   * fails to go out must not reopen break-glass, nor one that goes out close it; what says
+   * whether sign-in codes can be delivered is the sign-in mail itself and the test e-mail.
+   */
+  async send(to: string, subject: string, text: string, opts: { signInState?: boolean } = {}): Promise<SendResult> {
     let settings: MailSettings | null;
     try {
       settings = await this.repo.load();
@@ -140,6 +145,7 @@ export class MailService {
       result = { ok: false, reason: scrubReason(result.reason, settings) };
       this.#log.warn({ mail: { provider: settings?.provider ?? null, reason: result.reason } }, 'mail not sent');
     }
+    if (opts.signInState === false) return result;
     try {
       await this.repo.putState({ ok: result.ok, reason: result.ok ? null : result.reason, at: this.#clock.now().toISOString(), rev: settings?.rev ?? null });
     } catch (err) {

@@ -3,8 +3,7 @@ import { ConnectorChecker } from './connector-checker.ts';
 import type { ConnectorService } from '../connectors/connectors.service.ts';
 import type { IntakeService } from '../intake/intake.service.ts';
 import type { Logger } from '../log.ts';
-import type { Db } from '../storage/db.ts';
-import { LeaseRepo } from './lease.repo.ts';
+import type { LeaseRepo } from './lease.repo.ts';
 import { Poller } from './poller.ts';
 
 export interface ScheduleArea {
@@ -16,14 +15,15 @@ export interface ScheduleArea {
 
 /** Work on a schedule shared by host processes through leases; owns `leases`. No routes. */
 export function createScheduleArea(d: {
-  db: Db;
+  /** The one `LeaseRepo` (built below the areas: the study and the digest take leases too). */
+  leases: LeaseRepo;
   connectors: ConnectorService;
   intake: IntakeService;
   operating: () => Promise<boolean>;
   clock: Clock;
   log: Logger;
 }): ScheduleArea {
-  const leases = new LeaseRepo(d.db);
+  const { leases } = d;
   const poller = new Poller({ connectors: d.connectors, intake: d.intake, leases, clock: d.clock, log: d.log, operating: d.operating });
   const connectorChecks = new ConnectorChecker({ connectors: d.connectors, leases, clock: d.clock, log: d.log, holder: poller.holder });
   return { poller, connectorChecks };

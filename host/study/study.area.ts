@@ -7,8 +7,7 @@ import type { EstateEntries } from '../investigation/retrieval.ts';
 import type { VerdictResult } from '../investigation/run-check.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import { LeaseRepo } from '../schedule/lease.repo.ts';
-import type { Db } from '../storage/db.ts';
+import type { LeaseRepo } from '../schedule/lease.repo.ts';
 import type { StudyStore } from './study-store.ts';
 import { studyRoutes } from './study.routes.ts';
 import { StudyService } from './study.service.ts';
@@ -33,7 +32,7 @@ export interface StudyArea extends Area {
  * at a time with no alert. See docs/study.md.
  */
 export function createStudyArea(d: {
-  db: Db;
+  leases: LeaseRepo;
   store: StudyStore;
   causes: () => readonly Cause[];
   estate: EstateEntries & { addedInOrder(): Promise<string[]> };
@@ -47,7 +46,7 @@ export function createStudyArea(d: {
 }): StudyArea {
   const study = new StudyService({
     repo: d.store.repo,
-    leases: new LeaseRepo(d.db),
+    leases: d.leases,
     causes: d.causes,
     estate: d.estate,
     connectors: d.connectors,

@@ -2,6 +2,7 @@ import type { DoctorExtras } from '../doctor.service.ts';
 import { attemptPart, type Part } from '../part.ts';
 import { describeAutonomy } from './autonomy.ts';
 import { describeConnectors } from './connectors.ts';
+import { describeDigest } from './digest.ts';
 import { describeLicence } from './licence.ts';
 import { describeMail } from './mail.ts';
 import { describeNotifications } from './notifications.ts';
@@ -41,4 +42,5 @@ export const EXTRA_COMPONENTS: readonly ExtraComponent[] = [
   component('schedules', 'cannot read the schedules', 'restart the service', describeSchedules),
   component('notifications', 'cannot read the notification state', 'check the database, then GET /v1/notifications', describeNotifications),
   component('autonomy', 'cannot read the autonomy levels', 'check the database, then GET /v1/autonomy', describeAutonomy),
+  component('digest', 'cannot read the daily digest state', 'check the database, then GET /v1/doctor again', describeDigest),
 ];

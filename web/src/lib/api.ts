@@ -200,6 +200,9 @@ export const api = {
       `/v1/ledger${params({ type: f.type, actor: f.actor, q: f.q, trace: f.trace, before_seq: f.before_seq, after_seq: f.after_seq, limit: f.limit, order: f.order })}`,
     ),
   verifyLedger: () => call<VerifyReport>('GET', '/v1/ledger/verify'),
+
+  // The digest (docs/digest.md): the last `days` (1 to 90) as data and as Markdown.
+  digest: (days: number) => call<Digest>('GET', `/v1/digest${params({ days })}`),
   /** The head of the ledger from the status: it moves with every recorded event. */
   ledgerHead: () => call<{ ledger_head: { seq: number; hash: string } }>('GET', '/v1/status', undefined, 'none').then((s) => s.ledger_head),
 };
@@ -467,6 +470,15 @@ export interface LedgerEvent {
   trace: string | null;
   prev_hash: string;
   hash: string;
+}
+/** GET /v1/digest: the figures the page shows besides the Markdown (docs/digest.md has them all). */
+export interface Digest {
+  days: number;
+  from: string;
+  to: string;
+  episodes: { opened: number; closed: number };
+  ledger: { ok: boolean; head: { seq: number; hash: string }; verified_at: string; problem: string | null };
+  markdown: string;
 }
 export interface LedgerFilter {
   type?: string;

@@ -1,0 +1,146 @@
+import cron, { type ScheduledTask } from 'node-cron';
+import { DAY, type Clock } from '../clock.ts';
+import type { PeopleDirectory } from '../identity/people.ts';
+import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Logger } from '../log.ts';
+import type { MailService } from '../mail/mail.service.ts';
+import type { Lease } from '../schedule/lease.repo.ts';
+import { clip } from '../text.ts';
+import { dailyCron, dayIn } from './day.ts';
+import type { DigestService } from './digest.service.ts';
+import type { DigestMailState, DigestStateRepo } from './digest-state.repo.ts';
+
+/** The lease of one day's e-mail: `digest:<YYYY-MM-DD>` (the install's time zone). */
+export const digestLease = (day: string): string => `digest:${day}`;
+/** Held two days: nobody takes a day's lease again once one host took it. */
+const LEASE_MS = 2 * DAY;
+
+/** What one call came to: `sent` false when it was not this process's turn (or the day's e-mail went already). */
+export interface DigestMailOutcome {
+  day: string;
+  sent: boolean;
+  ok?: boolean;
+  recipients?: string[];
+  failed?: Array<{ to: string; reason: string }>;
+}
+
+export interface DigestMailDeps {
+  digest: Pick<DigestService, 'build'>;
+  people: Pick<PeopleDirectory, 'withRoles'>;
+  mail: Pick<MailService, 'send'>;
+  leases: { get(name: string): Promise<Lease | null>; take(name: string, holder: string, ttlMs: number, nowMs: number): Promise<boolean> };
+  state: DigestStateRepo;
+  ledger: Ledger;
+  clock: Clock;
+  log: Logger;
+  /** This host process's name on leases (the poller's). */
+  holder: string;
+  /** `HH:MM` and the IANA zone it is read in (config). */
+  at: string;
+  timeZone: string;
+}
+
+/**
+ * The daily digest e-mail: at `digest_at` in the install's time zone (node-cron), the digest of
+ * the day before that moment goes to every enabled owner and admin. Of several host processes
+ * exactly one sends it: the day's lease `digest:<day>` is taken with one conditional statement
+ * and held for two days. Each recipient's failed send is tried once more; then the outcome is
+ * recorded in one transaction: `config.digest_sent` (everyone got it) or `config.digest_failed`
+ * (someone did not, with why), and the `digest_state` document the doctor reads. The sends do
+ * not touch the mail state of break-glass sign-in (MailService.send `signInState: false`).
+ */
+export class DigestMailer {
+  readonly #d: DigestMailDeps;
+  #task: ScheduledTask | null = null;
+  #runs = new Set<Promise<unknown>>();
+  /** Sends in this process run one after the other: a second call for the same day then finds the lease taken. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(deps: DigestMailDeps) {
+    this.#d = { ...deps, log: deps.log.child({ component: 'digest-mail' }) };
+  }
+
+  /** Schedules the daily send (idempotent). */
+  start(): void {
+    if (this.#task !== null) return;
+    this.#task = cron.schedule(
+      dailyCron(this.#d.at),
+      () => {
+        const run = this.sendFor(this.#d.clock.now()).catch((err: unknown) => this.#d.log.error({ err }, 'the daily digest failed'));
+        this.#runs.add(run);
+        return run.finally(() => this.#runs.delete(run));
+      },
+      { name: `digest:${this.#d.holder}`, timezone: this.#d.timeZone, noOverlap: true, unref: true },
+    );
+  }
+
+  async stop(): Promise<void> {
+    if (this.#task !== null) {
+      await this.#task.destroy();
+      this.#task = null;
+    }
+    await Promise.allSettled([...this.#runs]);
+  }
+
+  /**
+   * Sends the digest of the day before `at` when this process wins that day's lease; what the
+   * schedule calls, and tests call with a moment of the injected clock.
+   */
+  sendFor(at: Date): Promise<DigestMailOutcome> {
+    const next = this.#queue.then(() => this.#sendFor(at));
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async #sendFor(at: Date): Promise<DigestMailOutcome> {
+    const d = this.#d;
+    const day = dayIn(at, d.timeZone);
+    const nowMs = at.getTime();
+    const lease = await d.leases.get(digestLease(day));
+    if (lease !== null && lease.until_ms > nowMs) return { day, sent: false };
+    if (!(await d.leases.take(digestLease(day), d.holder, LEASE_MS, nowMs))) return { day, sent: false };
+
+    const recipients = await d.people.withRoles(['owner', 'admin']);
+    const failed: Array<{ to: string; reason: string }> = [];
+    if (recipients.length === 0) failed.push({ to: '(nobody)', reason: 'there is no enabled owner or admin to send it to' });
+    else {
+      const digest = await d.digest.build(1, { at, freshLedger: true });
+      const subject = `On-call digest for ${day}: ${digest.episodes.opened} episode(s) opened, ledger ${digest.ledger.ok ? 'verifies' : 'does NOT verify'}`;
+      for (const to of recipients) {
+        let r = await d.mail.send(to, subject, digest.markdown, { signInState: false });
+        if (!r.ok) {
+          d.log.warn({ digest: { day, reason: r.reason } }, 'digest e-mail not sent; trying once more');
+          r = await d.mail.send(to, subject, digest.markdown, { signInState: false });
+        }
+        if (!r.ok) failed.push({ to, reason: r.reason });
+      }
+    }
+    const ok = failed.length === 0;
+    const state: DigestMailState = { day, at: d.clock.now().toISOString(), ok, recipients: recipients.length, failed };
+    await d.ledger.transact(async (trx, record) => {
+      await d.state.put(trx, state);
+      await record(
+        ok
+          ? {
+              type: 'config.digest_sent',
+              actor: 'system',
+              reason: `daily digest of ${day} sent to ${recipients.length} owner(s) and admin(s)`,
+              data: { day, days: 1, recipients: recipients.length, to: recipients },
+            }
+          : {
+              type: 'config.digest_failed',
+              actor: 'system',
+              reason: clip(`daily digest of ${day} not sent to ${failed.map((f) => `${f.to}: ${f.reason}`).join('; ')}`, 4000),
+              data: { day, days: 1, recipients: recipients.length, to: recipients, failed },
+            },
+      );
+    });
+    if (!ok) d.log.error({ digest: { day, failed: failed.length } }, 'the daily digest e-mail failed after a retry');
+    return { day, sent: true, ok, recipients, failed };
+  }
+
+  /** The last send as the doctor shows it, with when the next one is due. */
+  async status(): Promise<{ last: DigestMailState | null; at: string; time_zone: string }> {
+    return { last: await this.#d.state.get(), at: this.#d.at, time_zone: this.#d.timeZone };
+  }
+}

@@ -1,0 +1,30 @@
+import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { Trx } from '../storage/db.ts';
+
+/** The last daily digest e-mail: which day, whether it went to everyone, who it failed for. */
+export interface DigestMailState {
+  day: string;
+  at: string;
+  ok: boolean;
+  recipients: number;
+  failed: Array<{ to: string; reason: string }>;
+}
+
+/** The settings document the digest area owns (`digest_state`): the last daily send, which the doctor shows. */
+const NAME = 'digest_state';
+
+export class DigestStateRepo {
+  readonly #settings: SettingsRepo;
+
+  constructor(settings: SettingsRepo) {
+    this.#settings = settings;
+  }
+
+  get(trx?: Trx): Promise<DigestMailState | null> {
+    return this.#settings.get<DigestMailState>(NAME, trx);
+  }
+
+  put(trx: Trx, state: DigestMailState): Promise<void> {
+    return this.#settings.put(trx, NAME, state, state.at);
+  }
+}

@@ -1,0 +1,183 @@
+// A seeded day for the digest tests: three services acting at L1 through a fixer connector, one
+// episode mitigated (then its action undone), one escalated after a rejection, one whose
+// approved action the halt refuses; a halt and a resume, an autonomy change, a flapping alert no
+// service claims (named like an HTML tag), and a connector with a problem. Everything goes
+// through the service's own API and workers, on the injected clock.
+import type { ExecutionContext } from 'ava';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { MINUTE, SECOND, TestClock } from '../../host/clock.ts';
+import { AutonomyRepo } from '../../host/governance/autonomy.repo.ts';
+import { INGEST_TOKEN, makeOperating, startApp, type StartOptions, type TestApp } from './app.ts';
+import { signedIn } from './people.ts';
+import { startSmtp, type TestSmtp } from './smtp.ts';
+
+/** Where the seeded day starts (the digest is asked for at SEED_END). */
+export const SEED_START = '2026-06-01T06:00:00.000Z';
+export const HOSTILE_ALERT = '<img src=x onerror=alert(1)>';
+
+/** A vendor folder: a pack whose cause holds and proposes `restart`, and a connector kind that performs it. */
+export function fixerVendor(t: ExecutionContext): { dir: string; log: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'oncall-digest-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const log = path.join(dir, 'actions.log');
+  mkdirSync(path.join(dir, 'fixpack'));
+  writeFileSync(
+    path.join(dir, 'fixpack', 'plugin.json'),
+    JSON.stringify({ name: 'fixpack', version: '1.0.0', kind: 'pack', api: '^1.2.0', entry: 'index.mjs' }),
+  );
+  writeFileSync(
+    path.join(dir, 'fixpack', 'index.mjs'),
+    `export default { causes: [{ id: 'fixpack/stuck', title: 'The worker is stuck', specificity: 95, applies: { alerts: ['WorkerStuck'] }, reads: [],
+      check: (ctx) => ctx.signals.every((s) => s.status !== 'firing')
+        ? { verdict: 'ruled_out', reason: 'no stuck worker', evidence: [{ source: 'signals', kind: 'x', query: 'q', at: ctx.at, observed: 0, excerpt: 'fine' }] }
+        : { verdict: 'holds', reason: 'the worker is stuck', evidence: [{ source: 'signals', kind: 'x', query: 'q', at: ctx.at, observed: 1, excerpt: 'stuck' }],
+            remedy: { action: 'restart', params: { target: 'worker' } }, verification: { cause: 'fixpack/stuck', expect: 'ruled_out', after_s: 60 } } }] };`,
+  );
+  mkdirSync(path.join(dir, 'fixer'));
+  writeFileSync(
+    path.join(dir, 'fixer', 'plugin.json'),
+    JSON.stringify({
+      name: 'fixer',
+      version: '1.0.0',
+      kind: 'connector',
+      api: '^1.2.0',
+      entry: 'index.mjs',
+      settings: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['log'],
+        properties: { log: { type: 'string', description: 'where actions are written' } },
+      },
+      actions: {
+        restart: {
+          description: 'restarts a target',
+          params: { type: 'object', additionalProperties: false, required: ['target'], properties: { target: { type: 'string' } } },
+          rehearsable: true,
+          reversible: true,
+        },
+      },
+    }),
+  );
+  writeFileSync(
+    path.join(dir, 'fixer', 'index.mjs'),
+    `import { appendFileSync } from 'node:fs';
+export default {
+  test: (ctx) => ctx.settings.log.endsWith('broken') ? { ok: false, problem: 'the <b>fixer</b> is down' } : { ok: true, problem: null },
+  rehearse: (ctx, a) => ({ ok: true, problem: null, shown: 'would restart ' + a.params.target }),
+  act: (ctx, a) => { appendFileSync(ctx.settings.log, a.kind + ' ' + a.params.target + '\\n'); return { ok: true, problem: null, shown: 'restarted ' + a.params.target, undo: { target: a.params.target } }; },
+  undo: (ctx, a) => { appendFileSync(ctx.settings.log, 'undo ' + a.undo.target + '\\n'); return { ok: true, problem: null, shown: 'undone' }; },
+};`,
+  );
+  return { dir, log };
+}
+
+function ok(r: { status: number; body: unknown }, what: string): void {
+  if (r.status >= 300) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
+}
+
+const SERVICES = ['jobs', 'batch', 'cron'] as const;
+const stuck = (service: string, status = 'firing') => ({ name: 'WorkerStuck', service, severity: 'critical', status, id: `${service}-stuck` });
+
+/** Starts an operating app with the fixer vendor on a clock at SEED_START, mailing through a test SMTP server. */
+export async function seededApp(t: ExecutionContext, opts: StartOptions & { smtp?: TestSmtp } = {}): Promise<{ ta: TestApp; smtp: TestSmtp }> {
+  const v = fixerVendor(t);
+  const smtp = opts.smtp ?? (await startSmtp(t));
+  const ta = await startApp(t, {
+    ...opts,
+    clock: opts.clock ?? new TestClock(SEED_START),
+    env: { SERVICE_PLUGINS_DIR: v.dir, SERVICE_MAIL_CA_FILE: smtp.caFile, SERVICE_TIME_ZONE: 'Europe/Zurich', ...opts.env },
+  });
+  await makeOperating(ta);
+  ok(await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, mail_from: 'oncall-service@bank.example' } }), 'mail');
+  await signedIn(ta, 'approver@bank.example', 'viewer');
+  await signedIn(ta, 'admin@bank.example', 'admin');
+  await signedIn(ta, 'viewer@bank.example', 'viewer');
+  ok(await ta.call('PUT', '/v1/connectors/fix', { body: { kind: 'fixer', settings: { log: v.log } } }), 'connector fix');
+  ok(await ta.call('PUT', '/v1/connectors/broken', { body: { kind: 'fixer', settings: { log: `${v.log}.broken` } } }), 'connector broken');
+  await ta.call('POST', '/v1/connectors/broken/check');
+  await ta.call('POST', '/v1/connectors/fix/check');
+  const service = {
+    owner: 'owner@bank.example',
+    approvers: ['approver@bank.example'],
+    tier: 3,
+    links: [{ kind: 'workload', match: 'job="jobs"', connector: 'fix' }],
+  };
+  ok(await ta.call('PUT', '/v1/estate/overrides', { body: { services: Object.fromEntries(SERVICES.map((s) => [s, service])) } }), 'estate');
+  for (const s of SERVICES)
+    await ta.app.ledger.transact(async (trx) =>
+      new AutonomyRepo(ta.app.db).set(trx, { service: s, level: 'L1', changed_at: ta.clock.now().toISOString(), changed_by: 'test', source: 'api' }),
+    );
+  return { ta, smtp };
+}
+
+/** Fires WorkerStuck on `service`, opens its episode, waits `diagnoseAfterS` and investigates; answers the episode id. */
+async function open(ta: TestApp, service: string, diagnoseAfterS: number): Promise<string> {
+  ok(await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: stuck(service) }), 'push');
+  ta.clock.advance(20 * SECOND);
+  await ta.app.episodes.process();
+  ta.clock.advance(diagnoseAfterS * SECOND);
+  await ta.app.investigation.investigations.run();
+  await ta.app.acting.acting.run();
+  return ((await ta.call('GET', `/v1/episodes?query=service:${service}`)).body.episodes as Array<{ id: string }>)[0]!.id;
+}
+
+const approvalOf = async (ta: TestApp, id: string): Promise<string> => (await ta.call('GET', `/v1/episodes/${id}`)).body.approvals[0].id as string;
+
+/**
+ * The seeded day. Expected: 3 episodes opened (jobs mitigated; batch and cron escalated),
+ * diagnosis after 30, 45 and 90 s; jobs mitigated 30 + 120 + 60 = 210 s after opening; one
+ * action executed and undone, one refused; three approvals asked: approved after 120 s,
+ * rejected after 300 s, approved after 60 s; a halt and its resume; one autonomy change.
+ */
+export async function seedDay(ta: TestApp): Promise<void> {
+  const approver = await signedIn(ta, 'approver@bank.example', 'viewer');
+
+  // jobs: diagnosed after 30 s, approved after 2 minutes, executed, resolved, mitigated after the 60 s wait.
+  const jobs = await open(ta, 'jobs', 30);
+  ta.clock.advance(2 * MINUTE);
+  ok(await ta.call('POST', `/v1/approvals/${await approvalOf(ta, jobs)}/approve`, { token: approver, body: {} }), 'approve jobs');
+  await ta.app.acting.acting.run();
+  ok(await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: stuck('jobs', 'resolved') }), 'resolve jobs');
+  ta.clock.advance(60 * SECOND);
+  await ta.app.acting.acting.run();
+  ok(await ta.call('POST', `/v1/episodes/${jobs}/actions/1/undo`), 'undo');
+
+  // batch: diagnosed after 45 s, rejected after 5 minutes: escalated.
+  ta.clock.advance(10 * MINUTE);
+  const batch = await open(ta, 'batch', 45);
+  ta.clock.advance(5 * MINUTE);
+  ok(await ta.call('POST', `/v1/approvals/${await approvalOf(ta, batch)}/reject`, { token: approver, body: {} }), 'reject batch');
+  await ta.app.acting.acting.run();
+
+  // cron: diagnosed after 90 s; halted, then approved after a minute: the gate refuses it; escalated.
+  ta.clock.advance(10 * MINUTE);
+  const cron = await open(ta, 'cron', 90);
+  ok(await ta.call('POST', '/v1/halt', { body: { by: 'owner@bank.example', reason: 'change freeze | *quarter end*' } }), 'halt');
+  ta.clock.advance(60 * SECOND);
+  ok(await ta.call('POST', `/v1/approvals/${await approvalOf(ta, cron)}/approve`, { token: approver, body: {} }), 'approve cron');
+  await ta.app.acting.acting.run();
+  await ta.app.governance.gate.idle();
+  ta.clock.advance(MINUTE);
+  ok(await ta.call('POST', '/v1/resume', { body: { by: 'owner@bank.example' } }), 'resume');
+  ok(await ta.call('POST', '/v1/autonomy', { body: { service: 'cron', level: 'shadow', by: 'owner@bank.example' } }), 'autonomy');
+
+  // An alert no service claims, flapping: it starts firing three times.
+  for (let i = 0; i < 3; i++) {
+    ta.clock.advance(MINUTE);
+    ok(
+      await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { name: HOSTILE_ALERT, severity: 'warning', status: 'firing', id: 'stray' } }),
+      'stray',
+    );
+    ta.clock.advance(MINUTE);
+    ok(
+      await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { name: HOSTILE_ALERT, severity: 'warning', status: 'resolved', id: 'stray' } }),
+      'stray',
+    );
+  }
+  ta.clock.advance(MINUTE);
+  await ta.app.episodes.process();
+  // The escalations reach their people: the episodes' outcome becomes `escalated` once told.
+  await ta.app.notifications.run();
+}
