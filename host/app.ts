@@ -69,6 +69,8 @@ export interface AppOptions {
   investigationLimits?: Partial<InvestigationLimits>;
   /** Every wait of the study (pauses, pacing, standing aside); tests advance their clock instead of sleeping. */
   studyWait?: (ms: number) => Promise<void>;
+  /** No tick every 10 s of real time once listening: a test that moves its clock calls `tick()` itself. */
+  manualTick?: boolean;
 }
 
 export interface App {
@@ -427,8 +429,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       new Promise((resolve, reject) => {
         server.once('error', reject);
         server.listen(port, host, () => {
-          timer = setInterval(() => tick().catch((err: unknown) => log.error({ err }, 'tick failed')), TICK_MS);
-          timer.unref();
+          if (opts.manualTick !== true) {
+            timer = setInterval(() => tick().catch((err: unknown) => log.error({ err }, 'tick failed')), TICK_MS);
+            timer.unref();
+          }
           resolve(server.address().port);
         });
       }),

@@ -45,6 +45,8 @@ export interface TestApp {
 }
 
 export interface StartOptions {
+  /** No real-time tick every 10 s: the test calls `app.tick()` when its clock has moved (a seeded history stays as seeded). */
+  manualTick?: boolean;
   env?: Record<string, string | undefined>;
   clock?: TestClock;
   store?: TestStore;
@@ -84,6 +86,7 @@ export async function startApp(t: ExecutionContext, opts: StartOptions = {}): Pr
     log,
     ...(opts.investigationLimits === undefined ? {} : { investigationLimits: opts.investigationLimits }),
     ...(opts.studyWait === undefined ? {} : { studyWait: opts.studyWait }),
+    manualTick: opts.manualTick === true,
   });
   const port = await app.listen(0, '127.0.0.1');
   t.teardown(async () => {

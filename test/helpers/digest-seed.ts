@@ -85,6 +85,7 @@ export async function seededApp(t: ExecutionContext, opts: StartOptions & { smtp
   const v = fixerVendor(t);
   const smtp = opts.smtp ?? (await startSmtp(t));
   const ta = await startApp(t, {
+    manualTick: true,
     ...opts,
     clock: opts.clock ?? new TestClock(SEED_START),
     env: { SERVICE_PLUGINS_DIR: v.dir, SERVICE_MAIL_CA_FILE: smtp.caFile, SERVICE_TIME_ZONE: 'Europe/Zurich', ...opts.env },
