@@ -2,7 +2,6 @@ import type { ExecutionContext } from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,17 +23,6 @@ const CLIENTS = 8;
 const EVENTS_PER_CLIENT = 100;
 const BOOT_DEADLINE_MS = 30_000;
 const TITLE = 'two host processes sharing one MySQL database appending at once leave a chain that verifies';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 interface Host {
   name: string;
@@ -91,6 +79,12 @@ async function waitForHealth(t: ExecutionContext, host: Host): Promise<void> {
     if (host.exited !== null) {
       throw new Error(`${host.name} exited while starting (code ${host.exited.code}, signal ${host.exited.signal}):\n${host.output()}`);
     }
+    const listening = /Console and API on http:\/\/[^:]+:(\d+)/.exec(host.output());
+    if (listening === null) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      continue;
+    }
+    host.base = `http://127.0.0.1:${listening[1]}`;
     try {
       const res = await fetch(`${host.base}/health`, { signal: AbortSignal.timeout(2000) });
       if (res.status === 200) return;
@@ -132,7 +126,8 @@ await mariadbTest(TITLE, async (t) => {
   });
 
   // Both start at the same moment on an empty database: migrations and install row race.
-  const ports = [await freePort(), await freePort()];
+  // Port 0: each host chooses its own and prints it (a port picked here could be taken meanwhile).
+  const ports = [0, 0];
   for (let i = 0; i < PROCESSES; i++) hosts.push(startHost(`host ${i + 1}`, ports[i]!, dirs[i]!, url.toString()));
   await Promise.all(hosts.map((h) => waitForHealth(t, h)));
   for (const h of hosts) t.is(h.exited, null, `${h.name} is still running after the simultaneous start`);

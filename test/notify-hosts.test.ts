@@ -32,17 +32,6 @@ interface Host {
   exited: boolean;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 function startHost(name: string, port: number, dataDir: string, databaseUrl: string): Host {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SERVICE_') && !k.startsWith('TEST_')) env[k] = v;
@@ -87,6 +76,12 @@ async function waitForHealth(host: Host): Promise<void> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (host.exited) throw new Error(`${host.name} exited while starting:\n${host.output()}`);
+    const listening = /Console and API on http:\/\/[^:]+:(\d+)/.exec(host.output());
+    if (listening === null) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      continue;
+    }
+    host.base = `http://127.0.0.1:${listening[1]}`;
     if (
       await fetch(`${host.base}/health`, { signal: AbortSignal.timeout(2000) }).then(
         (r) => r.ok,
@@ -143,7 +138,8 @@ await mariadbTest('two host processes on one MariaDB database never deliver one 
   const hook = await receiver(t);
 
   // Both start together on the empty database (the migrations are serialised by their lock).
-  const ports = [await freePort(), await freePort()];
+  // Port 0: each host chooses its own and prints it (a port picked here could be taken meanwhile).
+  const ports = [0, 0];
   hosts.push(startHost('host a', ports[0]!, dirs[0]!, url.toString()), startHost('host b', ports[1]!, dirs[1]!, url.toString()));
   await Promise.all(hosts.map(waitForHealth));
   const [a, b] = hosts as [Host, Host];

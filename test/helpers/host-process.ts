@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,26 +13,16 @@ const BOOT_DEADLINE_MS = 60_000;
 /** One real host process (`node host/main.ts`) on a loopback port. */
 export interface HostProcess {
   name: string;
+  /** http://127.0.0.1:<the port it listens on>, known once it has started. */
   base: string;
   /** The last part of what the process wrote, for failure messages. */
   output(): string;
   exited(): boolean;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 /**
  * Starts `count` host processes on one throwaway MariaDB database, each with `env` (SERVICE_*)
- * on top of what they need to run; waits until each answers /health. After the test they are
+ * on top of what they need to run; waits until each listens (on a port it chose). After the test they are
  * stopped (SIGTERM, SIGKILL after 5 s), and the database and data directories removed.
  */
 export async function startHostProcesses(t: ExecutionContext, count: number, env: Record<string, string>): Promise<HostProcess[]> {
@@ -52,12 +41,11 @@ export async function startHostProcesses(t: ExecutionContext, count: number, env
   for (let i = 0; i < count; i++) {
     const dir = mkdtempSync(path.join(tmpdir(), 'oncall-proc-'));
     dirs.push(dir);
-    const port = await freePort();
     const childEnv: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SERVICE_') && !k.startsWith('TEST_')) childEnv[k] = v;
     Object.assign(
       childEnv,
-      { SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dir, SERVICE_DATABASE_URL: url.toString(), SERVICE_LOG_LEVEL: 'warn' },
+      { SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dir, SERVICE_DATABASE_URL: url.toString(), SERVICE_LOG_LEVEL: 'warn' },
       env,
     );
     const child = spawn(process.execPath, ['host/main.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -71,26 +59,27 @@ export async function startHostProcesses(t: ExecutionContext, count: number, env
     child.once('exit', () => process.off('exit', orphanGuard));
     hosts.push({
       name: `host ${i + 1}`,
-      base: `http://127.0.0.1:${port}`,
+      base: '',
       output: () => out,
       exited: () => child.exitCode !== null || child.signalCode !== null,
     });
   }
+  // Each host listens on a port of its own choosing (SERVICE_PORT=0) and prints it: a port picked
+  // here and handed over could be taken meanwhile by another test's service, whose /health
+  // answers just as well (and whose admin token is another).
   await Promise.all(
     hosts.map(async (h) => {
       const deadline = Date.now() + BOOT_DEADLINE_MS;
       while (Date.now() < deadline) {
         if (h.exited()) throw new Error(`${h.name} exited while starting:\n${h.output()}`);
-        if (
-          await fetch(`${h.base}/health`, { signal: AbortSignal.timeout(2000) }).then(
-            (r) => r.status === 200,
-            () => false,
-          )
-        )
+        const listening = /Console and API on http:\/\/[^:]+:(\d+)/.exec(h.output());
+        if (listening !== null) {
+          h.base = `http://127.0.0.1:${listening[1]}`;
           return;
-        await new Promise((r) => setTimeout(r, 100));
+        }
+        await new Promise((r) => setTimeout(r, 50));
       }
-      throw new Error(`${h.name} did not answer /health within ${BOOT_DEADLINE_MS / 1000} s:\n${h.output()}`);
+      throw new Error(`${h.name} did not start listening within ${BOOT_DEADLINE_MS / 1000} s:\n${h.output()}`);
     }),
   );
   return hosts;
