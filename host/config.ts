@@ -30,8 +30,12 @@ export interface Config {
   readonly publicUrl: string | null;
   /** When the daily digest e-mail goes out, `HH:MM` (24-hour) in `timeZone`; default 08:00. */
   readonly digestAt: string;
-  /** The install's time zone (IANA name): the digest's hour and day; default the host's. */
-  readonly timeZone: string;
+  /**
+   * The install's time zone (IANA name) for the digest's hour and day; null: the host's own,
+   * resolved by the digest when it needs it (resolving loads ICU's zone data, 8 MB that
+   * `oncall ledger-verify` and the other CLI commands need not carry).
+   */
+  readonly timeZone: string | null;
 }
 
 export class ConfigError extends Error {
@@ -111,8 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
 
   const digestAt = text('SERVICE_DIGEST_AT') ?? '08:00';
   if (!/^([01]\d|2[0-3]):[0-5]\d$/.test(digestAt)) problems.push('SERVICE_DIGEST_AT must be a time of day as HH:MM (24-hour, e.g. 08:00)');
-  const timeZone = text('SERVICE_TIME_ZONE') ?? hostTimeZone();
-  if (!validTimeZone(timeZone)) problems.push(`SERVICE_TIME_ZONE must be an IANA time zone such as Europe/Zurich or UTC`);
+  const timeZone = text('SERVICE_TIME_ZONE') ?? null;
+  if (timeZone !== null && !validTimeZone(timeZone)) problems.push(`SERVICE_TIME_ZONE must be an IANA time zone such as Europe/Zurich or UTC`);
 
   const config: Config = {
     port: int('SERVICE_PORT', 8700, 0, 65535),
@@ -139,11 +143,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
-}
-
-/** The host's own time zone (TZ, else the system's), UTC when it cannot tell. */
-function hostTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
 
 function validTimeZone(zone: string): boolean {

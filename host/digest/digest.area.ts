@@ -51,7 +51,12 @@ export function createDigestArea(d: {
     log: d.log,
     holder: d.holder,
     at: d.config.digestAt,
-    timeZone: d.config.timeZone,
+    timeZone: d.config.timeZone ?? hostTimeZone(),
   });
   return { digest, mailer, routes: ({ server, log, guard }: Http) => digestRoutes(server, { log, guard, digest }) };
+}
+
+/** The host's own time zone (TZ, else the system's), UTC when it cannot tell. */
+function hostTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
