@@ -451,3 +451,17 @@ test('concurrent workers on one database deliver every message exactly once', as
   t.is((await events(ta, 'outcome.notified')).length, services.length);
   await other.stop();
 });
+
+test('an incident e-mail the relay refuses leaves break-glass sign-in closed: only codes and test e-mails move it', async (t) => {
+  const { ta, smtp } = await setup(t, { targets: [] });
+  t.is((await ta.call('POST', '/v1/settings/mail/test', { body: { to: 'ops@bank.example' } })).status, 200);
+  t.deepEqual((await ta.call('GET', '/v1/settings/mail')).body.break_glass, { open: false, reason: null });
+  smtp.refuse('rcpt');
+  await push(ta, [fire('HighErrorRate', 'checkout')]);
+  await after(ta, 20 * SECOND);
+  const failed = await events(ta, 'outcome.notify_attempt_failed');
+  t.is(failed.length, 1, 'the incident e-mail was tried and refused');
+  t.regex(failed[0].data.problem, /the e-mail was not sent/);
+  t.deepEqual((await ta.call('GET', '/v1/settings/mail')).body.break_glass, { open: false, reason: null });
+  t.false((await ta.call('GET', '/v1/status')).body.auth.break_glass?.open ?? false);
+});

@@ -31,7 +31,7 @@ export interface DeliveryDeps {
   /** The episodes area's outcomes (it alone touches `episodes`). */
   episodes: EpisodeOutcomes;
   /** Sends one e-mail (the MailService): never throws, answers why not. */
-  mail: { send(to: string, subject: string, text: string): Promise<{ ok: true } | { ok: false; reason: string }> };
+  mail: { send(to: string, subject: string, text: string, opts: { signInState: false }): Promise<{ ok: true } | { ok: false; reason: string }> };
   /** Delivers through a notification target (the ConnectorService): never throws. */
   targets: { notify(name: string, message: NotifyMessage): Promise<{ ok: boolean; problem: string | null; kind: string | null }> };
   ledger: Ledger;
@@ -133,7 +133,9 @@ export class NotifyDelivery {
     try {
       if (d.channel_kind === 'email') {
         const { subject, text } = incidentMail(message);
-        const r = await this.#d.mail.send(d.channel, subject, text);
+        // An incident e-mail that fails (a refused recipient, say) says nothing about whether sign-in
+        // codes can be sent: it leaves break-glass sign-in as it is (docs/mail.md, "Break-glass state").
+        const r = await this.#d.mail.send(d.channel, subject, text, { signInState: false });
         ok = r.ok;
         problem = r.ok ? null : `the e-mail was not sent: ${r.reason}`;
       } else {
