@@ -1,70 +1,12 @@
 // Acting (issue 15): after the diagnosis, the proposal, the policy decision, the rehearsal, the
 // approval, the action through the gate, the verification, and the outcome or escalation.
 import test, { type ExecutionContext } from 'ava';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { MINUTE, SECOND } from '../host/clock.ts';
 import { AutonomyRepo } from '../host/governance/autonomy.repo.ts';
 import type { Level } from '../host/governance/levels.ts';
 import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
+import { acted, fixVendor } from './helpers/fix-vendor.ts';
 import { signedIn } from './helpers/people.ts';
-
-/** A vendor folder with a pack whose cause holds and proposes `restart`, and a connector kind that performs it. */
-function vendor(t: ExecutionContext, opts: { rehearsalFails?: boolean } = {}): { dir: string; log: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'oncall-acting-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const log = path.join(dir, 'actions.log');
-  mkdirSync(path.join(dir, 'fixpack'));
-  writeFileSync(
-    path.join(dir, 'fixpack', 'plugin.json'),
-    JSON.stringify({ name: 'fixpack', version: '1.0.0', kind: 'pack', api: '^1.2.0', entry: 'index.mjs' }),
-  );
-  writeFileSync(
-    path.join(dir, 'fixpack', 'index.mjs'),
-    `export default { causes: [{ id: 'fixpack/stuck', title: 'The worker is stuck', specificity: 95, applies: { alerts: ['WorkerStuck'] }, reads: [],
-      check: (ctx) => ctx.signals.every((s) => s.status !== 'firing')
-        ? { verdict: 'ruled_out', reason: 'no stuck worker', evidence: [{ source: 'signals', kind: 'x', query: 'q', at: ctx.at, observed: 0, excerpt: 'fine' }] }
-        : { verdict: 'holds', reason: 'the worker is stuck', evidence: [{ source: 'signals', kind: 'x', query: 'q', at: ctx.at, observed: 1, excerpt: 'stuck' }],
-            remedy: { action: 'restart', params: { target: 'worker' } }, verification: { cause: 'fixpack/stuck', expect: 'ruled_out', after_s: 60 } } }] };`,
-  );
-  mkdirSync(path.join(dir, 'fixer'));
-  writeFileSync(
-    path.join(dir, 'fixer', 'plugin.json'),
-    JSON.stringify({
-      name: 'fixer',
-      version: '1.0.0',
-      kind: 'connector',
-      api: '^1.2.0',
-      entry: 'index.mjs',
-      settings: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['log'],
-        properties: { log: { type: 'string', description: 'where actions are written' } },
-      },
-      actions: {
-        restart: {
-          description: 'restarts a target',
-          params: { type: 'object', additionalProperties: false, required: ['target'], properties: { target: { type: 'string' } } },
-          rehearsable: true,
-          reversible: true,
-        },
-      },
-    }),
-  );
-  writeFileSync(
-    path.join(dir, 'fixer', 'index.mjs'),
-    `import { appendFileSync } from 'node:fs';
-export default {
-  test: () => ({ ok: true, problem: null }),
-  rehearse: (ctx, a) => (${opts.rehearsalFails === true} ? { ok: false, problem: 'the target is not there' } : { ok: true, problem: null, shown: 'would restart ' + a.params.target }),
-  act: (ctx, a) => { appendFileSync(ctx.settings.log, a.kind + ' ' + a.params.target + ' ' + a.key + '\\n'); return { ok: true, problem: null, shown: 'restarted ' + a.params.target, undo: { target: a.params.target } }; },
-  undo: (ctx, a) => { appendFileSync(ctx.settings.log, 'undo ' + a.undo.target + '\\n'); return { ok: true, problem: null, shown: 'undone' }; },
-};`,
-  );
-  return { dir, log };
-}
 
 interface Setup {
   ta: TestApp;
@@ -73,7 +15,7 @@ interface Setup {
 }
 
 async function setup(t: ExecutionContext, level: Level, opts: { rehearsalFails?: boolean; tier?: number } = {}): Promise<Setup> {
-  const v = vendor(t, opts);
+  const v = fixVendor(t, { ...(opts.rehearsalFails === undefined ? {} : { rehearsalFails: opts.rehearsalFails }), logKey: true });
   const ta = await startApp(t, { env: { SERVICE_PLUGINS_DIR: v.dir } });
   await makeOperating(ta);
   const approver = await signedIn(ta, 'approver@bank.example', 'viewer');
@@ -113,7 +55,6 @@ function t_ok(r: { status: number; body: unknown }): void {
 }
 const episode = async (ta: TestApp, id: string) => (await ta.call('GET', `/v1/episodes/${id}`)).body;
 const types = (ep: any) => ep.timeline.map((e: any) => e.type) as string[];
-const acted = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : []);
 
 test('shadow: the proposal and what would have been done are recorded, nothing runs, and the episode is escalated', async (t) => {
   const { ta, log } = await setup(t, 'shadow');

@@ -4,74 +4,16 @@
 // service claims (named like an HTML tag), and a connector with a problem. Everything goes
 // through the service's own API and workers, on the injected clock.
 import type { ExecutionContext } from 'ava';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { MINUTE, SECOND, TestClock } from '../../host/clock.ts';
 import { AutonomyRepo } from '../../host/governance/autonomy.repo.ts';
 import { INGEST_TOKEN, makeOperating, startApp, type StartOptions, type TestApp } from './app.ts';
+import { fixVendor } from './fix-vendor.ts';
 import { signedIn } from './people.ts';
 import { startSmtp, type TestSmtp } from './smtp.ts';
 
 /** Where the seeded day starts (the digest is asked for at SEED_END). */
 export const SEED_START = '2026-06-01T06:00:00.000Z';
 export const HOSTILE_ALERT = '<img src=x onerror=alert(1)>';
-
-/** A vendor folder: a pack whose cause holds and proposes `restart`, and a connector kind that performs it. */
-export function fixerVendor(t: ExecutionContext): { dir: string; log: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), 'oncall-digest-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const log = path.join(dir, 'actions.log');
-  mkdirSync(path.join(dir, 'fixpack'));
-  writeFileSync(
-    path.join(dir, 'fixpack', 'plugin.json'),
-    JSON.stringify({ name: 'fixpack', version: '1.0.0', kind: 'pack', api: '^1.2.0', entry: 'index.mjs' }),
-  );
-  writeFileSync(
-    path.join(dir, 'fixpack', 'index.mjs'),
-    `export default { causes: [{ id: 'fixpack/stuck', title: 'The worker is stuck', specificity: 95, applies: { alerts: ['WorkerStuck'] }, reads: [],
-      check: (ctx) => ctx.signals.every((s) => s.status !== 'firing')
-        ? { verdict: 'ruled_out', reason: 'no stuck worker', evidence: [{ source: 'signals', kind: 'x', query: 'q', at: ctx.at, observed: 0, excerpt: 'fine' }] }
-        : { verdict: 'holds', reason: 'the worker is stuck', evidence: [{ source: 'signals', kind: 'x', query: 'q', at: ctx.at, observed: 1, excerpt: 'stuck' }],
-            remedy: { action: 'restart', params: { target: 'worker' } }, verification: { cause: 'fixpack/stuck', expect: 'ruled_out', after_s: 60 } } }] };`,
-  );
-  mkdirSync(path.join(dir, 'fixer'));
-  writeFileSync(
-    path.join(dir, 'fixer', 'plugin.json'),
-    JSON.stringify({
-      name: 'fixer',
-      version: '1.0.0',
-      kind: 'connector',
-      api: '^1.2.0',
-      entry: 'index.mjs',
-      settings: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['log'],
-        properties: { log: { type: 'string', description: 'where actions are written' } },
-      },
-      actions: {
-        restart: {
-          description: 'restarts a target',
-          params: { type: 'object', additionalProperties: false, required: ['target'], properties: { target: { type: 'string' } } },
-          rehearsable: true,
-          reversible: true,
-        },
-      },
-    }),
-  );
-  writeFileSync(
-    path.join(dir, 'fixer', 'index.mjs'),
-    `import { appendFileSync } from 'node:fs';
-export default {
-  test: (ctx) => ctx.settings.log.endsWith('broken') ? { ok: false, problem: 'the <b>fixer</b> is down' } : { ok: true, problem: null },
-  rehearse: (ctx, a) => ({ ok: true, problem: null, shown: 'would restart ' + a.params.target }),
-  act: (ctx, a) => { appendFileSync(ctx.settings.log, a.kind + ' ' + a.params.target + '\\n'); return { ok: true, problem: null, shown: 'restarted ' + a.params.target, undo: { target: a.params.target } }; },
-  undo: (ctx, a) => { appendFileSync(ctx.settings.log, 'undo ' + a.undo.target + '\\n'); return { ok: true, problem: null, shown: 'undone' }; },
-};`,
-  );
-  return { dir, log };
-}
 
 function ok(r: { status: number; body: unknown }, what: string): void {
   if (r.status >= 300) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
@@ -82,7 +24,7 @@ const stuck = (service: string, status = 'firing') => ({ name: 'WorkerStuck', se
 
 /** Starts an operating app with the fixer vendor on a clock at SEED_START, mailing through a test SMTP server. */
 export async function seededApp(t: ExecutionContext, opts: StartOptions & { smtp?: TestSmtp } = {}): Promise<{ ta: TestApp; smtp: TestSmtp }> {
-  const v = fixerVendor(t);
+  const v = fixVendor(t);
   const smtp = opts.smtp ?? (await startSmtp(t));
   const ta = await startApp(t, {
     manualTick: true,
