@@ -20,6 +20,7 @@ import type { ActionPath, ActionPathsRepo } from './paths.repo.ts';
 import { decide, type PolicyDecision } from './policy-decision.ts';
 import { propose, type Performer, type Proposal } from './proposal.ts';
 import { escalationReport } from './report.ts';
+import { Passes } from '../passes.ts';
 
 const HOUR_MS = 3600_000;
 /** An action request stays open this long, then the path escalates. */
@@ -101,35 +102,28 @@ export interface ActingDeps {
 export class ActingService {
   readonly #d: ActingDeps;
   readonly #holder = `act-${randomUUID()}`;
-  #running: Promise<void> = Promise.resolve();
-  #timer: NodeJS.Timeout | null = null;
-  #stopped = false;
+  readonly #passes: Passes;
 
   constructor(deps: ActingDeps) {
     this.#d = deps;
+    this.#passes = new Passes(
+      () => this.#pass(),
+      (err: unknown) => deps.log.error({ err }, 'acting on episodes failed'),
+      NUDGE_MS,
+    );
   }
 
   nudge(): void {
-    if (this.#stopped || this.#timer !== null) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.run().catch((err: unknown) => this.#d.log.error({ err }, 'acting on episodes failed'));
-    }, NUDGE_MS);
-    this.#timer.unref();
+    this.#passes.nudge();
   }
 
   /** Advances every path whose next step is due; passes never overlap. Tests await it. */
   run(): Promise<void> {
-    const next = this.#running.then(() => (this.#stopped ? undefined : this.#pass()));
-    this.#running = next.catch(() => undefined);
-    return next;
+    return this.#passes.run();
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#passes.stop();
   }
 
   /**
@@ -180,7 +174,7 @@ export class ActingService {
     const done: string[] = [];
     for (;;) {
       const claimed = await this.#d.paths.claim(this.#holder, this.#d.clock.now().getTime(), LEASE_MS, BATCH, done);
-      if (claimed.length === 0 || this.#stopped) return;
+      if (claimed.length === 0 || this.#passes.stopped) return;
       for (const p of claimed) {
         done.push(p.episode_id);
         await this.#advance(p).catch(async (err: unknown) => {

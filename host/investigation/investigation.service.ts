@@ -17,6 +17,7 @@ import type { Claimed, Diagnosis, FindingsRepo, StoredEvidence } from './finding
 import { liveSource, serviceEvents, type ConnectorReads } from './live-readers.ts';
 import { retrievalData, retrieve, type EstateEntries } from './retrieval.ts';
 import { runCheck, unknownVerdict, type VerdictResult } from './run-check.ts';
+import { Passes } from '../passes.ts';
 
 /** The bounds of the issue: 4 checks at a time, 20 s each, 2 minutes per investigation. */
 export interface InvestigationLimits {
@@ -68,37 +69,30 @@ export class InvestigationService {
   readonly #d: InvestigationDeps;
   readonly #limits: InvestigationLimits;
   readonly #holder = `inv-${randomUUID()}`;
-  #running: Promise<void> = Promise.resolve();
-  #timer: NodeJS.Timeout | null = null;
-  #stopped = false;
+  readonly #passes: Passes;
 
   constructor(deps: InvestigationDeps) {
     this.#d = deps;
     this.#limits = { ...DEFAULT_LIMITS, ...deps.limits };
+    this.#passes = new Passes(
+      () => this.#pass(),
+      (err: unknown) => deps.log.error({ err }, 'investigating episodes failed'),
+      NUDGE_MS,
+    );
   }
 
   /** Asks for a pass soon; nudges in a row make one pass. */
   nudge(): void {
-    if (this.#stopped || this.#timer !== null) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.run().catch((err: unknown) => this.#d.log.error({ err }, 'investigating episodes failed'));
-    }, NUDGE_MS);
-    this.#timer.unref();
+    this.#passes.nudge();
   }
 
   /** Runs every pending investigation; passes never overlap. Tests await it. */
   run(): Promise<void> {
-    const next = this.#running.then(() => (this.#stopped ? undefined : this.#pass()));
-    this.#running = next.catch(() => undefined);
-    return next;
+    return this.#passes.run();
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#passes.stop();
   }
 
   /** Investigations running now (the live view). */
@@ -112,13 +106,13 @@ export class InvestigationService {
       if (claimed.length === 0) return;
       let next = 0;
       const worker = async () => {
-        while (next < claimed.length && !this.#stopped) {
+        while (next < claimed.length && !this.#passes.stopped) {
           const c = claimed[next++]!;
           await this.#investigate(c).catch((err: unknown) => this.#d.log.error({ err, episode: c.episode_id }, 'an investigation failed'));
         }
       };
       await Promise.all(Array.from({ length: Math.min(PARALLEL, claimed.length) }, worker));
-      if (this.#stopped) return;
+      if (this.#passes.stopped) return;
     }
   }
 
