@@ -45,16 +45,8 @@ export async function checksNow(
   const causes = req.cause === null ? d.catalogue.causes : [d.catalogue.get(req.cause)].filter((c): c is Cause => c !== null);
   if (causes.length === 0)
     throw new AppError('not_found', req.cause === null ? 'no pack is loaded: there is no cause to check' : `no loaded pack declares cause ${req.cause}`);
-  const view = await d.estate.find(req.service);
   const at = req.at.toISOString();
-  const inputs: CheckInputs = {
-    episode: { id: null, service: req.service, opened_at: at },
-    at,
-    signals: [],
-    service: checkService(req.service, view),
-    related: { dependencies: [], history: [] },
-    overrides: view?.check_settings ?? {},
-  };
+  const inputs = outsideEpisode(req.service, await d.estate.find(req.service), at);
   const source = await liveSource({ connectors: d.connectors, ledger: d.ledger }, inputs.service, at);
   if (req.record)
     await d.ledger.transact(async (_trx, record) => {
@@ -96,4 +88,19 @@ export async function checksNow(
       );
     });
   return { service: req.service, at, verdicts, evidence };
+}
+
+/**
+ * The inputs of checks run outside any episode (by hand, or by the study): the service's estate
+ * entry and its check settings, no alert, no related episodes.
+ */
+export function outsideEpisode(service: string, view: Awaited<ReturnType<EstateEntries['find']>>, at: string): CheckInputs {
+  return {
+    episode: { id: null, service, opened_at: at },
+    at,
+    signals: [],
+    service: checkService(service, view),
+    related: { dependencies: [], history: [] },
+    overrides: view?.check_settings ?? {},
+  };
 }

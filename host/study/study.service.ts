@@ -5,7 +5,8 @@ import type { Principal } from '../identity/principal.ts';
 import type { Cause } from '../investigation/catalogue.ts';
 import type { CheckInputs, ReaderSource } from '../investigation/context.ts';
 import { liveSource, type ConnectorReads, type LedgerFinder } from '../investigation/live-readers.ts';
-import { checkService, type EstateEntries } from '../investigation/retrieval.ts';
+import { outsideEpisode } from '../investigation/checks-now.ts';
+import type { EstateEntries } from '../investigation/retrieval.ts';
 import type { VerdictResult } from '../investigation/run-check.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
@@ -217,8 +218,6 @@ export class StudyService {
     try {
       outer: for (const name of services) {
         const view = await this.#d.estate.find(name);
-        const service = checkService(name, view);
-        const overrides = view?.check_settings ?? {};
         for (const cause of causes) {
           const next = await this.#before(id, position > 0);
           if (next === 'lost') return;
@@ -229,18 +228,10 @@ export class StudyService {
           let pair: JudgedPair;
           if (readsOnlyTheAlert(cause)) pair = atTheAlert(name, cause);
           else {
-            const at = this.#d.clock.now().toISOString();
-            const inputs: CheckInputs = {
-              episode: { id: null, service: name, opened_at: at },
-              at,
-              signals: [],
-              service,
-              related: { dependencies: [], history: [] },
-              overrides,
-            };
-            const source = await liveSource({ connectors, ledger: this.#d.ledger }, service, at);
+            const inputs = outsideEpisode(name, view, this.#d.clock.now().toISOString());
+            const source = await liveSource({ connectors, ledger: this.#d.ledger }, inputs.service, inputs.at);
             const [result] = await this.#d.checkAll([cause], inputs, source);
-            pair = judge(service, cause, result!);
+            pair = judge(inputs.service, cause, result!);
           }
           if (this.#abort.signal.aborted) return;
           const kept = await this.#d.ledger.transact(async (trx) => this.#d.repo.record(trx, id, this.#holder, position, pair));
