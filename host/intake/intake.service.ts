@@ -202,6 +202,7 @@ export class IntakeService {
                 ended_at: null,
                 fired_at: refresh ? held.fired_at : now,
                 episode_id: refresh ? held.episode_id : null,
+                context: s.context ?? null,
               };
               if (refresh) counts.refreshed++;
               else {
