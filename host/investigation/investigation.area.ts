@@ -59,8 +59,9 @@ export function createInvestigationArea(d: {
     connectors: d.connectors,
     ledger: d.ledger,
     teller: {
-      tellDiagnosis: async (trx, episode, severity, diagnosis) => {
-        await d.notifier.tell(trx, { event: 'incident.diagnosed', episode, severity, diagnosis });
+      // The message carries the diagnosis's published shape: summary, holds, unknown.
+      tellDiagnosis: async (trx, episode, severity, { summary, holds, unknown }) => {
+        await d.notifier.tell(trx, { event: 'incident.diagnosed', episode, severity, diagnosis: { summary, holds, unknown } });
       },
       nudge: () => d.notifier.nudge(),
     },
