@@ -537,7 +537,7 @@ test('recent-change → revert at L1: the commit of 25 minutes before, approved 
   });
   t.regex(
     ep.proposal.why,
-    new RegExp(`^A recent change to the service: Commit ${bad.slice(0, 12)} "payments: no retries" by Bob to repo \\(services/payments\\), 25 minutes before`),
+    new RegExp(`^Recent change to the service: Commit ${bad.slice(0, 12)} "payments: no retries" by Bob to repo \\(services/payments\\), 25 minutes before`),
   );
   t.like(ep.policy_decision, { decision: 'act', level: 'L1', approval: true });
   t.like(ep.rehearsal, { ok: true });
