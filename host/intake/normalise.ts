@@ -18,6 +18,8 @@ export interface Signal {
   id: string | null;
   /** What the tool said beyond the labels (when the condition began, the rule's expression); absent when it said nothing. */
   context?: AlertContext;
+  /** Set by placement: why the alert was left unplaced although it named a service (recorded with the push). */
+  unplaced?: string;
 }
 
 /** The catch-all normaliser: any source word that no other normaliser claims. */
