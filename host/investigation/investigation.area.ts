@@ -47,8 +47,10 @@ export function createInvestigationArea(d: {
   limits?: Partial<InvestigationLimits>;
   /** Acting's store: a diagnosis asks for the episode's action path. */
   actions?: InvestigationDeps['actions'];
+  /** The causes of the loaded packs, when the host built them already (the estate checks settings against them). */
+  catalogue?: CauseCatalogue;
 }): InvestigationArea {
-  const catalogue = new CauseCatalogue(d.plugins);
+  const catalogue = d.catalogue ?? new CauseCatalogue(d.plugins);
   const log = d.log.child({ component: 'investigation' });
   const investigations = new InvestigationService({
     findings: d.findings,
