@@ -51,15 +51,25 @@ function joined(sc: Scenario, w: World, ep: EpisodeView): EpisodeView['signals']
   return ep.signals.find((s) => s.name === sc.afterOpen!.alert && hasLabels(s.labels, labels)) ?? null;
 }
 
-/** The last finished run's `decision.diagnosed` and its first `check.started`. */
-function lastRun(ep: EpisodeView): { diagnosedAt: number; startedAt: number | null; run: number } | null {
-  const diagnosed = ep.timeline.filter((e) => e.type === 'decision.diagnosed');
-  const last = diagnosed[diagnosed.length - 1];
-  if (last === undefined) return null;
-  const run = Number(last.data.run);
-  const started = ep.timeline.find((e) => e.type === 'check.started' && Number(e.data.run) === run);
-  return { diagnosedAt: Date.parse(last.at), startedAt: started === undefined ? null : Date.parse(started.at), run };
+interface Run {
+  run: number;
+  diagnosedAt: number;
+  startedAt: number | null;
 }
+
+/** Each finished run: its `decision.diagnosed` and its first `check.started`, oldest first. */
+function runs(ep: EpisodeView): Run[] {
+  return ep.timeline
+    .filter((e) => e.type === 'decision.diagnosed')
+    .map((d) => {
+      const run = Number(d.data.run);
+      const started = ep.timeline.find((e) => e.type === 'check.started' && Number(e.data.run) === run);
+      return { run, diagnosedAt: Date.parse(d.at), startedAt: started === undefined ? null : Date.parse(started.at) };
+    });
+}
+
+/** The first run that started after `at` (ms). */
+const runAfter = (ep: EpisodeView, at: number): Run | null => runs(ep).find((r) => r.startedAt !== null && r.startedAt >= at) ?? null;
 
 /** Whether the scenario has its final answer: diagnosed, after the joining alert, and past its proposal's rehearsal. */
 export function settled(sc: Scenario, w: World, o: Observer): boolean {
@@ -67,8 +77,8 @@ export function settled(sc: Scenario, w: World, o: Observer): boolean {
   if (ep === null || ep.investigation === null || !['diagnosed', 'skipped'].includes(ep.investigation.state)) return false;
   if (sc.afterOpen !== undefined) {
     const j = joined(sc, w, ep);
-    const run = lastRun(ep);
-    if (j === null || run === null || run.startedAt === null || run.startedAt < Date.parse(j.joined_at)) return false;
+    const last = runs(ep).at(-1);
+    if (j === null || last?.startedAt == null || last.startedAt < Date.parse(j.joined_at)) return false;
   }
   if (sc.expect(w).rehearsed === true) {
     if (ep.policy_decision === null) return false;
@@ -77,10 +87,37 @@ export function settled(sc: Scenario, w: World, o: Observer): boolean {
   return true;
 }
 
-/** The time the clock starts from: Alertmanager's startsAt of the alert (the joining one for a joining scenario). */
-function startsAt(o: Observer, alert: string, labels: Record<string, string>): number | null {
-  const times = [...o.alerts.values()].filter((a) => a.labels.alertname === alert && hasLabels(a.labels, labels)).map((a) => Date.parse(a.startsAt));
+/** Alertmanager's `startsAt` of a signal of the episode: the alert of that name whose labels the signal carries. */
+function startsAt(o: Observer, signal: EpisodeView['signals'][number]): number | null {
+  const times = [...o.alerts.values()]
+    .filter((a) => a.labels.alertname === signal.name && Object.entries(a.labels).every(([k, v]) => k === 'alertname' || signal.labels[k] === v))
+    .map((a) => Date.parse(a.startsAt));
   return times.length === 0 ? null : Math.min(...times);
+}
+
+/**
+ * The diagnosis the clock stops at, and the alert it starts from: the episode's first diagnosis
+ * and its earliest alert; for a joining scenario, the first diagnosis of a run that started after
+ * the later alert joined, and that alert.
+ */
+function timed(
+  sc: Scenario,
+  w: World,
+  ep: EpisodeView,
+  o: Observer,
+  pushes: Map<string, number>,
+): Pick<Judged, 'alertToDiagnosisS' | 'pushToDiagnosisS' | 'checksS'> {
+  const j = joined(sc, w, ep);
+  const run = sc.afterOpen === undefined ? (runs(ep)[0] ?? null) : j === null ? null : runAfter(ep, Date.parse(j.joined_at));
+  if (run === null) return { alertToDiagnosisS: null, pushToDiagnosisS: null, checksS: null };
+  const first = sc.afterOpen === undefined ? [...ep.signals].sort((a, b) => Date.parse(a.joined_at) - Date.parse(b.joined_at)) : [j!];
+  const starts = first.map((s) => startsAt(o, s)).filter((x): x is number => x !== null);
+  const pushed = first.map((s) => pushes.get(s.fingerprint)).filter((x): x is number => x !== undefined);
+  return {
+    alertToDiagnosisS: starts.length === 0 ? null : s1(run.diagnosedAt - Math.min(...starts)),
+    pushToDiagnosisS: pushed.length === 0 ? null : s1(run.diagnosedAt - Math.min(...pushed)),
+    checksS: run.startedAt === null ? null : s1(run.diagnosedAt - run.startedAt),
+  };
 }
 
 export function judge(sc: Scenario, w: World, o: Observer, pushes: Map<string, number>): Judged {
@@ -119,17 +156,7 @@ export function judge(sc: Scenario, w: World, o: Observer, pushes: Map<string, n
   }
   if (ep.rehearsal !== null)
     base.proposal += ep.rehearsal.ok === true ? ' (rehearsed)' : ` (rehearsal failed: ${ep.rehearsal.problem ?? ep.rehearsal.shown ?? '?'})`;
-  const run = lastRun(ep);
-  const trigger = sc.afterOpen ?? sc.trigger;
-  const labels = trigger.labels(w);
-  const from = startsAt(o, trigger.alert, labels);
-  const signal = ep.signals.find((s) => s.name === trigger.alert && hasLabels(s.labels, labels));
-  const pushed = signal === undefined ? undefined : pushes.get(signal.fingerprint);
-  if (run !== null) {
-    base.alertToDiagnosisS = from === null ? null : s1(run.diagnosedAt - from);
-    base.pushToDiagnosisS = pushed === undefined ? null : s1(run.diagnosedAt - pushed);
-    base.checksS = run.startedAt === null ? null : s1(run.diagnosedAt - run.startedAt);
-  }
+  Object.assign(base, timed(sc, w, ep, o, pushes));
 
   if (ep.service !== expected.placed) {
     base.misplaced = true;
@@ -140,7 +167,8 @@ export function judge(sc: Scenario, w: World, o: Observer, pushes: Map<string, n
     const holds = ep.diagnosis.holds;
     if (expected.top === null) base.falseHolds = [...holds];
     else {
-      if (base.top === null || !expected.top.includes(base.top)) problems.push(`top cause ${base.top ?? 'none'}, expected ${expected.top.join(' or ')}`);
+      if (base.top === null || !expected.top.includes(base.top))
+        problems.push(`top cause ${base.top ?? 'none'}, expected ${expected.top.map((c) => `${c} (${verdictOf(ep, c)})`).join(' or ')}`);
       for (const c of expected.alsoHold ?? []) if (!holds.includes(c)) problems.push(`${c} does not hold (${verdictOf(ep, c)})`);
       const allowed = new Set([...expected.top, ...(expected.alsoHold ?? []), ...(expected.mayHold ?? [])]);
       base.falseHolds = holds.filter((c) => !allowed.has(c));

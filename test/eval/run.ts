@@ -10,6 +10,7 @@
  *   npm run eval -- --runs 3              three runs in a row (the done-bar: all three right)
  *   npm run eval -- --only crash-loop     one scenario
  *   npm run eval -- --markdown eval.md    also the table as Markdown, for docs/packs.md
+ *   npm run eval -- --episodes eval.json  also every episode as the service answered it (verdicts, evidence, timeline)
  *
  * Exit 0 when every scenario of every run is right and the ledger verifies; 1 otherwise; 2 when
  * the eval cannot run here (a missing program, not root).
@@ -64,6 +65,8 @@ async function main(): Promise<number> {
   const runs = count('runs', 'EVAL_RUNS', 1);
   const only = option('only', 'EVAL_ONLY');
   const file = option('markdown', 'EVAL_MARKDOWN');
+  const dump = option('episodes', 'EVAL_EPISODES');
+  const episodes: Array<{ run: number; episodes: unknown[] }> = [];
   const scenarios = only === undefined ? SCENARIOS : SCENARIOS.filter((s) => only.split(',').includes(s.id));
   if (scenarios.length === 0) {
     process.stdout.write(`eval: no scenario ${only}; there are ${SCENARIOS.map((s) => s.id).join(', ')}\n`);
@@ -95,6 +98,8 @@ async function main(): Promise<number> {
     const t = tally(r.judged);
     if (t.right !== t.total || !r.ledger.startsWith('verifies')) ok = false;
     if (file !== undefined) writeFileSync(file, reports.map(markdown).join('\n'));
+    episodes.push({ run, episodes: r.episodes });
+    if (dump !== undefined) writeFileSync(dump, `${JSON.stringify(episodes, null, 2)}\n`);
   }
   if (runs > 1) for (const r of reports) process.stdout.write(`${summaryLine(r)}\n`);
   return ok ? 0 : 1;

@@ -97,6 +97,9 @@ async function badCommit(w: World, name: string, subject: string): Promise<strin
   return sha;
 }
 
+/** A reason naming the same scrape target (`host:port`) twice. */
+const ONE_TARGET_TWICE = /\b(\d+\.\d+\.\d+\.\d+:\d+)\b[\s\S]*\b\1\b/;
+
 const revertOf = (w: World, name: string): ProposalWanted => ({ action: 'revert', params: { sha: w.facts.get(`${name}:sha`) ?? '(not committed)' } });
 
 /** Extra services no scenario touches: dependencies that stay healthy. */
@@ -131,7 +134,8 @@ export const SCENARIOS: Scenario[] = [
       alsoHold: ['prometheus/target-down', 'http/endpoint-down'],
       reasonNot: [
         { cause: 'http/endpoint-down', pattern: /timeout|no answer/i, why: 'a refused connection is worded as a timeout' },
-        { cause: 'prometheus/target-down', pattern: /\b2 of 2\b/, why: 'one target counted twice (two links select it)' },
+        { cause: 'prometheus/target-down', pattern: ONE_TARGET_TWICE, why: 'one target counted twice (two links select it)' },
+        { cause: 'prometheus/restarts', pattern: ONE_TARGET_TWICE, why: 'one target counted twice (two links select it)' },
       ],
     }),
   },

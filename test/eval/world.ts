@@ -6,6 +6,7 @@
  * `start` starts the peers once the service listens (Alertmanager needs its address).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import path from 'node:path';
 import { startDaemon } from '../helpers/daemon.ts';
 import { freePort } from '../helpers/wait.ts';
@@ -19,13 +20,14 @@ import type { ServiceSpec, World } from './scenarios.ts';
 import type { Stack } from './stack.ts';
 
 /** The connectors the service is given. */
-export const CONNECTORS = { metrics: 'prom', alerts: 'am', platform: 'platform-repo' } as const;
+export const CONNECTORS = { metrics: 'prom', alerts: 'am', platform: 'platform-repo', chat: 'oncall-chat' } as const;
 /** A repository connector of a service with a repository of its own. */
 export const ownRepoConnector = (service: string): string => `${service}-repo`;
 /** How long before the run the repositories' first commit is dated: outside every check's window. */
 const HISTORY_H = 3;
 
 interface Ports {
+  chat: number;
   blackbox: number;
   prometheus: number;
   alertmanager: number;
@@ -33,6 +35,8 @@ interface Ports {
 
 export class EvalWorld implements World {
   readonly facts = new Map<string, string>();
+  /** Messages the on-call chat received. */
+  told = 0;
   readonly services: readonly ServiceSpec[];
   readonly platform: Repo;
   readonly #dir: string;
@@ -57,7 +61,7 @@ export class EvalWorld implements World {
     const config = `${JSON.stringify({ error_ratio: 0 }, null, 2)}\n`;
     const shared = services.filter((s) => s.ownRepo !== true);
     const platform = Repo.create(dir, 'platform', Object.fromEntries(shared.map((s) => [`services/${s.name}/config.json`, config])), at);
-    const ports = { blackbox: await freePort(), prometheus: await freePort(), alertmanager: await freePort() };
+    const ports = { chat: await freePort(), blackbox: await freePort(), prometheus: await freePort(), alertmanager: await freePort() };
     const w = new EvalWorld(t, dir, services, platform, ports);
     for (const s of services) {
       if (s.ownRepo === true) w.#own.set(s.name, Repo.create(dir, s.name, { 'config.json': config }, at));
@@ -102,6 +106,7 @@ export class EvalWorld implements World {
   /** Starts the apps, hosts and peers; Alertmanager pushes to `ingest.base` with `ingest.token`. */
   async start(ingest: { base: string; token: string }): Promise<void> {
     this.#ingest = ingest;
+    await this.#chat();
     await Promise.all([
       ...[...this.#apps.values()].map((a) => a.start()),
       ...this.services.flatMap((s) => (s.host === undefined ? [] : [this.host(s.name).start(s.host.used)])),
@@ -148,6 +153,7 @@ export class EvalWorld implements World {
     return [
       { name: CONNECTORS.metrics, kind: 'prometheus', settings: { url: this.prometheus } },
       { name: CONNECTORS.alerts, kind: 'alertmanager', settings: { url: this.alertmanager } },
+      { name: CONNECTORS.chat, kind: 'webhook', settings: { url: `http://127.0.0.1:${this.#ports.chat}/oncall`, secret: 'eval-chat-secret-0123456789' } },
       { name: CONNECTORS.platform, kind: 'git', settings: { path: this.platform.remote } },
       ...[...this.#own].map(([name, repo]) => ({ name: ownRepoConnector(name), kind: 'git', settings: { path: repo.remote } })),
     ];
@@ -197,6 +203,20 @@ export class EvalWorld implements World {
       alertmanager: `127.0.0.1:${this.#ports.alertmanager}`,
       ruleFile: this.#ruleFile,
     };
+  }
+
+  /** The on-call chat's webhook the service tells of incidents (a notification target): it takes every message. */
+  async #chat(): Promise<void> {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        this.told++;
+        res.writeHead(204);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(this.#ports.chat, '127.0.0.1', resolve));
+    this.#t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   }
 
   async #daemon(name: string, bin: string, port: number, files: (dir: string) => string[]): Promise<void> {
