@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Teardowns } from '../helpers/daemon.ts';
+import { onFreePort } from './ports.ts';
 
 const APP = fileURLToPath(new URL('./app.ts', import.meta.url));
 
@@ -20,30 +21,39 @@ process.once('exit', () => {
   for (const c of alive) c.kill('SIGKILL');
 });
 
-/** One service's process on a fixed loopback port, so Prometheus's targets stay put across restarts. */
+/** One service's process on a loopback port found at its first start and kept, so Prometheus's target stays put across restarts. */
 export class AppProcess {
   readonly name: string;
-  readonly port: number;
+  #port: number | null = null;
   /** The JSON file it reads its behaviour from at start (a file of the repository's working copy), if any. */
   configFile: string | null;
   #child: ChildProcess | null = null;
   #loop: NodeJS.Timeout | null = null;
   #looping = false;
 
-  constructor(t: Teardowns, name: string, port: number, configFile: string | null = null) {
+  constructor(t: Teardowns, name: string, configFile: string | null = null) {
     this.name = name;
-    this.port = port;
     this.configFile = configFile;
     t.teardown(() => this.stop());
+  }
+
+  get port(): number {
+    if (this.#port === null) throw new Error(`${this.name} has not started yet`);
+    return this.#port;
   }
 
   get base(): string {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Starts the process and resolves once it listens (10 s at most). */
+  /** Starts the process (on a new port the first time) and resolves once it listens (10 s at most). */
   async start(): Promise<void> {
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, EVAL_APP_NAME: this.name, EVAL_APP_PORT: String(this.port) };
+    if (this.#port === null) this.#port = await onFreePort((port) => this.#start(port));
+    else await this.#start(this.#port);
+  }
+
+  async #start(port: number): Promise<void> {
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, EVAL_APP_NAME: this.name, EVAL_APP_PORT: String(port) };
     if (this.configFile !== null) env.EVAL_APP_CONFIG = this.configFile;
     const child = spawn(process.execPath, [APP], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     alive.add(child);

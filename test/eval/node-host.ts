@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import type { Teardowns } from '../helpers/daemon.ts';
 import { NODE_EXPORTER_BIN } from './bins.ts';
+import { onFreePort } from './ports.ts';
 
 /** Size of each host's /srv. */
 const SIZE_MB = 64;
@@ -20,19 +21,19 @@ process.once('exit', () => {
 
 export class NodeHost {
   readonly name: string;
-  readonly port: number;
+  #port: number | null = null;
   #unshare: ChildProcess | null = null;
   #pid: number | null = null;
 
-  constructor(t: Teardowns, name: string, port: number) {
+  constructor(t: Teardowns, name: string) {
     this.name = name;
-    this.port = port;
     t.teardown(() => this.stop());
   }
 
   /** `127.0.0.1:<port>`, its scrape target. */
   get target(): string {
-    return `127.0.0.1:${this.port}`;
+    if (this.#port === null) throw new Error(`the host of ${this.name} has not started yet`);
+    return `127.0.0.1:${this.#port}`;
   }
 
   /**
@@ -40,11 +41,15 @@ export class NodeHost {
    * so its series begin at that level and stay flat), and resolves once /metrics answers.
    */
   async start(usedRatio = 0.4): Promise<void> {
+    this.#port = await onFreePort((port) => this.#start(port, usedRatio));
+  }
+
+  async #start(port: number, usedRatio: number): Promise<void> {
     const usedMb = Math.round(SIZE_MB * usedRatio);
     const script = [
       `mount -t tmpfs -o size=${SIZE_MB}m eval-${this.name} /srv`,
       `dd if=/dev/zero of=/srv/base bs=1M count=${usedMb} status=none`,
-      `exec ${NODE_EXPORTER_BIN} --web.listen-address=127.0.0.1:${this.port} --collector.disable-defaults --collector.filesystem` +
+      `exec ${NODE_EXPORTER_BIN} --web.listen-address=127.0.0.1:${port} --collector.disable-defaults --collector.filesystem` +
         ` '--collector.filesystem.mount-points-exclude=^/($|dev|proc|sys|run|mnt|tmp)($|/)'` +
         ` '--collector.filesystem.fs-types-exclude=^(ext[234]|xfs|btrfs|overlay|cgroup2?|devpts|proc|sysfs|devtmpfs|mqueue|nsfs)$'`,
     ].join(' && ');
@@ -60,7 +65,7 @@ export class NodeHost {
     const deadline = Date.now() + 15_000;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`node_exporter of ${this.name} exited at start: ${out}`);
-      const ok = await fetch(`http://${this.target}/metrics`).then(
+      const ok = await fetch(`http://127.0.0.1:${port}/metrics`).then(
         (r) => r.ok,
         () => false,
       );

@@ -7,12 +7,13 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startDaemon } from '../helpers/daemon.ts';
-import { freePort } from '../helpers/wait.ts';
 import { AppProcess } from './app-process.ts';
 import { ALERTMANAGER_BIN, BLACKBOX_BIN, PROMETHEUS_BIN } from './bins.ts';
 import { NodeHost } from './node-host.ts';
+import { onFreePort } from './ports.ts';
 import { alertmanagerYaml, BLACKBOX_YAML, prometheusYaml } from './peer-config.ts';
 import { Repo } from './repo.ts';
 import { rulesYaml } from './rules.ts';
@@ -26,11 +27,12 @@ export const ownRepoConnector = (service: string): string => `${service}-repo`;
 /** How long before the run the repositories' first commit is dated: outside every check's window. */
 const HISTORY_H = 3;
 
+/** The peers' ports, known once each listens. */
 interface Ports {
-  chat: number;
-  blackbox: number;
-  prometheus: number;
-  alertmanager: number;
+  chat: number | null;
+  blackbox: number | null;
+  prometheus: number | null;
+  alertmanager: number | null;
 }
 
 export class EvalWorld implements World {
@@ -44,29 +46,27 @@ export class EvalWorld implements World {
   readonly #apps = new Map<string, AppProcess>();
   readonly #hosts = new Map<string, NodeHost>();
   readonly #own = new Map<string, Repo>();
-  readonly #ports: Ports;
+  readonly #ports: Ports = { chat: null, blackbox: null, prometheus: null, alertmanager: null };
   #ingest: { base: string; token: string } | null = null;
 
-  private constructor(t: Stack, dir: string, services: ServiceSpec[], platform: Repo, ports: Ports) {
+  private constructor(t: Stack, dir: string, services: ServiceSpec[], platform: Repo) {
     this.#t = t;
     this.#dir = dir;
     this.services = services;
     this.platform = platform;
-    this.#ports = ports;
   }
 
-  /** Ports picked, repositories made (first commit 3 h back), processes prepared but not started. */
+  /** Repositories made (first commit 3 h back), processes prepared but not started. */
   static async plan(t: Stack, dir: string, services: ServiceSpec[]): Promise<EvalWorld> {
     const at = new Date(Date.now() - HISTORY_H * 3600_000);
     const config = `${JSON.stringify({ error_ratio: 0 }, null, 2)}\n`;
     const shared = services.filter((s) => s.ownRepo !== true);
     const platform = Repo.create(dir, 'platform', Object.fromEntries(shared.map((s) => [`services/${s.name}/config.json`, config])), at);
-    const ports = { chat: await freePort(), blackbox: await freePort(), prometheus: await freePort(), alertmanager: await freePort() };
-    const w = new EvalWorld(t, dir, services, platform, ports);
+    const w = new EvalWorld(t, dir, services, platform);
     for (const s of services) {
       if (s.ownRepo === true) w.#own.set(s.name, Repo.create(dir, s.name, { 'config.json': config }, at));
-      w.#apps.set(s.name, new AppProcess(t, s.name, await freePort(), w.repoOf(s.name).file(w.configIn(s.name))));
-      if (s.host !== undefined) w.#hosts.set(s.name, new NodeHost(t, s.name, await freePort()));
+      w.#apps.set(s.name, new AppProcess(t, s.name, w.repoOf(s.name).file(w.configIn(s.name))));
+      if (s.host !== undefined) w.#hosts.set(s.name, new NodeHost(t, s.name));
     }
     return w;
   }
@@ -96,30 +96,40 @@ export class EvalWorld implements World {
   }
 
   get prometheus(): string {
-    return `http://127.0.0.1:${this.#ports.prometheus}`;
+    return this.#address('prometheus');
   }
 
   get alertmanager(): string {
-    return `http://127.0.0.1:${this.#ports.alertmanager}`;
+    return this.#address('alertmanager');
   }
 
-  /** Starts the apps, hosts and peers; Alertmanager pushes to `ingest.base` with `ingest.token`. */
-  async start(ingest: { base: string; token: string }): Promise<void> {
-    this.#ingest = ingest;
+  #address(peer: keyof Ports): string {
+    const port = this.#ports[peer];
+    if (port === null) throw new Error(`${peer} has not started yet`);
+    return `http://127.0.0.1:${port}`;
+  }
+
+  /** Starts the apps, their hosts and the on-call chat: their addresses are known from then on (the estate's links). */
+  async startServices(): Promise<void> {
     await this.#chat();
     await Promise.all([
       ...[...this.#apps.values()].map((a) => a.start()),
       ...this.services.flatMap((s) => (s.host === undefined ? [] : [this.host(s.name).start(s.host.used)])),
     ]);
-    await this.#daemon('blackbox', BLACKBOX_BIN, this.#ports.blackbox, (dir) => {
+  }
+
+  /** Starts the blackbox exporter, Alertmanager (pushing to `ingest.base` with `ingest.token`) and Prometheus. */
+  async startMonitoring(ingest: { base: string; token: string }): Promise<void> {
+    this.#ingest = ingest;
+    await this.#daemon('blackbox', BLACKBOX_BIN, (dir) => {
       writeFileSync(path.join(dir, 'blackbox.yml'), BLACKBOX_YAML);
       return [`--config.file=${path.join(dir, 'blackbox.yml')}`];
     });
-    await this.#daemon('alertmanager', ALERTMANAGER_BIN, this.#ports.alertmanager, (dir) => {
+    await this.#daemon('alertmanager', ALERTMANAGER_BIN, (dir) => {
       writeFileSync(path.join(dir, 'alertmanager.yml'), alertmanagerYaml(`${ingest.base}/v1/alerts/alertmanager`, ingest.token));
       return [`--config.file=${path.join(dir, 'alertmanager.yml')}`, `--storage.path=${path.join(dir, 'data')}`, '--cluster.listen-address='];
     });
-    await this.#daemon('prometheus', PROMETHEUS_BIN, this.#ports.prometheus, (dir) => {
+    await this.#daemon('prometheus', PROMETHEUS_BIN, (dir) => {
       writeFileSync(this.#ruleFile, rulesYaml({ watchdog: true }));
       writeFileSync(path.join(dir, 'prometheus.yml'), prometheusYaml(this.#scraped()));
       // A short resend delay: an alert Prometheus stops sending ends in Alertmanager within 20 s, not 4 minutes.
@@ -148,12 +158,16 @@ export class EvalWorld implements World {
     if (r.status !== 201) throw new Error(`POST /v1/events answered ${r.status} ${await r.text()}`);
   }
 
-  /** The connectors the service reads through. */
-  connectors(): Array<{ name: string; kind: string; settings: Record<string, unknown> }> {
+  /** The connectors the service reads through and tells by; Prometheus's and Alertmanager's only once `monitoring` runs. */
+  connectors(monitoring: boolean): Array<{ name: string; kind: string; settings: Record<string, unknown> }> {
     return [
-      { name: CONNECTORS.metrics, kind: 'prometheus', settings: { url: this.prometheus } },
-      { name: CONNECTORS.alerts, kind: 'alertmanager', settings: { url: this.alertmanager } },
-      { name: CONNECTORS.chat, kind: 'webhook', settings: { url: `http://127.0.0.1:${this.#ports.chat}/oncall`, secret: 'eval-chat-secret-0123456789' } },
+      ...(monitoring
+        ? [
+            { name: CONNECTORS.metrics, kind: 'prometheus', settings: { url: this.prometheus } },
+            { name: CONNECTORS.alerts, kind: 'alertmanager', settings: { url: this.alertmanager } },
+          ]
+        : []),
+      { name: CONNECTORS.chat, kind: 'webhook', settings: { url: `${this.#address('chat')}/oncall`, secret: 'eval-chat-secret-0123456789' } },
       { name: CONNECTORS.platform, kind: 'git', settings: { path: this.platform.remote } },
       ...[...this.#own].map(([name, repo]) => ({ name: ownRepoConnector(name), kind: 'git', settings: { path: repo.remote } })),
     ];
@@ -199,8 +213,8 @@ export class EvalWorld implements World {
       apps: this.services.map((s) => ({ job: s.name, target: `127.0.0.1:${this.app(s.name).port}`, labels: label(s.serviceLabel === true, s.name) })),
       nodes: [...this.#hosts.values()].map((h) => h.target),
       probes: this.services.filter((s) => s.probe !== undefined).map((s) => ({ url: this.healthUrl(s.name), labels: label(s.probe === 'labelled', s.name) })),
-      blackbox: `127.0.0.1:${this.#ports.blackbox}`,
-      alertmanager: `127.0.0.1:${this.#ports.alertmanager}`,
+      blackbox: this.#address('blackbox').slice('http://'.length),
+      alertmanager: this.#address('alertmanager').slice('http://'.length),
       ruleFile: this.#ruleFile,
     };
   }
@@ -215,14 +229,17 @@ export class EvalWorld implements World {
         res.end();
       });
     });
-    await new Promise<void>((resolve) => server.listen(this.#ports.chat, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.#ports.chat = (server.address() as AddressInfo).port;
     this.#t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   }
 
-  async #daemon(name: string, bin: string, port: number, files: (dir: string) => string[]): Promise<void> {
-    const dir = path.join(this.#dir, name);
-    mkdirSync(dir, { recursive: true });
-    const args = [...files(dir), `--web.listen-address=127.0.0.1:${port}`];
-    await startDaemon(this.#t, { name, bin, args, dir, base: `http://127.0.0.1:${port}` });
+  async #daemon(name: keyof Ports, bin: string, files: (dir: string) => string[]): Promise<void> {
+    this.#ports[name] = await onFreePort(async (port) => {
+      const dir = path.join(this.#dir, `${name}-${port}`);
+      mkdirSync(dir, { recursive: true });
+      const args = [...files(dir), `--web.listen-address=127.0.0.1:${port}`];
+      await startDaemon(this.#t, { name, bin, args, dir, base: `http://127.0.0.1:${port}` });
+    });
   }
 }
