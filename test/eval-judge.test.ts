@@ -162,7 +162,7 @@ test('a change scenario needs the revert of the bad commit, rehearsed successful
   t.true(good.right, good.problems.join('; '));
 });
 
-test('the heartbeat: the Watchdog opening an episode is wrong, and so is no incident after it stopped', (t) => {
+test('the heartbeat: the Watchdog opening an episode is wrong, and so is no incident after it stopped, or one before the timeout', (t) => {
   const watchdog = { ...episode('unknown', [['Watchdog', {}, 5]], []), id: 'ep-watchdog', t_open: T(5), state: 'closed' };
   const stoppedAt = Date.parse(T(10));
   const wrong = judgeHeartbeat(scenario('heartbeat'), observer([watchdog]), { stoppedAt, settingProblem: null });
@@ -172,4 +172,6 @@ test('the heartbeat: the Watchdog opening an episode is wrong, and so is no inci
   const right = judgeHeartbeat(scenario('heartbeat'), observer([incident]), { stoppedAt, settingProblem: null });
   t.true(right.right, right.problems.join('; '));
   t.is(right.alertToDiagnosisS, 65);
+  const early = judgeHeartbeat(scenario('heartbeat'), observer([{ ...incident, t_open: T(30) }]), { stoppedAt, settingProblem: null });
+  t.regex(early.problems.join('\n'), /opened 20 s after the Watchdog stopped: before its 60 s timeout/);
 });

@@ -49,6 +49,9 @@ export function judgeHeartbeat(sc: Scenario, o: Observer, run: HeartbeatRun): Ju
       );
   if (incident === null) problems.push(`no incident opened after the Watchdog stopped (timeout ${HEARTBEAT_TIMEOUT_S} s)`);
   const openedS = incident === null || run.stoppedAt === null ? null : Math.round((Date.parse(incident.t_open) - run.stoppedAt) / 100) / 10;
+  // The last heartbeat came at most 10 s (the Watchdog route's repeat) before the rule went.
+  if (openedS !== null && openedS < HEARTBEAT_TIMEOUT_S - 10)
+    problems.push(`the heartbeat incident opened ${openedS} s after the Watchdog stopped: before its ${HEARTBEAT_TIMEOUT_S} s timeout could have passed`);
   return {
     id: sc.id,
     injects: sc.injects,

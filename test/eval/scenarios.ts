@@ -141,10 +141,10 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     id: 'error-rate',
-    injects: '8 % of requests answer 500',
+    injects: '7 % of requests answer 500 (the rule: > 5 % over 1m)',
     service: { name: 'checkout', technologies: ['nodejs'], dependsOn: ['auth'] },
     trigger: { alert: 'HighErrorRate', labels: job('checkout') },
-    inject: mode('checkout', { error_ratio: 0.08 }),
+    inject: mode('checkout', { error_ratio: 0.07 }),
     expect: () => ({ placed: 'checkout', top: ['prometheus/error-rate'] }),
   },
   {
