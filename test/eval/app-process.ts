@@ -2,6 +2,7 @@
 // steered by the harness.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { running } from '../bench/common.ts';
 import type { Teardowns } from '../helpers/daemon.ts';
 import { onFreePort } from './ports.ts';
 
@@ -14,12 +15,6 @@ export interface AppMode {
   health_status?: number;
   health_delay_s?: number;
 }
-
-/** Processes still running: killed when the harness exits, however it exits. */
-const alive = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const c of alive) c.kill('SIGKILL');
-});
 
 /** One service's process on a loopback port found at its first start and kept, so Prometheus's target stays put across restarts. */
 export class AppProcess {
@@ -56,13 +51,13 @@ export class AppProcess {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, EVAL_APP_NAME: this.name, EVAL_APP_PORT: String(port) };
     if (this.configFile !== null) env.EVAL_APP_CONFIG = this.configFile;
     const child = spawn(process.execPath, [APP], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    alive.add(child);
+    running.add(child);
     this.#child = child;
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.once('exit', () => alive.delete(child));
+    child.once('exit', () => running.delete(child));
     const deadline = Date.now() + 10_000;
     while (!out.includes('listening on')) {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${this.name} exited at start: ${out}`);

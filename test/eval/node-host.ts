@@ -7,17 +7,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { running } from '../bench/common.ts';
 import type { Teardowns } from '../helpers/daemon.ts';
 import { NODE_EXPORTER_BIN } from './bins.ts';
 import { onFreePort } from './ports.ts';
 
 /** Size of each host's /srv. */
 const SIZE_MB = 64;
-
-const alive = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const c of alive) c.kill('SIGKILL');
-});
 
 export class NodeHost {
   readonly name: string;
@@ -56,8 +52,8 @@ export class NodeHost {
     const child = spawn('unshare', ['--mount', '--pid', '--fork', '--mount-proc', '--propagation', 'private', '--kill-child', 'sh', '-c', script], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    alive.add(child);
-    child.once('exit', () => alive.delete(child));
+    running.add(child);
+    child.once('exit', () => running.delete(child));
     this.#unshare = child;
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
