@@ -2,7 +2,8 @@
  * The heartbeat scenario's judge. The Watchdog (an alert that always fires) is the alerting
  * pipeline's heartbeat: it must never open an incident of its own, and when it stops arriving an
  * incident must open once the source's heartbeat timeout has passed (set by the eval with
- * `PUT /v1/settings/heartbeats`). The incident is recognised by what it says, not by a name the
+ * `PUT /v1/settings/heartbeats`), or at once when its tool resolves it (the rule went: Prometheus
+ * resolves its alert, which the service takes as the heartbeat stopping). The incident is recognised by what it says, not by a name the
  * service must use: an episode opened after the Watchdog stopped whose alerts, note, service or
  * signal labels speak of a heartbeat, the Watchdog or a dead man's switch.
  */
@@ -49,8 +50,15 @@ export function judgeHeartbeat(sc: Scenario, o: Observer, run: HeartbeatRun): Ju
       );
   if (incident === null) problems.push(`no incident opened after the Watchdog stopped (timeout ${HEARTBEAT_TIMEOUT_S} s)`);
   const openedS = incident === null || run.stoppedAt === null ? null : Math.round((Date.parse(incident.t_open) - run.stoppedAt) / 100) / 10;
-  // The last heartbeat came at most 10 s (the Watchdog route's repeat) before the rule went.
-  if (openedS !== null && openedS < HEARTBEAT_TIMEOUT_S - 10)
+  // The last heartbeat came at most 10 s (the Watchdog route's repeat) before the rule went. A
+  // heartbeat its tool resolved (the rule went, so Prometheus resolves its alert) is missing at
+  // once: then the incident may open before the timeout, but not before that resolve arrived.
+  const resolved = o.heartbeatEvents.find(
+    (e) => e.type === 'signal.heartbeat_missing' && /resolved by its tool/.test(e.reason) && run.stoppedAt !== null && Date.parse(e.at) >= run.stoppedAt,
+  );
+  if (incident !== null && resolved !== undefined && Date.parse(incident.t_open) < Date.parse(resolved.at))
+    problems.push(`the heartbeat incident opened before the Watchdog's resolve arrived`);
+  if (openedS !== null && resolved === undefined && openedS < HEARTBEAT_TIMEOUT_S - 10)
     problems.push(`the heartbeat incident opened ${openedS} s after the Watchdog stopped: before its ${HEARTBEAT_TIMEOUT_S} s timeout could have passed`);
   return {
     id: sc.id,

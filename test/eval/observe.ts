@@ -41,6 +41,8 @@ export class Observer {
   readonly alerts = new Map<string, AmAlert>();
   /** How many reads of the service's API the eval made. */
   reads = 0;
+  /** The service's heartbeat events (`signal.heartbeat_missing`, `signal.heartbeat_back`), as last read. */
+  heartbeatEvents: Array<{ type: string; at: string; reason: string }> = [];
 
   constructor(o: { base: string; adminToken: string; alertmanager: string }) {
     this.#base = o.base;
@@ -60,6 +62,9 @@ export class Observer {
     const list = await this.#get<{ episodes: Array<{ id: string }> }>('/v1/episodes?limit=500');
     const details = await Promise.all(list.episodes.map((e) => this.#get<EpisodeView>(`/v1/episodes/${e.id}`)));
     for (const d of details) this.episodes.set(d.id, d);
+    this.heartbeatEvents = (
+      await this.#get<{ events: Array<{ type: string; at: string; reason: string }> }>('/v1/ledger?type=signal.heartbeat_&limit=100')
+    ).events;
     const r = await fetch(`${this.#alertmanager}/api/v2/alerts`).catch(() => null);
     if (r?.ok === true) {
       for (const a of (await r.json()) as AmAlert[]) {
