@@ -60,8 +60,8 @@ export async function oneRun(engine: Engine, serverUrl: string | null, scenarios
       await sleep(Math.max(0, started + WARMUP_S * 1000 - Date.now()));
       const o = new Observer({ base, adminToken: admin, alertmanager: world.alertmanager });
       await injectAndWatch(scenarios, world, o, hb, log);
-      const pushes = await o.firstPushes();
-      const judged = scenarios.map((s) => (s.heartbeat === true ? judgeHeartbeat(s, o, hb) : judge(s, world, o, pushes)));
+      const arrivals = await o.arrivals();
+      const judged = scenarios.map((s) => (s.heartbeat === true ? judgeHeartbeat(s, o, hb) : judge(s, world, o, arrivals)));
       const v = await o.ledgerVerifies();
       return { judged, ledger: v.ok ? `verifies (${v.checked} events)` : `DOES NOT VERIFY: ${JSON.stringify(v)}`, episodes: [...o.episodes.values()] };
     });
