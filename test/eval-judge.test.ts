@@ -57,7 +57,7 @@ test('a diagnosis naming the expected cause first, with nothing else holding, is
   const o = observer([disk()], [{ labels: { alertname: 'HostOutOfDiskSpace', job: 'node', instance: HOST }, startsAt: T(0) }]);
   const j = judge(scenario('disk-full'), world, o, new Map([['fp0', Date.parse(T(5))]]));
   t.true(j.right, j.problems.join('; '));
-  t.like(j, { placed: 'statements', top: 'prometheus/disk-full', alertToDiagnosisS: 30, pushToDiagnosisS: 25, checksS: 0.5, falseHolds: [] });
+  t.like(j, { placed: 'statements', top: 'prometheus/disk-full', alertToDiagnosisS: 30, arrivalToDiagnosisS: 25, checksS: 0.5, falseHolds: [] });
 });
 
 test('a cause holding that the scenario does not allow is a false hold, and makes it wrong', (t) => {

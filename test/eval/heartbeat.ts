@@ -72,7 +72,7 @@ export function judgeHeartbeat(sc: Scenario, o: Observer, run: HeartbeatRun): Ju
     unknowns: incident?.diagnosis?.unknown ?? [],
     // For the heartbeat: the rule's removal → the incident's opening.
     alertToDiagnosisS: openedS,
-    pushToDiagnosisS: null,
+    arrivalToDiagnosisS: null,
     checksS: null,
     proposal: incident?.proposal == null ? 'none' : incident.proposal.action,
     outcome: incident?.outcome ?? '',

@@ -1,7 +1,7 @@
 /**
  * Judging a scenario from what the service answered: which episode holds its alert, where it was
  * placed, what its last finished diagnosis says, and how long it took (Alertmanager's `startsAt`
- * of the alert and its first push → `decision.diagnosed`; the checks alone: the run's first
+ * of the alert and its first arrival at the service, pushed or polled → `decision.diagnosed`; the checks alone: the run's first
  * `check.started` → `decision.diagnosed`).
  */
 import { hasLabels, type EpisodeView, type Observer } from './observe.ts';
@@ -19,8 +19,8 @@ export interface Judged {
   unknowns: string[];
   /** Alertmanager's startsAt of the alert → diagnosis, s. */
   alertToDiagnosisS: number | null;
-  /** The alert's first push to the service → diagnosis, s. */
-  pushToDiagnosisS: number | null;
+  /** The alert's first arrival at the service (pushed or polled) → diagnosis, s. */
+  arrivalToDiagnosisS: number | null;
   /** The diagnosing run's first check.started → decision.diagnosed, s. */
   checksS: number | null;
   proposal: string;
@@ -105,22 +105,22 @@ function timed(
   w: World,
   ep: EpisodeView,
   o: Observer,
-  pushes: Map<string, number>,
-): Pick<Judged, 'alertToDiagnosisS' | 'pushToDiagnosisS' | 'checksS'> {
+  arrivals: Map<string, number>,
+): Pick<Judged, 'alertToDiagnosisS' | 'arrivalToDiagnosisS' | 'checksS'> {
   const j = joined(sc, w, ep);
   const run = sc.afterOpen === undefined ? (runs(ep)[0] ?? null) : j === null ? null : runAfter(ep, Date.parse(j.joined_at));
-  if (run === null) return { alertToDiagnosisS: null, pushToDiagnosisS: null, checksS: null };
+  if (run === null) return { alertToDiagnosisS: null, arrivalToDiagnosisS: null, checksS: null };
   const first = sc.afterOpen === undefined ? [...ep.signals].sort((a, b) => Date.parse(a.joined_at) - Date.parse(b.joined_at)) : [j!];
   const starts = first.map((s) => startsAt(o, s)).filter((x): x is number => x !== null);
-  const pushed = first.map((s) => pushes.get(s.fingerprint)).filter((x): x is number => x !== undefined);
+  const arrived = first.map((s) => arrivals.get(s.fingerprint)).filter((x): x is number => x !== undefined);
   return {
     alertToDiagnosisS: starts.length === 0 ? null : s1(run.diagnosedAt - Math.min(...starts)),
-    pushToDiagnosisS: pushed.length === 0 ? null : s1(run.diagnosedAt - Math.min(...pushed)),
+    arrivalToDiagnosisS: arrived.length === 0 ? null : s1(run.diagnosedAt - Math.min(...arrived)),
     checksS: run.startedAt === null ? null : s1(run.diagnosedAt - run.startedAt),
   };
 }
 
-export function judge(sc: Scenario, w: World, o: Observer, pushes: Map<string, number>): Judged {
+export function judge(sc: Scenario, w: World, o: Observer, arrivals: Map<string, number>): Judged {
   const expected = sc.expect(w);
   const ep = episodeOf(sc, w, o);
   const problems: string[] = [];
@@ -135,7 +135,7 @@ export function judge(sc: Scenario, w: World, o: Observer, pushes: Map<string, n
     holds: ep?.diagnosis?.holds ?? [],
     unknowns: ep?.diagnosis?.unknown ?? [],
     alertToDiagnosisS: null,
-    pushToDiagnosisS: null,
+    arrivalToDiagnosisS: null,
     checksS: null,
     proposal:
       ep?.proposal == null
@@ -156,7 +156,7 @@ export function judge(sc: Scenario, w: World, o: Observer, pushes: Map<string, n
   }
   if (ep.rehearsal !== null)
     base.proposal += ep.rehearsal.ok === true ? ' (rehearsed)' : ` (rehearsal failed: ${ep.rehearsal.problem ?? ep.rehearsal.shown ?? '?'})`;
-  Object.assign(base, timed(sc, w, ep, o, pushes));
+  Object.assign(base, timed(sc, w, ep, o, arrivals));
 
   if (ep.service !== expected.placed) {
     base.misplaced = true;

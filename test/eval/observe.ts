@@ -75,13 +75,16 @@ export class Observer {
     }
   }
 
-  /** The first push of each fingerprint (the `signal.pushed` events of the ledger), ms. */
-  async firstPushes(): Promise<Map<string, number>> {
+  /**
+   * When the service first took in each fingerprint (ms): the ledger's `signal.pushed` (a webhook
+   * push) and `signal.polled` (its Alertmanager connector's poll, which can come first) events.
+   */
+  async arrivals(): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     let after = 0;
     for (;;) {
       const page = await this.#get<{ events: Array<{ seq: number; at: string; data: { fingerprints?: string[] } }>; more: boolean }>(
-        `/v1/ledger?type=signal.pushed&order=asc&limit=2000&after_seq=${after}`,
+        `/v1/ledger?type=signal.&order=asc&limit=2000&after_seq=${after}`,
       );
       for (const e of page.events) for (const f of e.data.fingerprints ?? []) if (!out.has(f)) out.set(f, Date.parse(e.at));
       if (!page.more || page.events.length === 0) return out;

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Engine } from '../bench/common.ts';
+import { cleanups, type Engine } from '../bench/common.ts';
 import { call, expect, makeOperating, withService } from '../bench/service.ts';
 import { HEARTBEAT_TIMEOUT_S, heartbeatSettled, judgeHeartbeat, type HeartbeatRun } from './heartbeat.ts';
 import { episodeOf, judge, settled, type Judged } from './judge.ts';
@@ -38,6 +38,9 @@ export async function oneRun(engine: Engine, serverUrl: string | null, scenarios
   const stack = new Stack();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'oncall-eval-'));
   stack.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // Ctrl-C: the processes die with the harness (bench/common.ts `running`); the files go too.
+  const unwind = () => stack.unwind(log);
+  cleanups.add(unwind);
   try {
     const services = [...BYSTANDERS, ...scenarios.flatMap((s) => (s.service === null ? [] : [s.service]))];
     const world = await EvalWorld.plan(stack, dir, services);
@@ -60,13 +63,14 @@ export async function oneRun(engine: Engine, serverUrl: string | null, scenarios
       await sleep(Math.max(0, started + WARMUP_S * 1000 - Date.now()));
       const o = new Observer({ base, adminToken: admin, alertmanager: world.alertmanager });
       await injectAndWatch(scenarios, world, o, hb, log);
-      const pushes = await o.firstPushes();
-      const judged = scenarios.map((s) => (s.heartbeat === true ? judgeHeartbeat(s, o, hb) : judge(s, world, o, pushes)));
+      const arrivals = await o.arrivals();
+      const judged = scenarios.map((s) => (s.heartbeat === true ? judgeHeartbeat(s, o, hb) : judge(s, world, o, arrivals)));
       const v = await o.ledgerVerifies();
       return { judged, ledger: v.ok ? `verifies (${v.checked} events)` : `DOES NOT VERIFY: ${JSON.stringify(v)}`, episodes: [...o.episodes.values()] };
     });
   } finally {
-    await stack.unwind(log);
+    cleanups.delete(unwind);
+    await unwind();
   }
 }
 

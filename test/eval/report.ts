@@ -50,7 +50,7 @@ export function text(r: RunReport): string {
     out.push(`   placed ${j.placed ?? '-'} (expected ${j.expected.placed}); top ${j.top ?? 'none'} (expected ${expectedTop(j)})`);
     out.push(`   holds: ${j.holds.join(', ') || 'none'}; unknown: ${j.unknowns.join(', ') || 'none'}`);
     out.push(
-      `   alert→diagnosis ${secs(j.alertToDiagnosisS)} s, first push→diagnosis ${secs(j.pushToDiagnosisS)} s, checks ${secs(j.checksS)} s; proposal: ${j.proposal}; outcome: ${j.outcome || '-'}`,
+      `   alert→diagnosis ${secs(j.alertToDiagnosisS)} s, first arrival→diagnosis ${secs(j.arrivalToDiagnosisS)} s, checks ${secs(j.checksS)} s; proposal: ${j.proposal}; outcome: ${j.outcome || '-'}`,
     );
     for (const p of j.problems) out.push(`   ✗ ${p}`);
   }
