@@ -18,8 +18,8 @@ const world = {
 
 const scenario = (id: string): Scenario => SCENARIOS.find((s) => s.id === id)!;
 
-function observer(episodes: EpisodeView[], alerts: AmAlert[] = []): Observer {
-  return { episodes: new Map(episodes.map((e) => [e.id, e])), alerts: new Map(alerts.map((a, i) => [String(i), a])) } as unknown as Observer;
+function observer(episodes: EpisodeView[], alerts: AmAlert[] = [], heartbeatEvents: Observer['heartbeatEvents'] = []): Observer {
+  return { episodes: new Map(episodes.map((e) => [e.id, e])), alerts: new Map(alerts.map((a, i) => [String(i), a])), heartbeatEvents } as unknown as Observer;
 }
 
 /** An episode of `service` holding `signals`, diagnosed once at second 30 (checks from second 29.5), with `holds` ranked. */
@@ -174,4 +174,9 @@ test('the heartbeat: the Watchdog opening an episode is wrong, and so is no inci
   t.is(right.alertToDiagnosisS, 65);
   const early = judgeHeartbeat(scenario('heartbeat'), observer([{ ...incident, t_open: T(30) }]), { stoppedAt, settingProblem: null });
   t.regex(early.problems.join('\n'), /opened 20 s after the Watchdog stopped: before its 60 s timeout/);
+  // A Watchdog its tool resolved is missing at once: the incident may open early, not before the resolve.
+  const resolved = [{ type: 'signal.heartbeat_missing', at: T(12), reason: 'Watchdog from alertmanager was resolved by its tool: it stopped firing' }];
+  t.true(judgeHeartbeat(scenario('heartbeat'), observer([{ ...incident, t_open: T(30) }], [], resolved), { stoppedAt, settingProblem: null }).right);
+  const beforeResolve = judgeHeartbeat(scenario('heartbeat'), observer([{ ...incident, t_open: T(11) }], [], resolved), { stoppedAt, settingProblem: null });
+  t.regex(beforeResolve.problems.join('\n'), /opened before the Watchdog's resolve arrived/);
 });
