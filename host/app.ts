@@ -21,7 +21,9 @@ import { createPeople } from './identity/people.ts';
 import type { SignInService } from './identity/sign-in.service.ts';
 import { settleMachineTokens, type MachineTokens } from './identity/tokens.ts';
 import { createHeldStore } from './intake/held-store.ts';
+import type { IntakeService } from './intake/intake.service.ts';
 import { createIntakeArea } from './intake/intake.area.ts';
+import { CauseCatalogue } from './investigation/catalogue.ts';
 import { createFindings, createInvestigationArea } from './investigation/investigation.area.ts';
 import { actionConnectors } from './acting/action-connectors.ts';
 import { createActingArea, createActionPaths, type ActingArea } from './acting/acting.area.ts';
@@ -87,6 +89,8 @@ export interface App {
   readonly modes: ModeService;
   /** Plugins found at start: loaded, broken (reported and skipped) and superseded by newer versions. */
   readonly plugins: PluginRegistry;
+  /** Alert intake; tests call `intake.checkHeartbeats()` (the tick does too). */
+  readonly intake: IntakeService;
   /** Grouping of held alerts into episodes; tests await `episodes.process()` after a push. */
   readonly episodes: EpisodeService;
   /** Investigation of episodes and checks run by hand; tests await `investigation.investigations.run()`. */
@@ -161,6 +165,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     close: closeLedger,
   } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log }));
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
+  // The packs' causes: the estate checks services' check_settings against them, the investigation runs them.
+  const causes = new CauseCatalogue(plugins);
   for (const b of plugins.broken) {
     // A broken plugin is reported, never fatal: not even when the report cannot be written.
     await ledger
@@ -197,10 +203,11 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       held: held.alerts,
       discovery: discovery.discovery,
       episodes: episodeStore.openings,
+      causeSettings: (id) => causes.get(id)?.defaults ?? null,
     }),
   );
   // On the estate: intake places alerts with its resolver, the licence limits count its added services.
-  const intake = mount(createIntakeArea({ store: held, plugins, ledger, clock, resolver: estate.estate }));
+  const intake = mount(createIntakeArea({ db, settings, store: held, plugins, ledger, clock, resolver: estate.estate }));
   const licence = mount(createLicenceArea({ db, licences, held: held.alerts, counted: estate.estate, ledger, clock, log }));
   const { modes } = mount(createStatusArea({ identity, install, licence, people: people.directory, ledger, checkpoints, mail }));
   const { signIn, refusals, sessions } = mount(
@@ -252,6 +259,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       ledger,
       clock,
       log,
+      catalogue: causes,
       ...(opts.investigationLimits === undefined ? {} : { limits: opts.investigationLimits }),
     }),
   );
@@ -375,6 +383,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await checkpoints.maybeWrite();
     await modes.sync();
     await intake.intake.releaseStale();
+    await intake.intake.checkHeartbeats();
     await episodes.episodes.process();
     // In the background: checks may take minutes; a pass resumes investigations a stopped host left.
     investigation.investigations.nudge();
@@ -408,6 +417,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     modes,
     guard,
     plugins,
+    intake: intake.intake,
     episodes: episodes.episodes,
     investigation,
     acting,

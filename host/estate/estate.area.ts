@@ -1,4 +1,5 @@
 import type { Area, Http } from '../area.ts';
+import type { CauseSettingsLookup } from './check-settings.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
@@ -33,6 +34,8 @@ export interface EstateAreaDeps {
   held: UnplacedAlerts;
   discovery: Discovery;
   episodes: EpisodeOpenings;
+  /** The loaded causes' declared settings: services' `check_settings` are checked against them. */
+  causeSettings?: CauseSettingsLookup;
 }
 
 export interface EstateArea extends Area {
@@ -84,6 +87,7 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
     },
     file: readEstateFile(deps.config.configDir),
     unplaced: deps.held,
+    ...(deps.causeSettings === undefined ? {} : { causeSettings: deps.causeSettings }),
   });
   await estate.start();
   const builder = new EstateBuilder({

@@ -12,6 +12,7 @@ import type { EstateFile } from './estate.file.ts';
 import { assemble, type CandidateView, type ServiceView } from './estate.model.ts';
 import type { EstateRepo, OverrideRow, SuggestionRow } from './estate.repo.ts';
 import { validateOverrides, type OverrideEntry } from './estate.schema.ts';
+import { checkSettingsProblem, type CauseSettingsLookup } from './check-settings.ts';
 import { EstateIndex, type Placement } from './resolver.ts';
 
 /** The name of the overrides document's revision (in `settings`). */
@@ -52,6 +53,8 @@ export interface EstateDeps {
   licence: LicenceTier;
   file: EstateFile;
   unplaced: UnplacedAlerts;
+  /** The loaded causes' settings: `check_settings` are checked against them (absent: not checked, as in the CLI). */
+  causeSettings?: CauseSettingsLookup;
 }
 
 export interface EstateView {
@@ -104,7 +107,12 @@ export class EstateService implements ServiceResolver {
   async start(): Promise<void> {
     const f = this.#d.file;
     if (f.problem !== null) this.#d.log.error({ file: f.path, problem: f.problem }, 'estate file refused: the overrides are left as they were');
-    if (f.doc !== null) {
+    const settingsProblem = f.doc === null || this.#d.causeSettings === undefined ? null : checkSettingsProblem(f.doc, this.#d.causeSettings);
+    if (settingsProblem !== null) {
+      f.problem = `estate.json is not a valid overrides document: ${settingsProblem}`;
+      this.#d.log.error({ file: f.path, problem: f.problem }, 'estate file refused: the overrides are left as they were');
+    }
+    if (f.doc !== null && settingsProblem === null) {
       const doc = f.doc;
       await this.#d.ledger.transact(async (trx, record) => {
         // Two hosts starting with the same file: the second finds the first's work and records nothing.
@@ -130,7 +138,7 @@ export class EstateService implements ServiceResolver {
   }
 
   /** Where an alert goes; call `ready()` first. */
-  place(signal: Pick<Signal, 'name' | 'service' | 'labels'>): Placement {
+  place(signal: Pick<Signal, 'name' | 'service' | 'labels' | 'context'>): Placement {
     if (this.#snap === null)
       return signal.service === null ? { service: null, rule: 'none', certain: false } : { service: signal.service, rule: 'alert_service', certain: false };
     return this.#snap.index.resolve(signal);
@@ -215,6 +223,8 @@ export class EstateService implements ServiceResolver {
     if (this.fileManaged) throw new AppError('estate_file_managed', `the overrides are managed by ${this.#d.file.path}`);
     const { doc: raw, version } = takeBack(body);
     const doc = validateOverrides(raw);
+    const settingsProblem = this.#d.causeSettings === undefined ? null : checkSettingsProblem(doc, this.#d.causeSettings);
+    if (settingsProblem !== null) throw new AppError('invalid_body', settingsProblem);
     for (const [name, entry] of Object.entries(doc.services)) {
       for (const [i, email] of (entry?.approvers ?? []).entries()) {
         if (!(await this.#d.people.isPerson(email)))

@@ -1,5 +1,6 @@
 import type {
   CheckContext,
+  CheckMoment,
   CheckService,
   CheckSignal,
   ChangesReader,
@@ -34,7 +35,9 @@ export interface ReaderSource {
 /** What the retrieval step gathered for an episode (or for an ad-hoc run). */
 export interface CheckInputs {
   episode: { id: string | null; service: string; opened_at: string };
+  /** The moment the checks read (metrics at it, changes up to it): one per run, never mixed. */
   at: string;
+  moment: CheckMoment;
   signals: CheckSignal[];
   service: CheckService;
   related: { dependencies: RelatedEpisode[]; history: RelatedEpisode[] };
@@ -58,6 +61,7 @@ export function checkContext(cause: Cause, inputs: CheckInputs, source: ReaderSo
   const ctx: CheckContext = {
     episode: Object.freeze({ ...inputs.episode }),
     at: inputs.at,
+    moment: inputs.moment,
     signals: deepFreeze(structuredClone(inputs.signals)),
     service: deepFreeze(structuredClone(inputs.service)),
     related: deepFreeze(structuredClone(inputs.related)),

@@ -121,6 +121,20 @@ export interface NormalisedAlert {
    * counts) must stay out of it, or a re-send would look like a new alert.
    */
   identity?: string[];
+  /**
+   * What the tool says of the alert beyond its labels, when it says it (plugin API 1.3, optional):
+   * when the condition began and the rule's own expression. Checks read it to look at the moment
+   * and the window the alert saw. Never part of the fingerprint.
+   */
+  context?: AlertContext;
+}
+
+/** What an alerting tool said of an alert beyond its labels. */
+export interface AlertContext {
+  /** When the condition began as the tool says (Alertmanager's `startsAt`), ISO 8601. */
+  starts_at?: string;
+  /** The rule's expression as the tool evaluated it (PromQL from Prometheus's `generatorURL`). */
+  expression?: string;
 }
 
 /**
@@ -266,7 +280,14 @@ export type HttpAnswer =
        * reach <where>: <code>`. Scrubbed of the connector's secret settings.
        */
       problem: string;
+      /** What kind of failure it was (plugin API 1.3): what `problem` says, as a word a program can test. */
+      failure?: HttpFailure;
+      /** How long it took to fail (plugin API 1.3): a refusal takes milliseconds, a timeout its whole timeout. */
+      took_ms?: number;
     };
+
+/** Why a request got no HTTP answer. */
+export type HttpFailure = 'timeout' | 'refused' | 'unresolved' | 'tls' | 'reset' | 'invalid' | 'other';
 
 /**
  * The HTTP client the host hands a connector (`ctx.http`, plugin API 1.x addition). Every
@@ -469,6 +490,9 @@ export interface ConnectorCapabilities {
  */
 export type ReadCapability = 'metrics' | 'changes' | 'http' | 'ledger' | 'episodes';
 
+/** Which moment a check reads: see {@link CheckContext.at}. Reads of the present (a health URL) are always `now`. */
+export type CheckMoment = 'opening' | 'newest_signal' | 'asked' | 'now';
+
 /** Why a check could not answer: the study's five obstacle kinds, word for word. */
 export type Obstacle =
   'nothing connected can read it' | 'several connections could answer' | "the data isn't there" | 'the read was refused or failed' | "it can't be placed";
@@ -534,6 +558,11 @@ export type CheckAnswer =
       evidence: EvidenceInput[];
       /** How much the evidence says directly (0-1, default 1): ranks causes of equal specificity. */
       strength?: number;
+      /**
+       * What it holds on (plugin API 1.3): instances, targets, hosts (at most 50, each at most 200
+       * characters). A cause that `explains` another ranks above it when both hold on one subject.
+       */
+      subjects?: string[];
       remedy?: Remedy;
       verification?: Verification;
     }
@@ -551,6 +580,12 @@ export interface CauseDefinition {
    * ranks above a symptom (a high error rate). The diagnosis ranks by it first.
    */
   specificity: number;
+  /**
+   * Causes this one explains when both hold on a common subject (plugin API 1.3): a process in a
+   * crash loop explains its scrape target being down between restarts, so it then ranks above
+   * them whatever their specificity.
+   */
+  explains?: string[];
   /** When it applies. */
   applies: CauseApplies;
   /** The capabilities its check reads; a cause whose capability no connector offers is `unknown` without running. */
@@ -579,6 +614,10 @@ export interface CheckSignal {
   joined_at: string;
   /** What intake knows of its history. */
   baseline: { first_seen: string; last_seen: string; firings_7d: number; firings_30d: number; flapping: boolean };
+  /** When the tool says the condition began (ISO 8601), or null when it does not say. */
+  starts_at: string | null;
+  /** The alert rule's own expression (PromQL), or null when the tool does not send it. */
+  expression: string | null;
 }
 
 /** A link of the service in the estate. */
@@ -688,7 +727,11 @@ export interface ChangesReader {
 
 /** A GET of a URL: an HTTP answer of any status, or the reason no answer came. */
 export type HttpReading = ReadOrigin &
-  ({ answered: true; status: number; took_ms: number; excerpt: string } | { answered: false; took_ms: number; problem: string });
+  (
+    | { answered: true; status: number; took_ms: number; excerpt: string }
+    /** No answer: `took_ms` is how long it took to fail (a refusal is quick, a timeout takes all of it), `failure` what kind it was. */
+    | { answered: false; took_ms: number; problem: string; failure: HttpFailure }
+  );
 
 export interface HttpReader {
   /** GETs `url` (no redirects followed, at most 64 KiB read), cut off after `timeout_s` (default 5, at most 15). */
@@ -728,8 +771,14 @@ export interface ReadFailure extends Error {
 export interface CheckContext {
   /** The episode checked, or `id: null` when a check runs outside one (`oncall checks run`, the study). */
   episode: { id: string | null; service: string; opened_at: string };
-  /** The moment the check is about (ISO 8601): the episode's opening, or the time asked for. */
+  /**
+   * The moment the check is about (ISO 8601), which `metrics.query` reads by default: for an
+   * episode's first run its opening, for a re-run (new alerts joined) the newest signal's
+   * arrival, outside episodes the time asked for or now. `moment` says which.
+   */
   at: string;
+  /** What `at` is: `opening`, `newest_signal` (a re-run), `asked` (a time given by a person) or `now`. */
+  moment: CheckMoment;
   signals: CheckSignal[];
   service: CheckService;
   /** Episodes of the service's dependencies open when this one opened (or now), and the service's own of the last 7 days. */

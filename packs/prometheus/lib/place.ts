@@ -60,3 +60,18 @@ export function described(p: Placement, selector: string): string {
   if (p.skipped.length === 0) return `{${selector}} (no workload link: found by the service's name)`;
   return `{${selector}} (found by the service's name, as ${p.skipped.join('; ')})`;
 }
+
+/**
+ * One PromQL expression over every selector of the placement: each selector's expression joined
+ * with `or`, which keeps one series per label set, so a target that two workload links select
+ * (`job=` and `service=`) is counted once. One selector: its expression alone.
+ */
+export function overAll(p: Placement, expr: (selector: string) => string): string {
+  return p.selectors.length === 1 ? expr(p.selectors[0]!) : p.selectors.map((s) => `(${expr(s)})`).join(' or ');
+}
+
+/** The placement's selectors for a reason: `{job="orders"} (a workload link of the service)`, several joined. */
+export function describedAll(p: Placement): string {
+  if (p.selectors.length === 1) return described(p, p.selectors[0]!);
+  return `${p.selectors.map((s) => `{${s}}`).join(' or ')} (the workload links of the service)`;
+}

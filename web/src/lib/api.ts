@@ -308,12 +308,17 @@ export interface Evidence {
   at: string;
   observed: unknown;
   excerpt: string;
+  /** Which moment it was read at: the run's (`opening`, `newest_signal`, `asked`, `now`), `now` for a read of the present, `stated` for a moment the check named. */
+  moment?: 'opening' | 'newest_signal' | 'asked' | 'now' | 'stated';
 }
 /** What holds (ranked, best first), what could not be checked, and the sentences read first. */
 export interface Diagnosis {
   holds: string[];
   unknown: string[];
   summary: string;
+  /** The moment the run read, and what it is (absent in older diagnoses). */
+  at?: string;
+  moment?: 'opening' | 'newest_signal' | 'asked' | 'now';
 }
 export interface EpisodeDetail extends EpisodeSummary {
   signals: Signal[];
@@ -393,6 +398,8 @@ export interface Verification {
   at: string;
   cause: string;
   expected: string;
+  /** `check`: the cause re-checked decides; `alerts`: nothing can re-check it, every alert must clear after the action. */
+  by?: 'check' | 'alerts';
   verdict: string | null;
   reason: string | null;
   alerts_resolved: boolean;
