@@ -39,7 +39,9 @@ export function signInName(raw: string, s: Pick<LdapSettings, 'domain' | 'netbio
   if (name === '' || name.length > 256) return null;
   const slash = /^([^\\@]+)\\([^\\@]+)$/.exec(name);
   if (slash !== null) {
-    if (s.netbios !== null && slash[1]!.toLowerCase() !== s.netbios.toLowerCase()) return null;
+    // The NetBIOS domain, else the first label of the DNS domain (BANK for bank.example); neither: no such form.
+    const netbios = s.netbios ?? s.domain?.split('.')[0] ?? null;
+    if (netbios === null || slash[1]!.toLowerCase() !== netbios.toLowerCase()) return null;
     const short = slash[2]!.toLowerCase();
     return { key: short, short, full: s.domain === null ? null : `${short}@${s.domain.toLowerCase()}` };
   }
