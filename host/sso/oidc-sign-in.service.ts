@@ -78,9 +78,15 @@ export function safeReturn(path: string | undefined | null): string {
   return path;
 }
 
+/** What the library says went wrong: its message, the OAuth error and the check that failed (`cause`). */
+function describeError(err: unknown): string {
+  const e = err as { message?: string; error?: string; error_description?: string; cause?: { message?: string } } | null;
+  return [e?.message, e?.error, e?.error_description, e?.cause?.message].filter((x) => typeof x === 'string' && x !== '').join(': ');
+}
+
 /** The library's word for a failed token check, as one of ours. */
 function refusalOf(err: unknown): SsoRefusal {
-  const m = `${(err as { code?: string })?.code ?? ''} ${(err as Error)?.message ?? ''} ${(err as { error?: string })?.error ?? ''}`.toLowerCase();
+  const m = describeError(err).toLowerCase();
   if (m.includes('invalid_grant')) return 'code_rejected';
   if (m.includes('nonce')) return 'nonce';
   if (m.includes('"aud"') || m.includes('audience')) return 'audience';
@@ -121,8 +127,10 @@ export class OidcSignIn {
       const server = new URL(o.issuer);
       const auth = o.client_secret === null ? oidc.None() : oidc.ClientSecretBasic(o.client_secret);
       const config = oidc.discovery(server, o.client_id, undefined, auth, {
-        // Plain http only to a provider on this machine (tests); anything else must be https.
-        ...(server.protocol === 'http:' && isLoopback(server.hostname) ? { execute: [oidc.allowInsecureRequests] } : {}),
+        // The ID token's signature is checked against the provider's published keys (JWKS) even
+        // though it comes straight from the token endpoint, where OIDC would let TLS stand in for
+        // it. Plain http only to a provider on this machine (tests); anything else must be https.
+        execute: [oidc.enableNonRepudiationChecks, ...(server.protocol === 'http:' && isLoopback(server.hostname) ? [oidc.allowInsecureRequests] : [])],
         timeout: 30,
       });
       this.#config = { key, at: now, config };
@@ -210,7 +218,7 @@ export class OidcSignIn {
       });
     } catch (err) {
       const why = refusalOf(err);
-      return this.#refuse(why, client, `the provider's answer failed its check: ${clip((err as Error)?.message ?? String(err), 400, '…')}`);
+      return this.#refuse(why, client, `the provider's answer failed its check: ${clip(describeError(err), 400, '…')}`);
     }
     const claims: Record<string, unknown> = { ...(tokens.claims() ?? {}) };
     const rawEmail = claims[o.email_claim];
