@@ -52,6 +52,7 @@ export interface SyncDeps {
 export class DirectorySync {
   readonly #d: SyncDeps;
   #running: Promise<unknown> | null = null;
+  #busy = false;
 
   constructor(deps: SyncDeps) {
     this.#d = deps;
@@ -96,15 +97,23 @@ export class DirectorySync {
 
   async #underLease(by: string, onlyWhenDue: boolean): Promise<SyncResult | null> {
     const { leases, holder, clock } = this.#d;
-    // Long enough for a slow directory's whole read; released as soon as the sync ends.
-    const ttl = this.#d.timeoutMs * 4 + MINUTE;
-    if (!(await leases.take(SYNC_LEASE, holder, ttl, clock.now().getTime()))) return null;
+    // The lease keeps other hosts out; this flag keeps a second sync of this host out (the lease
+    // is this host's already, so taking it again would succeed).
+    if (this.#busy) return null;
+    this.#busy = true;
     try {
-      // Another host may have synced between the check and the lease: the lease decides.
-      if (onlyWhenDue && !(await this.#due())) return null;
-      return await this.#run(by);
+      // Long enough for a slow directory's whole read; released as soon as the sync ends.
+      const ttl = this.#d.timeoutMs * 4 + MINUTE;
+      if (!(await leases.take(SYNC_LEASE, holder, ttl, clock.now().getTime()))) return null;
+      try {
+        // Another host may have synced between the check and the lease: the lease decides.
+        if (onlyWhenDue && !(await this.#due())) return null;
+        return await this.#run(by);
+      } finally {
+        await leases.release(SYNC_LEASE, holder);
+      }
     } finally {
-      await leases.release(SYNC_LEASE, holder);
+      this.#busy = false;
     }
   }
 

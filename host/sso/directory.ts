@@ -13,10 +13,11 @@ export interface DirectoryPerson {
   disabled: boolean;
 }
 
-/** A group: its DN, its name, and every ID it may be mapped by. */
+/** A group: its DN, its name (and other names), and every ID it may be mapped by. */
 export interface DirectoryGroup {
   dn: string;
   name: string;
+  aliases: string[];
   ids: string[];
 }
 
@@ -142,7 +143,8 @@ export class Directory {
     const ids = [guidText(buffer(e, 'objectGUID')), sidText(buffer(e, 'objectSid')), first(e, 'entryUUID'), first(e, 'gidNumber')].filter(
       (x): x is string => x !== null,
     );
-    return { dn: e.dn, name: first(e, 'sAMAccountName') ?? first(e, 'cn') ?? e.dn, ids };
+    const names = [first(e, 'sAMAccountName'), first(e, 'cn')].filter((x): x is string => x !== null);
+    return { dn: e.dn, name: names[0] ?? e.dn, aliases: [...new Set(names.slice(1))], ids };
   }
 
   /** A person's groups, nested up to LDAP_LIMITS.nested_depth deep (deeper ones are left out). */

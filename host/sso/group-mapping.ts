@@ -17,6 +17,8 @@ export const RANK: Record<Role, number> = { viewer: 1, admin: 2, owner: 3 };
 export interface NamedGroup {
   dn?: string;
   name: string;
+  /** Other names it goes by (AD: its cn beside its sAMAccountName). */
+  aliases?: string[];
   ids?: string[];
 }
 
@@ -25,7 +27,7 @@ export function names(mapping: string, g: NamedGroup): boolean {
   const m = mapping.trim();
   if (m.includes('=') && g.dn !== undefined && dnKey(m) === dnKey(g.dn)) return true;
   const lower = m.toLowerCase();
-  if (g.name.toLowerCase() === lower) return true;
+  if (g.name.toLowerCase() === lower || (g.aliases ?? []).some((a) => a.toLowerCase() === lower)) return true;
   if (m.includes('=') && g.name.includes('=') && dnKey(m) === dnKey(g.name)) return true;
   return (g.ids ?? []).some((id) => id.toLowerCase() === lower);
 }

@@ -68,13 +68,17 @@ export function dnKey(dn: string): string {
 /** The values of a ranged attribute in `entry` (`member;range=0-1499`) and where the next range starts (null: done). */
 export function ranged(entry: Entry, attr: string): { values: string[]; next: number | null } {
   const want = attr.toLowerCase();
+  let found: { values: string[]; next: number | null } | null = null;
   for (const [k, v] of Object.entries(entry)) {
     const key = k.toLowerCase();
-    if (key === want) return { values: (Array.isArray(v) ? v : [v]).map(String), next: null };
+    const list = (Array.isArray(v) ? v : [v]).map(String);
+    if (key === want) return { values: list, next: null };
     const m = /^([^;]+);range=(\d+)-(\d+|\*)$/.exec(key);
     if (m === null || m[1] !== want) continue;
-    const list = (Array.isArray(v) ? v : [v]).map(String);
-    return { values: list, next: m[3] === '*' ? null : Number(m[3]) + 1 };
+    // Samba may answer the last range under two names (`1500-*` and `1500-2999`): `*` says it is the
+    // last. An empty range has nothing after it either (Samba answers an empty group so).
+    if (m[3] === '*') return { values: list, next: null };
+    found ??= { values: list, next: list.length === 0 ? null : Number(m[3]) + 1 };
   }
-  return { values: [], next: null };
+  return found ?? { values: [], next: null };
 }
