@@ -139,7 +139,7 @@ export async function startSamba(): Promise<RunningSamba> {
   const stop = async () => {
     for (const s of servers) s.close();
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    await Promise.all(children.map((c) => (c.exitCode !== null || c.signalCode !== null ? null : new Promise((r) => c.once('exit', r)))));
+    await Promise.all(children.map((c) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())))));
     if (nsMade) spawnSync(IP, ['netns', 'del', ns]);
     rmSync(dir, { recursive: true, force: true });
     rmSync(cert.dir, { recursive: true, force: true });
