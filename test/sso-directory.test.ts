@@ -114,10 +114,11 @@ testNeeding(
 
 testNeeding(
   slapdMissing,
-  'directory sign-in: uid, address and name@domain find the same person; groups give role, teams and tags eight deep, the ninth ignored, memberUid counts',
+  'directory sign-in: uid, address and name@domain find the same person; groups give role, teams and tags eight deep, the ninth ignored, memberUid counts; the first address down fails over',
   async (t) => {
     const { ta, slapd } = await setUp(t);
-    await configureDirectory(ta, slapd);
+    // The first address is down: every sign-in fails over to the second.
+    await configureDirectory(ta, slapd, { ldap: ldapSettings(slapd, { urls: [`ldaps://127.0.0.1:${await closedPort()}`, slapd.ldaps] }) });
     const ada = await ldapSignIn(ta, 'ada', passwordOf('ada'));
     t.is(ada.status, 200, JSON.stringify(ada.body));
     t.like(ada.body.user, { email: 'ada@bank.example', name: 'Ada Lovelace', role: 'owner' });
