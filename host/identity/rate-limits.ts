@@ -25,10 +25,14 @@ export const LIMITS = {
   ldap_client: { limit: 20, windowMs: 10 * MINUTE },
   /** Failed directory passwords for one sign-in name (any of its spellings). */
   ldap_name: { limit: 5, windowMs: 10 * MINUTE },
-  /** Single sign-on starts from one client address (ours: each keeps a row for ten minutes). */
-  sso_client: { limit: 60, windowMs: 10 * MINUTE },
+  /**
+   * Single sign-on starts and callbacks from one client address (ours: each start keeps a row for
+   * ten minutes and each refused callback is an event). High enough for an office behind one
+   * address signing in at nine (two per sign-in); SERVICE_TRUSTED_PROXIES names the real client.
+   */
+  sso_client: { limit: 300, windowMs: 10 * MINUTE },
   /** Single sign-on tickets redeemed from one client address (ours: each failure is an event). */
-  redeem_client: { limit: 30, windowMs: 10 * MINUTE },
+  redeem_client: { limit: 150, windowMs: 10 * MINUTE },
 } as const;
 export type LimitKind = keyof typeof LIMITS;
 
