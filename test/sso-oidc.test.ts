@@ -1,7 +1,9 @@
 import test, { type ExecutionContext } from 'ava';
 import { makeOperating, startApp, type TestApp } from './helpers/app.ts';
 import { CLIENT_ID, CLIENT_SECRET, followProvider, startProvider, type TestProvider } from './helpers/oidc.ts';
-import { ledgerOf } from './helpers/sso.ts';
+import { testNeeding } from './helpers/needs.ts';
+import { slapdMissing, startSlapd } from './helpers/slapd.ts';
+import { ldapSettings, ledgerOf, MAPPINGS } from './helpers/sso.ts';
 
 /**
  * Single sign-on against npm's oidc-provider on loopback: the authorization code flow with
@@ -258,3 +260,21 @@ test('limits, under concurrent requests: 300 starts and callbacks and 150 redeem
   t.is((await redeem(ta, 'made-up-ticket')).status, 401, 'ten minutes later tickets are looked at again');
   t.true((await fetch(`${ta.base}/v1/auth/sso/start`, { redirect: 'manual' })).headers.get('location')!.startsWith(idp.issuer));
 });
+
+testNeeding(
+  slapdMissing,
+  'with a directory synced, a provider that sends no groups claim signs directory people in as the sync left them, and nobody new',
+  async (t) => {
+    const { ta, idp } = await setUp(t);
+    const slapd = await startSlapd(t);
+    idp.accounts.set('grace-no-groups', { email: 'grace@bank.example', name: 'Grace Hopper' });
+    idp.accounts.set('new-no-groups', { email: 'p001@bank.example', name: 'Filler' });
+    const settings = (await ta.call('GET', '/v1/settings/sso')).body;
+    t.is((await ta.call('PUT', '/v1/settings/sso', { body: { ...settings, ldap: ldapSettings(slapd), mappings: MAPPINGS } })).status, 200);
+    t.true((await ta.call('POST', '/v1/settings/sso/sync')).body.ok);
+    const grace = await redeem(ta, ticketOf(await callback(await toCallback(ta, idp, 'grace-no-groups'))));
+    t.is(grace.status, 200);
+    t.like(grace.body.user, { email: 'grace@bank.example', role: 'admin', teams: ['payments'] });
+    t.is(await callback(await toCallback(ta, idp, 'new-no-groups')), '/?sso_error=not_added');
+  },
+);

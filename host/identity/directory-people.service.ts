@@ -12,11 +12,15 @@ export interface DirectoryGrant {
   tags: string[];
 }
 
-/** Someone the directory or the identity provider vouches for. */
+/**
+ * Someone the directory or the identity provider vouches for. `grant` `keep`: the provider says
+ * nothing of groups while the directory sync manages them, so a directory person comes in as
+ * the sync last left them (and nobody new comes in).
+ */
 export interface Entrant {
   email: string;
   name: string;
-  grant: DirectoryGrant | null;
+  grant: DirectoryGrant | null | 'keep';
 }
 
 export type Admission = { ok: true; person: Person } | { ok: false; why: 'not_added' | 'disabled' | 'no_mapped_group' };
@@ -65,6 +69,10 @@ export class DirectoryPeople {
     const now = this.#clock.now().toISOString();
     const existing = await this.#people.lock(trx, who.email);
     if (existing !== null && !existing.directory) return existing.enabled ? { ok: true, person: existing } : { ok: false, why: 'disabled' };
+    if (who.grant === 'keep') {
+      if (existing === null) return { ok: false, why: 'not_added' };
+      return existing.enabled ? { ok: true, person: existing } : { ok: false, why: existing.suspended === null ? 'disabled' : 'no_mapped_group' };
+    }
     if (who.grant === null) return { ok: false, why: existing === null ? 'not_added' : 'no_mapped_group' };
     if (existing === null) {
       const person = this.#newPerson(who, who.grant, now);

@@ -231,23 +231,19 @@ export class OidcSignIn {
     const rawGroups = claims[o.groups_claim];
     const groups = (Array.isArray(rawGroups) ? rawGroups : typeof rawGroups === 'string' ? [rawGroups] : []).filter((g): g is string => typeof g === 'string');
     const name = typeof claims.name === 'string' ? claims.name : email;
+    // No groups claim at all while a directory is synced: the sync decides the person's groups.
+    const given =
+      !(o.groups_claim in claims) && s.ldap !== null
+        ? ('keep' as const)
+        : grant(
+            groups.map((g) => ({ name: g })),
+            s.mappings,
+          );
     const ticket = randomBytes(32).toString('base64url');
     const why = await this.#d.ledger
       .transact(
         async (trx, record) => {
-          const admitted = await this.#d.people.admit(
-            trx,
-            record,
-            {
-              email,
-              name,
-              grant: grant(
-                groups.map((g) => ({ name: g })),
-                s.mappings,
-              ),
-            },
-            'sso',
-          );
+          const admitted = await this.#d.people.admit(trx, record, { email, name, grant: given }, 'sso');
           if (!admitted.ok) {
             // Nothing half-made: the refusal's event is written after this rolls back.
             throw new Refused(admitted.why);

@@ -8,7 +8,8 @@ import type { Teardowns } from './daemon.ts';
 export interface Account {
   email: string;
   name: string;
-  groups: string[];
+  /** Left out: the ID token carries no groups claim at all. */
+  groups?: string[];
   email_verified?: boolean;
 }
 
@@ -145,7 +146,16 @@ export async function startProvider(t: Teardowns, redirectUri: string, accounts:
     findAccount: async (_ctx, id) => {
       const a = state.accounts.get(id);
       if (a === undefined) return undefined;
-      return { accountId: id, claims: async () => ({ sub: id, email: a.email, email_verified: a.email_verified ?? true, name: a.name, groups: a.groups }) };
+      return {
+        accountId: id,
+        claims: async () => ({
+          sub: id,
+          email: a.email,
+          email_verified: a.email_verified ?? true,
+          name: a.name,
+          ...(a.groups === undefined ? {} : { groups: a.groups }),
+        }),
+      };
     },
     // Every login is consented to: the grant holds what was asked.
     loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
