@@ -44,7 +44,7 @@ await mariadbTest('two host processes on one MariaDB: the directory is synced on
   t.is(saved.status, 200, JSON.stringify(saved.body));
 
   // Both ticks find the first sync due within 10 s; one host does it.
-  await waitFor('the first sync', async () => (await synced(one)).length > 0, 40_000, 500);
+  await waitFor('the first sync', async () => (await synced(one)).length > 0, 60_000, 500);
   // Two more ticks of each host: nothing more is due for 15 minutes.
   await new Promise((r) => setTimeout(r, 21_000));
   const ticked = await synced(two);
