@@ -56,6 +56,8 @@ import type { ModeService } from './status/mode.service.ts';
 import { createStatusArea } from './status/status.area.ts';
 import { createStudyArea, type StudyArea } from './study/study.area.ts';
 import { createStudyStore } from './study/study-store.ts';
+import { createSsoStore } from './sso/sso-store.ts';
+import { createSsoArea, type SsoArea } from './sso/sso.area.ts';
 import { openDb, type Db } from './storage/db.ts';
 import { migrate } from './storage/migrate.ts';
 import { UnitOfWork } from './storage/unit-of-work.ts';
@@ -119,6 +121,8 @@ export interface App {
   readonly connectorChecks: ConnectorChecker;
   /** GET /v1/digest and the daily e-mail; tests call `digest.mailer.sendFor(clock.now())`. */
   readonly digest: DigestArea;
+  /** Single sign-on and the directory; tests call `sso.sync.now(…)` or await `sso.idle()`. */
+  readonly sso: SsoArea;
   /** Authorisation checks, for areas that register their routes on `server`. */
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
@@ -184,7 +188,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const leases = new LeaseRepo(db);
   const episodeStore = createEpisodeStore(db);
   const people = createPeople(db);
-  const onCall = createOnCall({ db, settings, clock, publicUrl: config.publicUrl });
+  // Single sign-on's settings and the console address, read by notifications, status and sign-in.
+  const sso = createSsoStore({ settings, cipher, publicUrl: config.publicUrl });
+  const onCall = createOnCall({ db, settings, clock, consoleAddress: sso.consoleAddress });
   const { mail } = mount(createMailArea({ settings, cipher, ledger, clock, log, config, people: people.directory, onCall }));
   const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
@@ -209,10 +215,27 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // On the estate: intake places alerts with its resolver, the licence limits count its added services.
   const intake = mount(createIntakeArea({ db, settings, store: held, plugins, ledger, clock, resolver: estate.estate }));
   const licence = mount(createLicenceArea({ db, licences, held: held.alerts, counted: estate.estate, ledger, clock, log }));
-  const { modes } = mount(createStatusArea({ identity, install, licence, people: people.directory, ledger, checkpoints, mail }));
-  const { signIn, refusals, sessions } = mount(
-    createIdentityArea({ db, work, people, settings, install, tokens, cipher, modes, mail, ledger, clock, log, config }),
+  const { modes } = mount(createStatusArea({ identity, install, licence, people: people.directory, ledger, checkpoints, mail, sso: sso.settings }));
+  const identityArea = mount(
+    createIdentityArea({
+      db,
+      work,
+      people,
+      settings,
+      install,
+      tokens,
+      cipher,
+      modes,
+      mail,
+      ledger,
+      clock,
+      log,
+      config,
+      localSignIn: () => sso.localSignIn(),
+      consoleAddress: sso.consoleAddress,
+    }),
   );
+  const { signIn, refusals, sessions } = identityArea;
   const guard = new Guard({ tokens, mode: () => modes.current(), clock, sessions });
   const episodes = mount(
     createEpisodesArea({
@@ -278,7 +301,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       ledger,
       clock,
       log,
-      publicUrl: config.publicUrl,
+      consoleAddress: sso.consoleAddress,
     }),
   );
   const study = mount(
@@ -307,6 +330,22 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     clock,
     log,
   });
+  const ssoArea = mount(
+    createSsoArea({
+      db,
+      store: sso,
+      settings,
+      identity: identityArea,
+      people: people.directory,
+      cipher,
+      leases,
+      holder: poller.holder,
+      ledger,
+      clock,
+      log,
+      config,
+    }),
+  );
   const { ticks } = mount(
     createLiveArea({
       clock,
@@ -395,6 +434,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await intake.prune();
     await signIn.prune();
     await refusals.recordDue();
+    // In the background: a directory sync when due (under a lease), the provider's rechecks.
+    await ssoArea.tick();
     await governance.tick();
     await licenceTick();
     // In the background: a slow connector must not hold up the tick.
@@ -432,6 +473,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     notifications,
     connectorChecks,
     digest,
+    sso: ssoArea,
     adminTokenToPrint: printOnce,
     verifyLedger,
     tick,
@@ -459,6 +501,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await acting.acting.stop();
       await notifications.stop();
       await signIn.idle();
+      await ssoArea.idle();
       // Checkpoints the last commits made due are written before the database goes.
       await checkpoints.idle();
       await closeLedger();

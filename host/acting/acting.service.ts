@@ -91,7 +91,8 @@ export interface ActingDeps {
   ledger: Ledger;
   clock: Clock;
   log: Logger;
-  publicUrl: string | null;
+  /** The console's address for links (the single sign-on settings' `console_address`). */
+  consoleAddress: { get(trx?: Trx): Promise<string | null> };
 }
 
 /**
@@ -146,7 +147,7 @@ export class ActingService {
     const ask: ActionAsk = { service: p.service, kind: a.kind, ...(typeof a.approval_id === 'string' ? { approvalId: a.approval_id } : {}) };
     await this.#d.governance.authorise(ask);
     const proposal = p.proposal as unknown as Proposal;
-    const r = await this.#d.connectors.undo(a.connector, { ...this.#request(episode, proposal, p), undo: a.undo });
+    const r = await this.#d.connectors.undo(a.connector, { ...(await this.#request(episode, proposal, p)), undo: a.undo });
     const now = this.#d.clock.now().toISOString();
     const action = { ...a, ...(r.ok ? { undone_at: now, undone_by: actor } : {}) };
     await this.#d.ledger.transact(async (trx, record) => {
@@ -278,7 +279,7 @@ export class ActingService {
     const planned: ActionPath = { ...p, proposal: { ...proposal }, policy_decision: { ...decision } };
     if (decision.decision === 'abstain') return this.#escalate(planned, decision.reason);
     if (proposal.rehearsable) {
-      const r = await this.#d.connectors.rehearse(proposal.connector, this.#request(episode, proposal, p));
+      const r = await this.#d.connectors.rehearse(proposal.connector, await this.#request(episode, proposal, p));
       // A connector that cannot rehearse with its settings is not a failed rehearsal: the path goes on.
       const rehearsal = r.ok
         ? { ok: true, shown: clip(r.shown ?? '', 2000, '…'), at: clock.now().toISOString() }
@@ -348,7 +349,7 @@ export class ActingService {
         await this.#d.teller.askApproval(trx, {
           episode,
           severity,
-          report: approvalReport(summary, proposal, findings, this.#d.publicUrl, p.episode_id),
+          report: approvalReport(summary, proposal, findings, await this.#d.consoleAddress.get(trx), p.episode_id),
           people: approvers,
         });
       },
@@ -404,7 +405,7 @@ export class ActingService {
       if (!(e instanceof AppError)) throw e;
       return this.#escalate(p, `the action gate refused it: ${e.message}`);
     }
-    const request = this.#request(episode, proposal, p);
+    const request = await this.#request(episode, proposal, p);
     const marked = await this.#d.ledger.transact(async (trx) => {
       if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return false;
       await this.#d.paths.save(
@@ -544,7 +545,7 @@ export class ActingService {
       const first = await this.#d.people.firstOwner();
       if (first !== null) people.push(first);
     }
-    const report = escalationReport({ episode, findings, path: p, why, publicUrl: this.#d.publicUrl });
+    const report = escalationReport({ episode, findings, path: p, why, publicUrl: await this.#d.consoleAddress.get() });
     const severity = await this.#severity(p.episode_id);
     await this.#d.ledger.transact(
       async (trx, record) => {
@@ -590,7 +591,8 @@ export class ActingService {
     return worstOf((await this.#d.episodes.signalsOf(episodeId)).map((s) => s.severity));
   }
 
-  #request(episode: Episode, proposal: Proposal, p: ActionPath): ActionRequest {
+  async #request(episode: Episode, proposal: Proposal, p: ActionPath): Promise<ActionRequest> {
+    const publicUrl = await this.#d.consoleAddress.get();
     return {
       kind: proposal.action,
       params: proposal.params,
@@ -598,7 +600,7 @@ export class ActingService {
         id: episode.id,
         service: episode.service,
         alerts: episode.alerts,
-        url: this.#d.publicUrl === null ? null : `${this.#d.publicUrl}/episodes/${encodeURIComponent(episode.id)}`,
+        url: publicUrl === null ? null : `${publicUrl}/episodes/${encodeURIComponent(episode.id)}`,
         summary: episode.note ?? '',
       },
       key: `oncall-${episode.id}-${p.run}-${proposal.action}`,
