@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import type { Server } from 'restify';
 import type { Area } from './area.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -13,6 +14,8 @@ import { createEpisodesArea } from './episodes/episodes.area.ts';
 import { createEstateArea, type EstateArea } from './estate/estate.area.ts';
 import type { EpisodeService } from './episodes/episode.service.ts';
 import { createGovernance, type Governance } from './governance/governance.ts';
+import { createHealthArea } from './health/health.area.ts';
+import type { Readiness } from './health/readiness.service.ts';
 import { consoleRoutes } from './http/console.ts';
 import { Guard } from './http/guard.ts';
 import { createServer } from './http/server.ts';
@@ -28,6 +31,7 @@ import { createActingArea, createActionPaths, type ActingArea } from './acting/a
 import type { InvestigationArea } from './investigation/investigation.area.ts';
 import type { InvestigationLimits } from './investigation/investigation.service.ts';
 import { ensureIdentity, type InstallIdentity } from './install/identity.ts';
+import { claimPidFile } from './install/pid-file.ts';
 import { InstallRepo } from './install/install.repo.ts';
 import type { Checkpointer } from './ledger/checkpoints.ts';
 import { createLedgerArea } from './ledger/ledger.area.ts';
@@ -115,6 +119,8 @@ export interface App {
   readonly connectorChecks: ConnectorChecker;
   /** GET /v1/digest and the daily e-mail; tests call `digest.mailer.sendFor(clock.now())`. */
   readonly digest: DigestArea;
+  /** GET /health/ready's answer; the shutdown sequence calls `readiness.markShuttingDown()` first. */
+  readonly readiness: Readiness;
   /** Authorisation checks, for areas that register their routes on `server`. */
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
@@ -135,15 +141,20 @@ export interface App {
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config);
+  // Before the database: a data directory another service process holds stops the start.
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const releasePidFile = claimPidFile(config.dataDir, clock.now());
   const db = openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message) });
   try {
     await migrate(db);
   } catch (e) {
     await db.destroy();
+    releasePidFile();
     throw e;
   }
   const areas: Area[] = [];
   const mount = <A extends Area>(area: A): A => (areas.push(area), area);
+  const { readiness } = mount(createHealthArea({ db, dataDir: config.dataDir, clock, log }));
 
   // Storage and the install: the unit of work, secrets, settings documents, who this install is.
   const work = new UnitOfWork(db);
@@ -355,7 +366,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       digest: digest.mailer,
     }),
   );
-
   const server = createServer(log);
   consoleRoutes(server);
   for (const area of areas) area.routes({ server, log, guard });
@@ -407,6 +417,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     licences: licence.licences,
     modes,
     guard,
+    readiness,
     plugins,
     episodes: episodes.episodes,
     investigation,
@@ -453,6 +464,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await checkpoints.idle();
       await closeLedger();
       await db.destroy();
+      releasePidFile();
     },
   };
 }
