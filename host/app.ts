@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import type { Server as HttpsServer } from 'node:https';
 import type { Server } from 'restify';
 import type { Area } from './area.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -19,6 +20,7 @@ import type { Readiness } from './health/readiness.service.ts';
 import { consoleRoutes } from './http/console.ts';
 import { Guard } from './http/guard.ts';
 import { createServer } from './http/server.ts';
+import { readTlsFiles, TlsReloader } from './http/tls.ts';
 import { createIdentityArea } from './identity/identity.area.ts';
 import { createPeople } from './identity/people.ts';
 import type { SignInService } from './identity/sign-in.service.ts';
@@ -121,6 +123,8 @@ export interface App {
   readonly digest: DigestArea;
   /** GET /health/ready's answer; the shutdown sequence calls `readiness.markShuttingDown()` first. */
   readonly readiness: Readiness;
+  /** Re-reads SERVICE_TLS_CERT/KEY when they change (null without TLS); `reload()` does it now. */
+  readonly tls: TlsReloader | null;
   /** Authorisation checks, for areas that register their routes on `server`. */
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
@@ -141,7 +145,9 @@ export interface App {
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config);
-  // Before the database: a data directory another service process holds stops the start.
+  // Before the database: TLS files that cannot be used, or a data directory another service
+  // process holds, stop the start before anything is opened.
+  const tlsFiles = config.tls === null ? null : readTlsFiles(config.tls);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const releasePidFile = claimPidFile(config.dataDir, clock.now());
   const db = openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message) });
@@ -366,10 +372,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       digest: digest.mailer,
     }),
   );
-  const server = createServer(log);
+  const server = createServer(log, tlsFiles);
+  const tls = config.tls === null ? null : new TlsReloader({ files: config.tls, server: server.server as HttpsServer, log });
   consoleRoutes(server);
   for (const area of areas) area.routes({ server, log, guard });
   server.server.once('listening', () => {
+    tls?.start();
     poller.start();
     digest.mailer.start();
   });
@@ -418,6 +426,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     modes,
     guard,
     readiness,
+    tls,
     plugins,
     episodes: episodes.episodes,
     investigation,
@@ -449,6 +458,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       }),
     close: async () => {
       if (timer !== null) clearInterval(timer);
+      tls?.stop();
       await poller.stop();
       await digest.mailer.stop();
       await connectorChecks.idle();

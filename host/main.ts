@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     return problem(e);
   });
   log.info({ port, fingerprint: app.identity.fingerprint, database: config.databaseUrl === null ? 'sqlite' : 'mysql' }, 'serving');
-  process.stdout.write(`Console and API on http://localhost:${port}\n`);
+  process.stdout.write(`Console and API on ${config.tls === null ? 'http' : 'https'}://localhost:${port}\n`);
 
   const stop = (signal: string) => {
     log.info({ signal }, 'stopping');

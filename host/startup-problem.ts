@@ -3,6 +3,7 @@ import { databaseLabel } from './doctor/doctor.service.ts';
 import { DataDirInUseError } from './install/pid-file.ts';
 import { isDiskFull } from './storage/disk-full.ts';
 import { SchemaNewerError } from './storage/migrate.ts';
+import { TlsFilesError } from './http/tls.ts';
 
 const UNREACHABLE =
   /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|PROTOCOL_CONNECTION_LOST|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|ER_DBACCESS_DENIED_ERROR)$/;
@@ -11,11 +12,11 @@ const UNREACHABLE =
  * What stopped a start, as the one line an operator reads (main prints `Cannot start: <line>`,
  * exit 1, no stack trace), for the failures that are the machine's and not a bug: a full disk,
  * a database that cannot be reached or was migrated by a newer version, a data directory in use
- * or not writable, the port taken. Anything else: null (a bug,
+ * or not writable, TLS files that cannot be used, the port taken. Anything else: null (a bug,
  * which keeps its stack trace).
  */
 export function startupProblem(e: unknown, config: Pick<Config, 'dataDir' | 'databaseUrl' | 'port'>): string | null {
-  if (e instanceof SchemaNewerError || e instanceof DataDirInUseError) return e.message;
+  if (e instanceof SchemaNewerError || e instanceof DataDirInUseError || e instanceof TlsFilesError) return e.message;
   const err = e as { code?: unknown; errno?: unknown; path?: unknown; message?: unknown } | null;
   const code = typeof err?.code === 'string' ? err.code : '';
   if (isDiskFull(e)) {

@@ -97,3 +97,15 @@ test('the daily digest: SERVICE_DIGEST_AT (HH:MM, 08:00 by default) and SERVICE_
   const e = t.throws(() => loadConfig({ SERVICE_TIME_ZONE: 'Mars/Olympus' }), { instanceOf: ConfigError });
   t.true(e.problems.some((p) => p.startsWith('SERVICE_TIME_ZONE must be an IANA time zone')));
 });
+
+test('SERVICE_TLS_CERT and SERVICE_TLS_KEY go together, resolved against the working directory', (t) => {
+  t.is(loadConfig({}).tls, null);
+  t.deepEqual(loadConfig({ SERVICE_TLS_CERT: 'tls/cert.pem', SERVICE_TLS_KEY: '/etc/oncall/key.pem' }, '/srv/app').tls, {
+    certFile: '/srv/app/tls/cert.pem',
+    keyFile: '/etc/oncall/key.pem',
+  });
+  for (const env of [{ SERVICE_TLS_CERT: '/c.pem' }, { SERVICE_TLS_KEY: '/k.pem' }]) {
+    const e = t.throws(() => loadConfig(env), { instanceOf: ConfigError });
+    t.true(e.problems.some((p) => p.startsWith('SERVICE_TLS_CERT and SERVICE_TLS_KEY go together')));
+  }
+});
