@@ -46,6 +46,7 @@ import { createLicences, type LicenceConfirmation } from './licence/licences.ts'
 import { createLiveArea } from './live/live.area.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMailArea } from './mail/mail.area.ts';
+import { createMetricsArea } from './metrics/metrics.area.ts';
 import type { NotifyDelivery } from './notify/delivery.service.ts';
 import { createNotifyArea } from './notify/notify.area.ts';
 import { createOnCall } from './notify/on-call.ts';
@@ -174,6 +175,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     ledger,
     checkpoints,
     verify: verifyLedger,
+    lastVerify,
     window: ledgerWindow,
     close: closeLedger,
   } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log }));
@@ -372,6 +374,31 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       digest: digest.mailer,
     }),
   );
+  // GET /metrics: each figure read at scrape time through the owning area (docs/operations.md).
+  mount(
+    createMetricsArea({
+      token: config.metricsToken,
+      clock,
+      sources: {
+        readiness: () => readiness.check(),
+        ledgerHead: () => ledger.head(),
+        lastCheckpoint: () => checkpoints.latest(),
+        lastVerify,
+        heldFiring: () => intake.held.firingCount(),
+        openEpisodes: () => episodeStore.figures.openServices(),
+        tierOf: async (service) => (await estate.estate.find(service))?.tier ?? null,
+        investigationsRunning: () => findings.runningCount(),
+        investigationsPending: () => findings.pendingCount(),
+        approvalsPending: () => governance.approvals.pendingCount(),
+        notificationQueue: async () => (await notifications.status()).pending,
+        connectors: async () => (await connectors.list()).connectors,
+        leasesHeld: () => leases.heldBy(poller.holder, clock.now().getTime()),
+        alertsTaken: () => intake.intake.taken(),
+        onEvents: (listener) => ledger.onEvents(listener),
+      },
+    }),
+  );
+
   const server = createServer(log, tlsFiles);
   const tls = config.tls === null ? null : new TlsReloader({ files: config.tls, server: server.server as HttpsServer, log });
   consoleRoutes(server);

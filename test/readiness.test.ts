@@ -17,6 +17,7 @@ const mariadbMissing = await withServer(MARIADB_URL, (db) => db.raw('select 1'))
   () => null,
   (e: Error) => `MariaDB at ${new URL(MARIADB_URL).host} not reachable: ${e.message}`,
 );
+const METRICS_TOKEN = 'metrics-token-for-tests-0123456789abcdef';
 const ready = (ta: TestApp) => ta.call('GET', '/health/ready', { token: null });
 
 test('a healthy install is ready: 200 with no token, and the write probes leave nothing behind', async (t) => {
@@ -82,28 +83,35 @@ test('a database that refuses writes makes readiness answer 503 storage_unwritab
   t.true(ta.logs.some((l) => l.includes('"msg":"ready again"')));
 });
 
-testNeeding(tmpfsMissing, 'a full disk under the data directory makes readiness answer 503 disk_full, and 200 once space is freed', async (t) => {
-  const host = hostOnTmpfs(t, { sizeMb: 64, env: { SERVICE_ADMIN_TOKEN: 'admin-token-for-tests-0123456789abcdef' } });
-  const base = await waitFor('the host to listen', async () => {
-    const m = /Console and API on http:\/\/localhost:(\d+)/.exec(host.output());
-    if (m === null && host.child.exitCode !== null) throw new Error(host.output());
-    return m === null ? null : `http://127.0.0.1:${m[1]}`;
-  });
-  const probe = async () => {
-    const res = await fetch(`${base}/health/ready`);
-    return { status: res.status, body: (await res.json()) as { reasons?: string[] } };
-  };
-  t.is((await probe()).status, 200);
-  fillDisk(path.join(host.outside, 'fill'));
-  const full = await waitFor('not ready', async () => {
-    const r = await probe();
-    return r.status === 503 ? r : null;
-  });
-  t.deepEqual(full.body.reasons, ['disk_full']);
-  rmSync(path.join(host.outside, 'fill'));
-  await waitFor('ready again', async () => (await probe()).status === 200);
-  t.pass();
-});
+testNeeding(
+  tmpfsMissing,
+  'a full disk under the data directory makes readiness answer 503 disk_full (and oncall_ready 0), and 200 once space is freed',
+  async (t) => {
+    const host = hostOnTmpfs(t, { sizeMb: 64, env: { SERVICE_METRICS_TOKEN: METRICS_TOKEN, SERVICE_ADMIN_TOKEN: 'admin-token-for-tests-0123456789abcdef' } });
+    const base = await waitFor('the host to listen', async () => {
+      const m = /Console and API on http:\/\/localhost:(\d+)/.exec(host.output());
+      if (m === null && host.child.exitCode !== null) throw new Error(host.output());
+      return m === null ? null : `http://127.0.0.1:${m[1]}`;
+    });
+    const probe = async () => {
+      const res = await fetch(`${base}/health/ready`);
+      return { status: res.status, body: (await res.json()) as { reasons?: string[] } };
+    };
+    t.is((await probe()).status, 200);
+    fillDisk(path.join(host.outside, 'fill'));
+    const full = await waitFor('not ready', async () => {
+      const r = await probe();
+      return r.status === 503 ? r : null;
+    });
+    t.deepEqual(full.body.reasons, ['disk_full']);
+    const metrics = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+    t.regex(metrics, /^oncall_ready 0$/m);
+    t.regex(metrics, /^oncall_not_ready\{reason="disk_full"\} 1$/m);
+    rmSync(path.join(host.outside, 'fill'));
+    await waitFor('ready again', async () => (await probe()).status === 200);
+    t.pass();
+  },
+);
 
 testNeeding(mariadbMissing, 'MySQL: the database going away makes readiness answer 503 within the probe timeout, and 200 once it is back', async (t) => {
   const name = `t_${randomBytes(6).toString('hex')}`;
@@ -123,7 +131,7 @@ testNeeding(mariadbMissing, 'MySQL: the database going away makes readiness answ
     },
   };
   t.teardown(() => store.cleanup());
-  const ta = await startApp(t, { manualTick: true, store });
+  const ta = await startApp(t, { manualTick: true, store, env: { SERVICE_METRICS_TOKEN: METRICS_TOKEN } });
   t.is((await ready(ta)).status, 200);
   await proxy.cut();
   const down = await waitFor('not ready', async () => {

@@ -51,6 +51,11 @@ export class LeaseRepo {
     await this.#db('leases').where({ name, holder }).update({ until_ms: 0 });
   }
 
+  /** The names of the leases `holder` holds at `nowMs` (GET /metrics: what this host is doing). */
+  async heldBy(holder: string, nowMs: number): Promise<string[]> {
+    return ((await this.#db('leases').select('name').where({ holder }).andWhere('until_ms', '>', nowMs)) as Array<{ name: string }>).map((r) => r.name);
+  }
+
   async get(name: string): Promise<Lease | null> {
     const r = (await this.#db('leases').where({ name }).first()) as { name: string; holder: string; until_ms: number | string } | undefined;
     return r === undefined ? null : { name: r.name, holder: r.holder, until_ms: Number(r.until_ms) };
