@@ -30,6 +30,8 @@ const options = (): Knex.MigratorConfig => ({ migrationSource: new FolderSource(
 
 /** Where the database's schema stands against this version's migrations. */
 export interface SchemaState {
+  /** The migrations the database has had, in name order. */
+  applied: string[];
   /** This version's migrations the database has not had yet. */
   pending: string[];
   /** Migrations the database has had that this version does not know: a newer version ran them. */
@@ -52,6 +54,11 @@ export class SchemaNewerError extends Error {
   }
 }
 
+/** This version's migrations, in name order. */
+export function knownMigrations(): Promise<string[]> {
+  return new FolderSource().getMigrations();
+}
+
 /** Reads the migrations the database has had (none on an empty database) and compares them with this version's. */
 export async function schemaState(db: Db): Promise<SchemaState> {
   const known = await new FolderSource().getMigrations();
@@ -60,7 +67,7 @@ export async function schemaState(db: Db): Promise<SchemaState> {
     : [];
   const had = new Set(done);
   const mine = new Set(known);
-  return { pending: known.filter((n) => !had.has(n)), unknown: done.filter((n) => !mine.has(n)).sort() };
+  return { applied: [...done].sort(), pending: known.filter((n) => !had.has(n)), unknown: done.filter((n) => !mine.has(n)).sort() };
 }
 
 async function refuseNewer(db: Db): Promise<void> {
