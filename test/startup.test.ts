@@ -1,10 +1,8 @@
 // Starting (issue 24): a start the machine stops (a full disk, a database of a newer version,
 // a data directory in use) says so in one line with no stack trace; the data files are 0600.
-import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { createApp } from '../host/app.ts';
 import { loadConfig } from '../host/config.ts';
 import { silentLogger } from '../host/log.ts';
@@ -12,23 +10,13 @@ import { SchemaNewerError } from '../host/storage/migrate.ts';
 import { ADMIN_TOKEN, serviceEnv, startApp } from './helpers/app.ts';
 import { createTestStore, type TestStore } from './helpers/db.ts';
 import { testNeeding } from './helpers/needs.ts';
+import { spawnHost } from './helpers/service-process.ts';
 import { hostOnTmpfs, tmpfsMissing } from './helpers/tmpfs.ts';
 import { waitFor } from './helpers/wait.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** `node host/main.ts` on `store`; resolves with its exit code and output once it ends, or `listening` when it serves. */
-function host(store: TestStore, extra: Record<string, string> = {}) {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SERVICE_') && !k.startsWith('TEST_')) env[k] = v;
-  for (const [k, v] of Object.entries(serviceEnv(store, { SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', ...extra }))) if (v !== undefined) env[k] = v;
-  const child = spawn(process.execPath, ['host/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, exited, out: () => ({ stdout, stderr }) };
+/** `node host/main.ts` on `store`, on a port it chooses. */
+function host(t: ExecutionContext, store: TestStore, extra: Record<string, string> = {}) {
+  return spawnHost(t, serviceEnv(store, { SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', ...extra }));
 }
 
 testNeeding(tmpfsMissing, 'a start on a full disk says so in one line on stderr, with no stack trace, and exits 1', async (t) => {
@@ -54,10 +42,10 @@ test('the service refuses to start on a database migrated by a newer version, sa
   const err = await t.throwsAsync(createApp(loadConfig(serviceEnv(store)), { log: silentLogger(), manualTick: true }), { instanceOf: SchemaNewerError });
   t.deepEqual(err.unknown, ['209912312359_add_future_thing.ts']);
 
-  const h = host(store);
+  const h = host(t, store);
   t.is(await h.exited, 1);
   t.is(
-    h.out().stderr,
+    h.stderr(),
     'Cannot start: the database was migrated by a newer version of oncall (1 migration this version does not know, the newest 209912312359_add_future_thing.ts): ' +
       'run that version again, or restore the backup taken before the upgrade (docs/install.md)\n',
   );
@@ -71,22 +59,20 @@ test('the service refuses to start on a database migrated by a newer version, sa
 test('a second service on the same data directory is refused in one line while the first runs, and starts once it has stopped', async (t) => {
   const store = await createTestStore();
   t.teardown(() => store.cleanup());
-  const a = host(store);
-  t.teardown(() => a.child.kill('SIGKILL'));
-  await waitFor('the first host to listen', async () => a.out().stdout.includes('Console and API on'), 30_000, 50);
-  const b = host(store);
+  const a = host(t, store);
+  await waitFor('the first host to listen', async () => a.output().includes('Console and API on'), 30_000, 50);
+  const b = host(t, store);
   t.is(await b.exited, 1);
   t.regex(
-    b.out().stderr,
+    b.stderr(),
     new RegExp(`^Cannot start: another oncall service \\(pid ${a.child.pid}, started [^)]+\\) is running on ${store.dataDir}: stop it first\\n$`),
   );
   a.child.kill('SIGTERM');
   t.is(await a.exited, 0);
-  const c = host(store);
-  t.teardown(() => c.child.kill('SIGKILL'));
+  const c = host(t, store);
   await waitFor(
     'the next host to listen',
-    async () => c.out().stdout.includes('Console and API on') || (c.child.exitCode !== null && Promise.reject(new Error(c.out().stderr))),
+    async () => c.output().includes('Console and API on') || (c.child.exitCode !== null && Promise.reject(new Error(c.stderr()))),
     30_000,
     50,
   );
@@ -99,9 +85,9 @@ test('a port already in use stops the start in one line', async (t) => {
   t.teardown(() => store.cleanup());
   const ta = await startApp(t, { manualTick: true });
   const port = new URL(ta.base).port;
-  const h = host(store, { SERVICE_PORT: port });
+  const h = host(t, store, { SERVICE_PORT: port });
   t.is(await h.exited, 1);
-  t.is(h.out().stderr, `Cannot start: port ${port} is already in use (SERVICE_PORT)\n`);
+  t.is(h.stderr(), `Cannot start: port ${port} is already in use (SERVICE_PORT)\n`);
 });
 
 test('every file the service keeps in its data directory is readable by its owner only (0600), the directory it creates 0700', async (t) => {

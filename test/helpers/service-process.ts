@@ -5,28 +5,37 @@ import { waitFor } from './wait.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-export interface ServiceProcess {
-  /** http://127.0.0.1:<port it chose> */
-  base: string;
+export interface SpawnedHost {
   child: ChildProcess;
+  /** The last 20,000 characters it wrote on stdout and stderr. */
   output(): string;
-  /** SIGTERM, and its exit code. */
-  stop(): Promise<number | null>;
+  /** What it wrote on stderr alone (the one-line start problems). */
+  stderr(): string;
+  exited: Promise<number | null>;
 }
 
 /**
- * One `node host/main.ts` with exactly these SERVICE_* variables (on a port it chooses), once it
- * listens; killed after the test if still running.
+ * Runs `command args` (by default `node host/main.ts`) in the repository with this process's
+ * environment minus every SERVICE_* and TEST_* variable, plus `serviceEnv`; killed after the test
+ * if still running.
  */
-export async function startServiceProcess(t: ExecutionContext, serviceEnv: Record<string, string | undefined>): Promise<ServiceProcess> {
+export function spawnHost(
+  t: ExecutionContext,
+  serviceEnv: Record<string, string | undefined>,
+  command = process.execPath,
+  args = ['host/main.ts'],
+): SpawnedHost {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('SERVICE_') && !k.startsWith('TEST_')) env[k] = v;
-  for (const [k, v] of Object.entries({ SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_LOG_LEVEL: 'warn', ...serviceEnv }))
-    if (v !== undefined) env[k] = v;
-  const child = spawn(process.execPath, ['host/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const [k, v] of Object.entries(serviceEnv)) if (v !== undefined) env[k] = v;
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
+  let err = '';
   child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-  child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  child.stderr!.on('data', (d: Buffer) => {
+    out = (out + d.toString()).slice(-20_000);
+    err = (err + d.toString()).slice(-20_000);
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -34,22 +43,34 @@ export async function startServiceProcess(t: ExecutionContext, serviceEnv: Recor
       await exited;
     }
   });
+  return { child, output: () => out, stderr: () => err, exited };
+}
+
+export interface ServiceProcess extends SpawnedHost {
+  /** http://127.0.0.1:<port it chose> */
+  base: string;
+  /** SIGTERM, and its exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** One `node host/main.ts` with exactly these SERVICE_* variables, on a loopback port it chooses, once it listens. */
+export async function startServiceProcess(t: ExecutionContext, serviceEnv: Record<string, string | undefined>): Promise<ServiceProcess> {
+  const host = spawnHost(t, { SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_LOG_LEVEL: 'warn', ...serviceEnv });
   const port = await waitFor(
     'the service to listen',
     async () => {
-      if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}:\n${out}`);
-      return /Console and API on http:\/\/localhost:(\d+)/.exec(out)?.[1] ?? null;
+      if (host.child.exitCode !== null) throw new Error(`exited ${host.child.exitCode}:\n${host.output()}`);
+      return /Console and API on http:\/\/localhost:(\d+)/.exec(host.output())?.[1] ?? null;
     },
     60_000,
     50,
   );
   return {
+    ...host,
     base: `http://127.0.0.1:${port}`,
-    child,
-    output: () => out,
     stop: async () => {
-      child.kill('SIGTERM');
-      return exited;
+      host.child.kill('SIGTERM');
+      return host.exited;
     },
   };
 }
