@@ -392,7 +392,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
         approvalsPending: () => governance.approvals.pendingCount(),
         notificationQueue: async () => (await notifications.status()).pending,
         connectors: async () => (await connectors.list()).connectors,
-        leasesHeld: () => leases.heldBy(poller.holder, clock.now().getTime()),
+        leasesHeld: () => leases.heldBy([poller.holder, study.study.holder], clock.now().getTime()),
         alertsTaken: () => intake.intake.taken(),
         onEvents: (listener) => ledger.onEvents(listener),
       },

@@ -154,3 +154,16 @@ test('a figure that cannot be read is left out of the scrape and counted; the re
   t.is(value(res.body, 'oncall_metrics_read_failures_total{metric="oncall_approvals_pending"}'), 1, 'counted in the same scrape');
   t.is(value(res.body, 'oncall_ready'), 1);
 });
+
+test('a running study shows as the study lease this host holds, and is gone once it ends', async (t) => {
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const ta = await startApp(t, { manualTick: true, env: { SERVICE_METRICS_TOKEN: METRICS_TOKEN }, studyWait: () => gate });
+  await makeOperating(ta);
+  t.is((await ta.call('PUT', '/v1/estate/overrides', { body: { services: { a: { tier: 2 } } } })).status, 200);
+  t.is((await ta.call('POST', '/v1/study', { body: { minutes: 5 } })).status, 202);
+  t.is(value((await scrape(ta)).body, 'oncall_leases_held{lease="study"}'), 1);
+  open();
+  await ta.app.study.study.idle();
+  t.is(value((await scrape(ta)).body, 'oncall_leases_held{lease="study"}'), 0);
+});

@@ -51,9 +51,11 @@ export class LeaseRepo {
     await this.#db('leases').where({ name, holder }).update({ until_ms: 0 });
   }
 
-  /** The names of the leases `holder` holds at `nowMs` (GET /metrics: what this host is doing). */
-  async heldBy(holder: string, nowMs: number): Promise<string[]> {
-    return ((await this.#db('leases').select('name').where({ holder }).andWhere('until_ms', '>', nowMs)) as Array<{ name: string }>).map((r) => r.name);
+  /** The names of the leases these holders (one host process's) hold at `nowMs` (GET /metrics: what this host is doing). */
+  async heldBy(holders: readonly string[], nowMs: number): Promise<string[]> {
+    return ((await this.#db('leases').select('name').whereIn('holder', holders).andWhere('until_ms', '>', nowMs)) as Array<{ name: string }>).map(
+      (r) => r.name,
+    );
   }
 
   /** Every lease some holder still holds at `nowMs` (oncall restore: is a host running on this database?). */
