@@ -376,7 +376,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   );
   // GET /metrics: each figure read at scrape time through the owning area (docs/operations.md).
   mount(
-    createMetricsArea({
+    await createMetricsArea({
       token: config.metricsToken,
       clock,
       sources: {
