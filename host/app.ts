@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import type { Server as HttpsServer } from 'node:https';
 import type { Server } from 'restify';
 import type { Area } from './area.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -13,9 +15,12 @@ import { createEpisodesArea } from './episodes/episodes.area.ts';
 import { createEstateArea, type EstateArea } from './estate/estate.area.ts';
 import type { EpisodeService } from './episodes/episode.service.ts';
 import { createGovernance, type Governance } from './governance/governance.ts';
+import { createHealthArea } from './health/health.area.ts';
+import type { Readiness } from './health/readiness.service.ts';
 import { consoleRoutes } from './http/console.ts';
 import { Guard } from './http/guard.ts';
 import { createServer } from './http/server.ts';
+import { readTlsFiles, TlsReloader } from './http/tls.ts';
 import { createIdentityArea } from './identity/identity.area.ts';
 import { createPeople } from './identity/people.ts';
 import type { SignInService } from './identity/sign-in.service.ts';
@@ -30,6 +35,7 @@ import { createActingArea, createActionPaths, type ActingArea } from './acting/a
 import type { InvestigationArea } from './investigation/investigation.area.ts';
 import type { InvestigationLimits } from './investigation/investigation.service.ts';
 import { ensureIdentity, type InstallIdentity } from './install/identity.ts';
+import { claimPidFile } from './install/pid-file.ts';
 import { InstallRepo } from './install/install.repo.ts';
 import type { Checkpointer } from './ledger/checkpoints.ts';
 import { createLedgerArea } from './ledger/ledger.area.ts';
@@ -42,6 +48,7 @@ import { createLicences, type LicenceConfirmation } from './licence/licences.ts'
 import { createLiveArea } from './live/live.area.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMailArea } from './mail/mail.area.ts';
+import { createMetricsArea } from './metrics/metrics.area.ts';
 import type { NotifyDelivery } from './notify/delivery.service.ts';
 import { createNotifyArea } from './notify/notify.area.ts';
 import { createOnCall } from './notify/on-call.ts';
@@ -123,6 +130,10 @@ export interface App {
   readonly digest: DigestArea;
   /** Single sign-on and the directory; tests call `sso.sync.now(…)` or await `sso.idle()`. */
   readonly sso: SsoArea;
+  /** GET /health/ready's answer; the shutdown sequence calls `readiness.markShuttingDown()` first. */
+  readonly readiness: Readiness;
+  /** Re-reads SERVICE_TLS_CERT/KEY when they change (null without TLS); `reload()` does it now. */
+  readonly tls: TlsReloader | null;
   /** Authorisation checks, for areas that register their routes on `server`. */
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
@@ -143,15 +154,22 @@ export interface App {
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config);
+  // Before the database: TLS files that cannot be used, or a data directory another service
+  // process holds, stop the start before anything is opened.
+  const tlsFiles = config.tls === null ? null : readTlsFiles(config.tls);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const releasePidFile = claimPidFile(config.dataDir, clock.now());
   const db = openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message) });
   try {
     await migrate(db);
   } catch (e) {
     await db.destroy();
+    releasePidFile();
     throw e;
   }
   const areas: Area[] = [];
   const mount = <A extends Area>(area: A): A => (areas.push(area), area);
+  const { readiness } = mount(createHealthArea({ db, dataDir: config.dataDir, clock, log }));
 
   // Storage and the install: the unit of work, secrets, settings documents, who this install is.
   const work = new UnitOfWork(db);
@@ -165,6 +183,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     ledger,
     checkpoints,
     verify: verifyLedger,
+    lastVerify,
     window: ledgerWindow,
     close: closeLedger,
   } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log }));
@@ -402,11 +421,37 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       digest: digest.mailer,
     }),
   );
+  // GET /metrics: each figure read at scrape time through the owning area (docs/operations.md).
+  mount(
+    await createMetricsArea({
+      token: config.metricsToken,
+      clock,
+      sources: {
+        readiness: () => readiness.check(),
+        ledgerHead: () => ledger.head(),
+        lastCheckpoint: () => checkpoints.latest(),
+        lastVerify,
+        heldFiring: () => intake.held.firingCount(),
+        openEpisodes: () => episodeStore.figures.openServices(),
+        tierOf: async (service) => (await estate.estate.find(service))?.tier ?? null,
+        investigationsRunning: () => findings.runningCount(),
+        investigationsPending: () => findings.pendingCount(),
+        approvalsPending: () => governance.approvals.pendingCount(),
+        notificationQueue: async () => (await notifications.status()).pending,
+        connectors: async () => (await connectors.list()).connectors,
+        leasesHeld: () => leases.heldBy([poller.holder, study.study.holder], clock.now().getTime()),
+        alertsTaken: () => intake.intake.taken(),
+        onEvents: (listener) => ledger.onEvents(listener),
+      },
+    }),
+  );
 
-  const server = createServer(log);
+  const server = createServer(log, tlsFiles);
+  const tls = config.tls === null ? null : new TlsReloader({ files: config.tls, server: server.server as HttpsServer, log });
   consoleRoutes(server);
   for (const area of areas) area.routes({ server, log, guard });
   server.server.once('listening', () => {
+    tls?.start();
     poller.start();
     digest.mailer.start();
   });
@@ -457,6 +502,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     licences: licence.licences,
     modes,
     guard,
+    readiness,
+    tls,
     plugins,
     intake: intake.intake,
     episodes: episodes.episodes,
@@ -490,6 +537,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       }),
     close: async () => {
       if (timer !== null) clearInterval(timer);
+      tls?.stop();
       await poller.stop();
       await digest.mailer.stop();
       await connectorChecks.idle();
@@ -506,6 +554,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await checkpoints.idle();
       await closeLedger();
       await db.destroy();
+      releasePidFile();
     },
   };
 }

@@ -10,6 +10,10 @@ export interface Config {
   readonly databaseUrl: string | null;
   readonly adminToken: string | null;
   readonly ingestToken: string | null;
+  /** The bearer token GET /metrics takes (Prometheus's); null: /metrics is off (404). */
+  readonly metricsToken: string | null;
+  /** PEM files of the certificate (chain) and its key: HTTPS on the same port, re-read when they change; null: plain HTTP. */
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   readonly configDir: string | null;
   readonly pluginsDir: string | null;
   readonly secretKey: string | null;
@@ -90,6 +94,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const ingestToken = text('SERVICE_INGEST_TOKEN');
   if (ingestToken !== null && ingestToken.length < 32) problems.push('SERVICE_INGEST_TOKEN must be at least 32 characters');
   if (adminToken !== null && adminToken === ingestToken) problems.push('SERVICE_ADMIN_TOKEN and SERVICE_INGEST_TOKEN must differ');
+  const metricsToken = text('SERVICE_METRICS_TOKEN');
+  if (metricsToken !== null && metricsToken.length < 32) problems.push('SERVICE_METRICS_TOKEN must be at least 32 characters');
+  if (metricsToken !== null && (metricsToken === adminToken || metricsToken === ingestToken))
+    problems.push('SERVICE_METRICS_TOKEN must differ from SERVICE_ADMIN_TOKEN and SERVICE_INGEST_TOKEN');
+  const certFile = dir('SERVICE_TLS_CERT');
+  const keyFile = dir('SERVICE_TLS_KEY');
+  if ((certFile === null) !== (keyFile === null)) problems.push('SERVICE_TLS_CERT and SERVICE_TLS_KEY go together: set both (PEM files) or neither');
   const secretKey = text('SERVICE_SECRET_KEY');
   if (secretKey !== null && secretKey.length < 32) problems.push('SERVICE_SECRET_KEY must be at least 32 characters');
 
@@ -125,6 +136,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     databaseUrl,
     adminToken,
     ingestToken,
+    metricsToken,
+    tls: certFile !== null && keyFile !== null ? Object.freeze({ certFile, keyFile }) : null,
     configDir: dir('SERVICE_CONFIG_DIR'),
     pluginsDir: dir('SERVICE_PLUGINS_DIR'),
     secretKey,

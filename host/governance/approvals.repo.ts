@@ -132,6 +132,12 @@ export class ApprovalsRepo {
     return ((await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
   }
 
+  /** How many requests wait for a decision (GET /metrics). */
+  async pendingCount(): Promise<number> {
+    const row = (await this.#db('approval_requests').count({ n: '*' }).where({ state: 'pending' }).first()) as { n: number | string } | undefined;
+    return Number(row?.n ?? 0);
+  }
+
   /** Open raises by service. */
   async openRaises(): Promise<ApprovalRequest[]> {
     return ((await this.#db('approval_requests').select(COLUMNS).whereNotNull('open_key')) as Row[]).map(fromRow);

@@ -95,6 +95,11 @@ export class ApprovalsService {
     return this.#repo.requestedBetween(fromMs, toMs);
   }
 
+  /** How many requests wait for a decision. */
+  pendingCount(): Promise<number> {
+    return this.#repo.pendingCount();
+  }
+
   async list(opts: { state?: ApprovalState; limit: number }): Promise<ApprovalView[]> {
     const requests = await this.#repo.list(opts);
     const decisions = await this.#repo.decisionsOf(requests.map((r) => r.id));

@@ -176,6 +176,12 @@ export class HeldRepo {
     return ((await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
   }
 
+  /** How many alerts are firing (the held set's size; GET /metrics). */
+  async firingCount(): Promise<number> {
+    const row = (await this.#db('held_alerts').count({ n: '*' }).where({ status: 'firing' }).first()) as { n: number | string } | undefined;
+    return Number(row?.n ?? 0);
+  }
+
   /** Services with firing alerts that belong to no episode yet, with the oldest firing. */
   async ungroupedByService(): Promise<UngroupedService[]> {
     const rows = (await this.#db('held_alerts')

@@ -56,6 +56,18 @@ export interface PolledResult {
   resolved: number;
 }
 
+/** What became of alerts taken in: by the held set's change, or refused (`rejected`: an unreadable body) or lost to a failed commit (`failed`). */
+export type TakenResult = 'fired' | 'refreshed' | 'resolved' | 'unknown_resolved' | 'rejected' | 'failed';
+
+/** Alerts taken in by this process since it started (GET /metrics reads them). */
+export interface TakenCount {
+  /** The source word when a normaliser or alias claims it (else `generic`); a poll's connector kind. */
+  source: string;
+  via: 'push' | 'poll';
+  result: TakenResult;
+  count: number;
+}
+
 export interface PushResult {
   /** Every alert of the push: the body was taken in whole. */
   accepted: number;
@@ -96,6 +108,8 @@ export class IntakeService {
   readonly #heartbeats: HeartbeatService | null;
   #queue: Pending[] = [];
   #flushing = false;
+  /** `via source result` → alerts (a refused push counts once): a closed set of keys, so it stays small. */
+  readonly #taken = new Map<string, number>();
 
   constructor(deps: IntakeDeps) {
     this.#normalisers = deps.normalisers;
@@ -125,11 +139,29 @@ export class IntakeService {
     for (const l of this.#ended) await l(trx, episodeId, fingerprint, status, at);
   }
 
+  /** Alerts taken in since start, by source, way in and result. */
+  taken(): TakenCount[] {
+    return [...this.#taken].map(([key, count]) => {
+      const [via, source, result] = key.split(' ') as ['push' | 'poll', string, TakenResult];
+      return { source, via, result, count };
+    });
+  }
+
+  #count(via: 'push' | 'poll', source: string, counts: Partial<Record<TakenResult, number>>): void {
+    for (const [result, n] of Object.entries(counts)) {
+      if (n === 0) continue;
+      const key = `${via} ${source} ${result}`;
+      this.#taken.set(key, (this.#taken.get(key) ?? 0) + n);
+    }
+  }
+
   async push(source: string, body: unknown, actor: string): Promise<PushResult> {
+    const label = this.#normalisers.sourceLabel(source);
     let signals: Signal[];
     try {
       signals = this.#normalisers.normalise(source, body);
     } catch (e) {
+      this.#count('push', label, { rejected: 1 });
       if (e instanceof AppError && e.code === 'unreadable_alert') {
         // Nothing of the body is kept: only the fact that it was refused.
         await this.#ledger.append({ type: 'signal.rejected', actor, reason: e.message, data: { source } });
@@ -139,7 +171,11 @@ export class IntakeService {
     const { alerts, beats } = await this.#split(source, signals);
     const placed = await place(this.#resolver, alerts);
     const pending: Omit<Pending, 'resolve' | 'reject'> = { source, actor, signals: placed, ...(beats.length === 0 ? {} : { beats }) };
-    const counts = await this.#enqueue(pending);
+    const counts = await this.#enqueue(pending).catch((e: unknown) => {
+      this.#count('push', label, { failed: signals.length });
+      throw e;
+    });
+    this.#count('push', label, counts);
     if (counts.fired + counts.refreshed + counts.resolved > 0) this.#changed();
     await this.#heartbeatChanged(pending.changes);
     return { accepted: signals.length, resolved: counts.resolved + counts.unknown_resolved, signals: [...placed, ...beats] };
@@ -347,6 +383,7 @@ export class IntakeService {
         id: null,
       }));
     if (signals.length + absent.length + beats.length === 0) return { returned: 0, fired: 0, refreshed: 0, resolved: 0 };
+    const label = this.#normalisers.sourceLabel(kind);
     const pending: Omit<Pending, 'resolve' | 'reject'> = {
       source: kind,
       actor: `poller:${connector}`,
@@ -354,7 +391,11 @@ export class IntakeService {
       polled: { connector, absent: new Set(absent.map((a) => a.fingerprint)) },
       ...(beats.length === 0 ? {} : { beats }),
     };
-    const counts = await this.#enqueue(pending);
+    const counts = await this.#enqueue(pending).catch((e: unknown) => {
+      this.#count('poll', label, { failed: signals.length + absent.length });
+      throw e;
+    });
+    this.#count('poll', label, counts);
     if (counts.fired + counts.refreshed + counts.resolved > 0) this.#changed();
     await this.#heartbeatChanged(pending.changes);
     return { returned: signals.length, fired: counts.fired, refreshed: counts.refreshed, resolved: counts.resolved };

@@ -78,6 +78,12 @@ export class Normalisers {
     return this.#detectOrder.map((n) => n.name);
   }
 
+  /** A source word as a metric label: the word when a normaliser or alias claims it (or `auto`), else `generic`: a closed set. */
+  sourceLabel(source: string): string {
+    const word = source.toLowerCase();
+    return word === 'auto' || this.#byWord.has(word) ? word : GENERIC;
+  }
+
   /**
    * The signals in `body` pushed to `/v1/alerts/<source>`: all of them, or 400
    * `unreadable_alert` for the whole body (a batch is accepted or refused whole).

@@ -223,6 +223,12 @@ export class FindingsRepo {
     return out;
   }
 
+  /** How many are running now (GET /metrics). */
+  async runningCount(): Promise<number> {
+    const row = (await this.#db('investigations').count({ n: '*' }).where({ state: 'running' }).first()) as { n: number | string } | undefined;
+    return Number(row?.n ?? 0);
+  }
+
   /** How many wait to run. */
   async pendingCount(): Promise<number> {
     const row = (await this.#db('investigations').count({ n: '*' }).where({ state: 'pending' }).first()) as { n: number | string } | undefined;
