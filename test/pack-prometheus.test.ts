@@ -318,7 +318,7 @@ prometheusTest('the pack runs in the app through a saved prometheus connector, w
   const packs = await ta.call('GET', '/v1/packs');
   t.like(
     packs.body.packs.find((p: any) => p.name === 'prometheus'),
-    { version: '1.1.0', state: 'loaded', problem: null },
+    { version: '1.2.0', state: 'loaded', problem: null },
   );
 
   const run = await ta.call('POST', '/v1/checks/run', { body: { service: 'orders', at: new Date().toISOString() } });

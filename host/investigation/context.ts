@@ -12,6 +12,7 @@ import type {
   ReadCapability,
   RelatedEpisode,
 } from '../plugins/contract.ts';
+import { packLibrary } from '../plugins/lib/index.ts';
 import type { Cause } from './catalogue.ts';
 import { readFailure } from './read-failure.ts';
 
@@ -71,6 +72,7 @@ export function checkContext(cause: Cause, inputs: CheckInputs, source: ReaderSo
     http: Object.freeze({ get: guard('http', r.http.get.bind(r.http)) }),
     ledger: Object.freeze({ events: guard('ledger', r.ledger.events.bind(r.ledger)) }),
     log: Object.freeze({ info: log.info.bind(log), warn: log.warn.bind(log), error: log.error.bind(log) }),
+    lib: packLibrary,
     signal,
     deadline,
   };

@@ -790,10 +790,100 @@ export interface CheckContext {
   http: HttpReader;
   ledger: LedgerReader;
   log: PluginLog;
+  /** Shared helpers (plugin API 1.4): PromQL building and placement, words for numbers. */
+  lib: PackLibrary;
   /** Aborted at the deadline: hand it on to anything that waits. */
   signal: AbortSignal;
   /** When the host stops waiting for the check (epoch milliseconds). */
   deadline: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pack library (plugin API 1.4): helpers every pack may use through `ctx.lib`, instead of a
+// copy of its own. Versioned with the plugin API: `lib.version` is the API version that offers it.
+// ---------------------------------------------------------------------------------------------
+
+/** How a cause's queries select the service's series. */
+export interface Placement {
+  /** PromQL matcher lists without braces (`job="orders"`), joined with `or` by {@link PrometheusLibrary.overAll}. */
+  selectors: string[];
+  /** `workload`: the estate's workload links; `job` / `service`: found by the service's name. */
+  how: 'workload' | 'job' | 'service';
+  /** Workload links that could not be used, with why. */
+  skipped: string[];
+}
+
+/** A placement, or the unknown answer when the service's series cannot be told apart. */
+export type Placed = { ok: true; placement: Placement } | { ok: false; obstacle: Obstacle; reason: string };
+
+/** A window for a rate: PromQL text, seconds, and why it is that long (for the evidence). */
+export interface RateWindow {
+  text: string;
+  s: number;
+  why: string;
+}
+
+/** A cause's settings read with their types checked; `problem()` names every one that cannot be used. */
+export interface SettingsReader {
+  /** A number above `min` (and at most `max`). */
+  number(name: string, min: number, max?: number): number;
+  /** A PromQL duration (`5m`), as written and in seconds. */
+  duration(name: string): { text: string; s: number };
+  /** A metric or label name. */
+  name(name: string): string;
+  /** The unknown answer's reason when a setting cannot be used, else null. */
+  problem(): string | null;
+}
+
+/** PromQL building and placement by the estate's workload links, as the `prometheus` pack uses them. */
+export interface PrometheusLibrary {
+  /** Which series are the service's: its workload links' matchers, else its name as `job` or `service` (one probe query). */
+  place(ctx: CheckContext): Promise<Placed>;
+  /** One expression over every selector of the placement, joined with `or` (a series two links select counts once). */
+  overAll(p: Placement, expr: (selector: string) => string): string;
+  /** The placement's selectors for a reason, with where they came from. */
+  describedAll(p: Placement): string;
+  /** A PromQL double-quoted string literal. */
+  quote(value: string): string;
+  /** The estate's matcher list as PromQL matchers, or why it cannot be one. */
+  promMatchers(text: string): { ok: true; selector: string } | { ok: false; problem: string };
+  /** Seconds in a PromQL duration, or null. */
+  durationSeconds(text: string): number | null;
+  /** The window to read a rate of `metric` over: no longer than the setting, the alert's own range, or the time since the alert began. */
+  alertWindow(ctx: CheckContext, metric: string, setting: { text: string; s: number }): RateWindow;
+  /** The cause's settings, read with their types checked. */
+  settings(ctx: CheckContext): SettingsReader;
+  /** A sample value as a number (recorded answers may hold `"NaN"`). */
+  num(v: unknown): number;
+  /** `12.3 %`. */
+  percent(ratio: number): string;
+  /** `1.5 GiB`. */
+  bytes(n: number): string;
+  /** `850 ms`, `2.41 s`. */
+  seconds(s: number): string;
+  /** A number for `observed`: 6 significant digits, NaN and infinities as text. */
+  rounded(v: number): number | string;
+  /** A series' labels without `__name__`. */
+  labelsOf(metric: Record<string, string>): Record<string, string>;
+  /** A short name of a series: its `instance`, else its labels. */
+  seriesName(metric: Record<string, string>, prefer?: string[]): string;
+  /** Names for a sentence: at most `max`, then how many more. */
+  listed(names: string[], max?: number): string;
+  /** Samples as `observed` keeps them (at most `MAX_SERIES`, with the total). */
+  samplesObserved(samples: MetricSample[], extra?: Record<string, unknown>): Record<string, unknown>;
+  /** An evidence item of a reader's answer: its source, query and time as read. */
+  evidenceOf(answer: ReadOrigin, kind: string, observed: unknown, excerpt: string): EvidenceInput;
+  /** `1 process`, `3 processes`. */
+  count(n: number, one: string, many?: string): string;
+  /** The most series an evidence item lists. */
+  readonly MAX_SERIES: number;
+}
+
+/** What `ctx.lib` offers. */
+export interface PackLibrary {
+  /** The plugin API version that offers this library. */
+  readonly version: string;
+  readonly prometheus: PrometheusLibrary;
 }
 
 // Connector additions for checks (optional, declared by merging into ConnectorCapabilities).

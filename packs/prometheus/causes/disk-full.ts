@@ -1,8 +1,4 @@
-import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, MetricSample } from '../../../host/plugins/contract.ts';
-import { describedAll, overAll, place } from '../lib/place.ts';
-import { bytes, num, percent, rounded } from '../lib/promql.ts';
-import { count, evidenceOf, labelsOf, listed, MAX_SERIES } from '../lib/series.ts';
-import { Settings } from '../lib/settings.ts';
+import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, MetricSample, PrometheusLibrary } from '../../../host/plugins/contract.ts';
 
 const ID = 'prometheus/disk-full';
 
@@ -10,7 +6,14 @@ const ID = 'prometheus/disk-full';
 const fsName = (m: Record<string, string>) => `${m.instance ?? m.job ?? '?'}:${m.mountpoint ?? m.device ?? '?'}`;
 
 /** Filesystems as `observed` keeps them: the riskiest first, at most MAX_SERIES. */
-function fsObserved(samples: MetricSample[], key: string, risky: (v: number) => boolean, extra: Record<string, unknown>): Record<string, unknown> {
+function fsObserved(
+  lib: PrometheusLibrary,
+  samples: MetricSample[],
+  key: string,
+  risky: (v: number) => boolean,
+  extra: Record<string, unknown>,
+): Record<string, unknown> {
+  const { num, MAX_SERIES, labelsOf, rounded } = lib;
   const sorted = [...samples].sort((a, b) => num(a.value) - num(b.value));
   return {
     ...extra,
@@ -38,7 +41,8 @@ export const diskFull: CauseDefinition = {
   reads: ['metrics'],
   settings: { free_ratio: 0.05, predict_window: '1h', predict_hours: 4 },
   async check(ctx: CheckContext): Promise<CheckAnswer> {
-    const set = new Settings(ctx);
+    const { MAX_SERIES, bytes, count, describedAll, evidenceOf, labelsOf, listed, num, overAll, percent, place, rounded } = ctx.lib.prometheus;
+    const set = ctx.lib.prometheus.settings(ctx);
     const threshold = set.number('free_ratio', 0, 1);
     const predictWindow = set.duration('predict_window');
     const hours = set.number('predict_hours', 0, 24 * 30);
@@ -67,7 +71,7 @@ export const diskFull: CauseDefinition = {
       evidenceOf(
         ratio,
         'metric',
-        fsObserved(ratio.samples, 'free_ratio', (v) => v < threshold, { threshold }),
+        fsObserved(ctx.lib.prometheus, ratio.samples, 'free_ratio', (v) => v < threshold, { threshold }),
         low.length > 0
           ? `${low.length} of ${filesystems} filesystems ${low.length === 1 ? 'has' : 'have'} less than ${percent(threshold)} free: ${listed(low.map((s) => `${fsName(s.metric)} ${percent(num(s.value))}`))}.`
           : `${filesystems === 1 ? 'The one filesystem' : `All ${filesystems} filesystems`} ${filesystems === 1 ? 'has' : 'have'} at least ${percent(threshold)} free (least: ${percent(Math.min(...ratio.samples.map((s) => num(s.value))))}).`,
@@ -82,7 +86,7 @@ export const diskFull: CauseDefinition = {
       evidenceOf(
         trend,
         'metric',
-        fsObserved(trend.samples, 'predicted_avail_bytes', (v) => v < 0, { hours }),
+        fsObserved(ctx.lib.prometheus, trend.samples, 'predicted_avail_bytes', (v) => v < 0, { hours }),
         gone.length > 0
           ? `At the rate of the last ${predictWindow.text}, ${count(gone.length, 'filesystem')} will be full within ${hours} h: ${listed(filling)}.`
           : trend.samples.length > 0

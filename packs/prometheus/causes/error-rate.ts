@@ -1,9 +1,4 @@
 import type { CauseDefinition, CheckAnswer, CheckContext } from '../../../host/plugins/contract.ts';
-import { describedAll, overAll, place } from '../lib/place.ts';
-import { num, percent, rounded } from '../lib/promql.ts';
-import { evidenceOf } from '../lib/series.ts';
-import { Settings } from '../lib/settings.ts';
-import { alertWindow } from '../lib/window.ts';
 
 const ID = 'prometheus/error-rate';
 
@@ -12,7 +7,7 @@ const ID = 'prometheus/error-rate';
  * threshold and above what it was in the same window a week before (times `week_factor`).
  * Counters in the style of `http_requests_total{code="503"}`; the metric and the status label
  * are settings. The window is the setting's, cut to what the alert itself looked at
- * (lib/window.ts), so a one-minute burst the alert saw is not diluted over five. A week with no
+ * (ctx.lib.prometheus.alertWindow), so a one-minute burst the alert saw is not diluted over five. A week with no
  * data (Prometheus keeps less, or the service is newer) leaves the threshold alone to decide, and
  * the reason says so.
  */
@@ -24,7 +19,8 @@ export const errorRate: CauseDefinition = {
   reads: ['metrics'],
   settings: { threshold: 0.05, window: '5m', week_factor: 1.5, metric: 'http_requests_total', status_label: 'code' },
   async check(ctx: CheckContext): Promise<CheckAnswer> {
-    const set = new Settings(ctx);
+    const { alertWindow, describedAll, evidenceOf, num, overAll, percent, place, rounded } = ctx.lib.prometheus;
+    const set = ctx.lib.prometheus.settings(ctx);
     const threshold = set.number('threshold', 0, 1);
     const factor = set.number('week_factor', 0);
     const setting = set.duration('window');

@@ -1,9 +1,4 @@
 import type { CauseDefinition, CheckAnswer, CheckContext } from '../../../host/plugins/contract.ts';
-import { describedAll, overAll, place } from '../lib/place.ts';
-import { num, rounded, seconds } from '../lib/promql.ts';
-import { evidenceOf } from '../lib/series.ts';
-import { Settings } from '../lib/settings.ts';
-import { alertWindow } from '../lib/window.ts';
 
 const ID = 'prometheus/latency';
 
@@ -12,7 +7,7 @@ const ID = 'prometheus/latency';
  * (`<histogram>_bucket` series with `le`), is above the threshold. The histogram's name is a
  * setting (default `http_request_duration_seconds`); buckets of all the service's series (its
  * selectors joined with `or`) are summed by `le` before the quantile. The window is the
- * setting's, cut to what the alert itself looked at (lib/window.ts).
+ * setting's, cut to what the alert itself looked at (ctx.lib.prometheus.alertWindow).
  */
 export const latency: CauseDefinition = {
   id: ID,
@@ -22,7 +17,8 @@ export const latency: CauseDefinition = {
   reads: ['metrics'],
   settings: { p99_seconds: 1, window: '5m', histogram: 'http_request_duration_seconds' },
   async check(ctx: CheckContext): Promise<CheckAnswer> {
-    const set = new Settings(ctx);
+    const { alertWindow, describedAll, evidenceOf, num, overAll, place, rounded, seconds } = ctx.lib.prometheus;
+    const set = ctx.lib.prometheus.settings(ctx);
     const limit = set.number('p99_seconds', 0);
     const setting = set.duration('window');
     const histogram = set.name('histogram');

@@ -1,8 +1,4 @@
-import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, MetricSeries } from '../../../host/plugins/contract.ts';
-import { describedAll, overAll, place } from '../lib/place.ts';
-import { num, percent, rounded } from '../lib/promql.ts';
-import { evidenceOf, labelsOf, listed, MAX_SERIES, seriesName } from '../lib/series.ts';
-import { Settings } from '../lib/settings.ts';
+import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, MetricSeries, PrometheusLibrary } from '../../../host/plugins/contract.ts';
 
 const ID = 'prometheus/memory-pressure';
 
@@ -18,7 +14,8 @@ interface Summary {
 }
 
 /** Min, max and last of a series' values (NaN points skipped); null when it has none. */
-function summarise(s: MetricSeries): Summary | null {
+function summarise(lib: PrometheusLibrary, s: MetricSeries): Summary | null {
+  const { num, labelsOf } = lib;
   const vs = s.values.map(([, v]) => num(v)).filter((v) => !Number.isNaN(v));
   if (vs.length === 0) return null;
   return { labels: labelsOf(s.metric), min: Math.min(...vs), max: Math.max(...vs), last: vs[vs.length - 1]!, points: vs.length };
@@ -42,7 +39,8 @@ export const memoryPressure: CauseDefinition = {
   reads: ['metrics'],
   settings: { available_ratio: 0.1, window: '5m' },
   async check(ctx: CheckContext): Promise<CheckAnswer> {
-    const set = new Settings(ctx);
+    const { MAX_SERIES, describedAll, evidenceOf, labelsOf, listed, num, overAll, percent, place, rounded, seriesName } = ctx.lib.prometheus;
+    const set = ctx.lib.prometheus.settings(ctx);
     const threshold = set.number('available_ratio', 0, 1);
     const window = set.duration('window');
     const bad = set.problem();
@@ -59,7 +57,7 @@ export const memoryPressure: CauseDefinition = {
       overAll(p, (sel) => `node_memory_MemAvailable_bytes{${sel}} / node_memory_MemTotal_bytes{${sel}}`),
       { start, end: ctx.at, step_s },
     );
-    const hosts = r.series.map(summarise).filter((s): s is Summary => s !== null);
+    const hosts = r.series.map((x) => summarise(ctx.lib.prometheus, x)).filter((s): s is Summary => s !== null);
     if (hosts.length === 0)
       return {
         verdict: 'unknown',

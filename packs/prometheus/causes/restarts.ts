@@ -1,8 +1,4 @@
 import type { CauseDefinition, CheckAnswer, CheckContext } from '../../../host/plugins/contract.ts';
-import { describedAll, overAll, place } from '../lib/place.ts';
-import { num } from '../lib/promql.ts';
-import { count, evidenceOf, labelsOf, listed, MAX_SERIES, seriesName } from '../lib/series.ts';
-import { Settings } from '../lib/settings.ts';
 
 const ID = 'prometheus/restarts';
 
@@ -25,7 +21,8 @@ export const restarts: CauseDefinition = {
   reads: ['metrics'],
   settings: { lookback: '15m' },
   async check(ctx: CheckContext): Promise<CheckAnswer> {
-    const set = new Settings(ctx);
+    const { MAX_SERIES, count, describedAll, evidenceOf, labelsOf, listed, num, overAll, place, seriesName } = ctx.lib.prometheus;
+    const set = ctx.lib.prometheus.settings(ctx);
     const lookback = set.duration('lookback');
     const bad = set.problem();
     if (bad !== null) return { verdict: 'unknown', obstacle: 'the read was refused or failed', reason: bad };

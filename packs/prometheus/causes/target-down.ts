@@ -1,7 +1,4 @@
 import type { CauseDefinition, CheckAnswer, CheckContext, Remedy } from '../../../host/plugins/contract.ts';
-import { describedAll, overAll, place } from '../lib/place.ts';
-import { num } from '../lib/promql.ts';
-import { evidenceOf, listed, samplesObserved, seriesName } from '../lib/series.ts';
 
 const ID = 'prometheus/target-down';
 
@@ -18,6 +15,7 @@ export const targetDown: CauseDefinition = {
   applies: { always: true },
   reads: ['metrics'],
   async check(ctx: CheckContext): Promise<CheckAnswer> {
+    const { describedAll, evidenceOf, listed, num, overAll, place, samplesObserved, seriesName } = ctx.lib.prometheus;
     const placed = await place(ctx);
     if (!placed.ok) return { verdict: 'unknown', obstacle: placed.obstacle, reason: placed.reason };
     const p = placed.placement;

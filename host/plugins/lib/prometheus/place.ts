@@ -1,18 +1,5 @@
-import type { CheckContext, Obstacle } from '../../../host/plugins/contract.ts';
+import type { CheckContext, Placed, Placement } from '../../contract.ts';
 import { promMatchers, quote } from './promql.ts';
-
-/** How a cause's queries select the service's series. */
-export interface Placement {
-  /** PromQL matcher lists without braces (`job="orders"`), each queried on its own. */
-  selectors: string[];
-  /** `workload`: the estate's workload links; `job` / `service`: found by the service's name. */
-  how: 'workload' | 'job' | 'service';
-  /** Workload links that could not be used, with why. */
-  skipped: string[];
-}
-
-/** A placement, or the unknown answer when the service's series cannot be told apart. */
-export type Placed = { ok: true; placement: Placement } | { ok: false; obstacle: Obstacle; reason: string };
 
 /** The most workload links read per check: each is one query (or two) per cause. */
 export const MAX_SELECTORS = 5;

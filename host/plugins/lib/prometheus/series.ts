@@ -1,4 +1,4 @@
-import type { EvidenceInput, MetricSample, ReadOrigin } from '../../../host/plugins/contract.ts';
+import type { EvidenceInput, MetricSample, ReadOrigin } from '../../contract.ts';
 import { num, rounded } from './promql.ts';
 
 /** The most series an evidence item lists; the rest are counted. */

@@ -1,15 +1,8 @@
-import type { CheckContext } from '../../../host/plugins/contract.ts';
+import type { CheckContext, RateWindow } from '../../contract.ts';
 import { durationSeconds } from './promql.ts';
 
 /** The shortest window a rate is read over: with a 15 s scrape interval, four samples. */
 const MIN_WINDOW_S = 60;
-
-/** A window for a rate: PromQL text, seconds, and why it is that long (for the evidence). */
-export interface Window {
-  text: string;
-  s: number;
-  why: string;
-}
 
 /** The range selectors (`[1m]`, `[5m:30s]`) of a PromQL expression, in seconds. */
 function rangesOf(expression: string): number[] {
@@ -28,7 +21,7 @@ function rangesOf(expression: string): number[] {
  * else, when the alerts say when their condition began, no longer than the time since then (at
  * least a minute), so a fault that began at the alert's start fills the window. See docs/packs.md.
  */
-export function alertWindow(ctx: CheckContext, metric: string, setting: { text: string; s: number }): Window {
+export function alertWindow(ctx: CheckContext, metric: string, setting: { text: string; s: number }): RateWindow {
   const own = ctx.signals
     .filter((s) => s.expression !== null && s.expression.includes(metric))
     .flatMap((s) => rangesOf(s.expression!))
