@@ -41,7 +41,7 @@ export const diskFull: CauseDefinition = {
   reads: ['metrics'],
   settings: { free_ratio: 0.05, predict_window: '1h', predict_hours: 4 },
   async check(ctx: CheckContext): Promise<CheckAnswer> {
-    const { MAX_SERIES, bytes, count, describedAll, evidenceOf, labelsOf, listed, num, overAll, percent, place, rounded } = ctx.lib.prometheus;
+    const { bytes, count, describedAll, evidenceOf, listed, num, overAll, percent, place } = ctx.lib.prometheus;
     const set = ctx.lib.prometheus.settings(ctx);
     const threshold = set.number('free_ratio', 0, 1);
     const predictWindow = set.duration('predict_window');

@@ -39,7 +39,7 @@ export const memoryPressure: CauseDefinition = {
   reads: ['metrics'],
   settings: { available_ratio: 0.1, window: '5m' },
   async check(ctx: CheckContext): Promise<CheckAnswer> {
-    const { MAX_SERIES, describedAll, evidenceOf, labelsOf, listed, num, overAll, percent, place, rounded, seriesName } = ctx.lib.prometheus;
+    const { MAX_SERIES, describedAll, evidenceOf, listed, overAll, percent, place, rounded, seriesName } = ctx.lib.prometheus;
     const set = ctx.lib.prometheus.settings(ctx);
     const threshold = set.number('available_ratio', 0, 1);
     const window = set.duration('window');
