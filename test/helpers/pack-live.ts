@@ -93,7 +93,7 @@ export async function untilProm(
   base: string,
   what: string,
   query: string,
-  ok: (samples: Array<{ metric: Record<string, string>; value: number }>) => boolean,
+  ok: (samples: Array<{ metric: Record<string, string>; value: number }>) => boolean | Promise<boolean>,
   timeoutMs = 60_000,
 ): Promise<void> {
   await waitFor(what, async () => ok(await promQuery(base, query)), timeoutMs, 250);
