@@ -76,7 +76,7 @@ testNeeding(
     await untilProm(prom.base, 'the stopped backend scraped as down', `up{instance="${b.target}"}`, (s) => s[0]?.value === 0);
     const down = await liveCheck(prom.base, 'web/backend-down', edge);
     t.is(down.verdict, 'holds', down.reason);
-    t.true(down.reason.includes(`1 of 2 backends linked as backend are down (up = 0): ${b.target}`), down.reason);
+    t.true(down.reason.includes(`1 of 2 backends linked as backend is down (up = 0): ${b.target}`), down.reason);
     t.deepEqual(down.subjects, [b.target], 'the same subject as prometheus/target-down, which it explains');
     await rerunnable(t, prom.base, down.evidence);
 

@@ -17,7 +17,7 @@ export const noConsumers: CauseDefinition = {
   explains: ['rabbitmq/queue-backlog'],
   applies: RABBITMQ,
   reads: ['metrics'],
-  settings: { min_ready: 1, for: '1m' },
+  settings: { min_ready: 1, for: '30s' },
   async check(ctx: CheckContext): Promise<CheckAnswer> {
     const { count, describedAll, evidenceOf, labelsOf, listed, num, overAll, place, MAX_SERIES } = ctx.lib.prometheus;
     const set = ctx.lib.prometheus.settings(ctx);

@@ -46,6 +46,10 @@ export const down: CauseDefinition = {
         subjects: off.map((s) => s.metric.instance ?? seriesName(s.metric)),
         verification: { cause: ID, expect: 'ruled_out', after_s: 60 },
       };
-    return { verdict: 'ruled_out', reason: `${all === 1 ? 'the one Redis' : `all ${all} Redis`} of ${where} answer their exporter (redis_up = 1)`, evidence };
+    return {
+      verdict: 'ruled_out',
+      reason: `${all === 1 ? 'the one Redis' : `all ${all} Redis`} of ${where} ${all === 1 ? 'answers its exporter' : 'answer their exporters'} (redis_up = 1)`,
+      evidence,
+    };
   },
 };

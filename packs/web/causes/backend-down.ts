@@ -67,7 +67,7 @@ export const backendDown: CauseDefinition = {
       }
       if (bad.length > 0)
         parts.push(
-          `${bad.length} of ${servers.length} HAProxy servers are DOWN by its health checks (${listed(bad.map((s) => s.name))})${empty.length > 0 ? `, leaving ${listed(empty)} with no server` : ''}`,
+          `${bad.length} of ${servers.length} HAProxy servers ${bad.length === 1 ? 'is' : 'are'} DOWN by its health checks (${listed(bad.map((s) => s.name))})${empty.length > 0 ? `, leaving ${listed(empty)} with no server` : ''}`,
         );
     }
     if (ups !== null && ups.samples.length > 0) {
@@ -88,7 +88,7 @@ export const backendDown: CauseDefinition = {
       }
       if (bad.length > 0)
         parts.push(
-          `${bad.length} of ${ups.samples.length} backends linked as ${BACKEND_LINK} are down (up = 0): ${listed(bad.map((s) => seriesName(s.metric)))}`,
+          `${bad.length} of ${ups.samples.length} backends linked as ${BACKEND_LINK} ${bad.length === 1 ? 'is' : 'are'} down (up = 0): ${listed(bad.map((s) => seriesName(s.metric)))}`,
         );
     }
 
