@@ -21,6 +21,9 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { cleanupAll, count, cpuModel, option, running, type Engine } from '../bench/common.ts';
 import { ALERTMANAGER_BIN, BLACKBOX_BIN, NODE_EXPORTER_BIN, PROMETHEUS_BIN } from './bins.ts';
+import { RABBITMQ_SERVER } from '../helpers/rabbitmq.ts';
+import { REDIS_BIN, REDIS_EXPORTER_BIN } from '../helpers/redis.ts';
+import { NGINX_BIN, NGINX_EXPORTER_BIN } from '../helpers/web-tier.ts';
 import { oneRun } from './one-run.ts';
 import { markdown, summaryLine, tally, text, type RunReport } from './report.ts';
 import { SCENARIOS } from './scenarios.ts';
@@ -34,6 +37,11 @@ function missing(): string | null {
     [ALERTMANAGER_BIN, 'prometheus-alertmanager'],
     [NODE_EXPORTER_BIN, 'prometheus-node-exporter'],
     [BLACKBOX_BIN, 'prometheus-blackbox-exporter'],
+    [NGINX_BIN, 'nginx'],
+    [NGINX_EXPORTER_BIN, 'prometheus-nginx-exporter'],
+    [REDIS_BIN, 'redis-server'],
+    [REDIS_EXPORTER_BIN, 'prometheus-redis-exporter'],
+    [RABBITMQ_SERVER, 'rabbitmq-server'],
   ])
     if (!existsSync(bin!)) return `${bin} not found (apt-get install ${pkg})`;
   for (const cmd of ['git', 'unshare'])

@@ -12,6 +12,7 @@
 import type { AppProcess, AppMode } from './app-process.ts';
 import type { NodeHost } from './node-host.ts';
 import type { Repo } from './repo.ts';
+import type { ServersSpec } from './servers.ts';
 
 /** A service of the eval's estate. */
 export interface ServiceSpec {
@@ -28,6 +29,8 @@ export interface ServiceSpec {
   dependsOn?: string[];
   /** At L1 (autonomy.json): the action path rehearses what it proposes and asks for approval. */
   l1?: boolean;
+  /** nginx in front of its app, a Redis or a RabbitMQ node beside it (servers.ts). */
+  servers?: ServersSpec;
 }
 
 /** What the scenarios may do to the world. */
@@ -44,6 +47,10 @@ export interface World {
   recordEvent(body: Record<string, unknown>): Promise<void>;
   /** Facts a scenario learns while injecting (a commit's sha), for its expectations. */
   facts: Map<string, string>;
+  /** Writes twice `bytes` into the service's Redis (servers.ts): past its maxmemory. */
+  fillRedis(name: string, bytes: number): Promise<void>;
+  /** Cancels the consumer of the service's queue while its publisher goes on (servers.ts). */
+  stopConsumer(name: string): Promise<void>;
 }
 
 export interface ProposalWanted {
@@ -104,6 +111,9 @@ const revertOf = (w: World, name: string): ProposalWanted => ({ action: 'revert'
 
 /** Extra services no scenario touches: dependencies that stay healthy. */
 export const BYSTANDERS: ServiceSpec[] = [{ name: 'auth', technologies: ['nodejs'] }];
+
+/** The maxmemory of the eval's Redis (`redis-maxmemory`). */
+const REDIS_MAXMEMORY = 8 * 1024 * 1024;
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -272,5 +282,33 @@ export const SCENARIOS: Scenario[] = [
     inject: mode('branch-locator', { health_delay_s: 3 }),
     expect: () => ({ placed: 'branch-locator', top: null }),
     nearMiss: true,
+  },
+  // --- issue 26, part C: the web tier, Redis and RabbitMQ (servers.ts) ---
+  {
+    id: 'nginx-backend',
+    injects: 'the one backend behind its nginx stopped (nginx answers 502)',
+    service: { name: 'storefront', technologies: ['nginx', 'nodejs'], servers: { nginx: true } },
+    trigger: { alert: 'TargetDown', labels: job('storefront-app') },
+    inject: (w) => w.app('storefront').stop(),
+    // The backend's own target is down and the health URL through nginx answers 502: true facts
+    // beside the cause, which web/backend-down explains (target-down) or outranks.
+    expect: () => ({ placed: 'storefront', top: ['web/backend-down'], mayHold: ['prometheus/target-down', 'http/endpoint-down'] }),
+  },
+  {
+    id: 'redis-maxmemory',
+    injects: 'its Redis (maxmemory 8 MB, allkeys-lru) written 16 MB: at maxmemory, keys evicted',
+    service: { name: 'sessions', technologies: ['nodejs', 'redis'], servers: { redis: { maxmemory: '8mb' } } },
+    trigger: { alert: 'RedisOutOfConfiguredMaxmemory', labels: job('sessions-redis') },
+    inject: (w) => w.fillRedis('sessions', REDIS_MAXMEMORY),
+    expect: () => ({ placed: 'sessions', top: ['redis/memory-full'] }),
+  },
+  {
+    id: 'rabbitmq-no-consumer',
+    injects: 'the consumer of its queue stopped while the app goes on publishing (5 messages/s)',
+    service: { name: 'notifications', technologies: ['nodejs', 'rabbitmq'], servers: { rabbitmq: { queue: 'notifications.outbox' } } },
+    trigger: { alert: 'RabbitmqNoConsumer', labels: job('notifications-mq') },
+    inject: (w) => w.stopConsumer('notifications'),
+    // The backlog grows too (by about 300 messages a minute, under the cause's 500 in 5m).
+    expect: () => ({ placed: 'notifications', top: ['rabbitmq/no-consumers'], mayHold: ['rabbitmq/queue-backlog'] }),
   },
 ];

@@ -16,6 +16,7 @@ import { NodeHost } from './node-host.ts';
 import { onFreePort } from './ports.ts';
 import { alertmanagerYaml, BLACKBOX_YAML, prometheusYaml } from './peer-config.ts';
 import { Repo } from './repo.ts';
+import { appJob, ServerPeers } from './servers.ts';
 import { rulesYaml } from './rules.ts';
 import type { ServiceSpec, World } from './scenarios.ts';
 import type { Stack } from './stack.ts';
@@ -47,6 +48,8 @@ export class EvalWorld implements World {
   readonly #hosts = new Map<string, NodeHost>();
   readonly #own = new Map<string, Repo>();
   readonly #ports: Ports = { chat: null, blackbox: null, prometheus: null, alertmanager: null };
+  /** nginx, Redis and RabbitMQ beside some services' apps (servers.ts). */
+  readonly #servers: ServerPeers;
   #ingest: { base: string; token: string } | null = null;
 
   private constructor(t: Stack, dir: string, services: ServiceSpec[], platform: Repo) {
@@ -54,6 +57,7 @@ export class EvalWorld implements World {
     this.#dir = dir;
     this.services = services;
     this.platform = platform;
+    this.#servers = new ServerPeers(t);
   }
 
   /** Repositories made (first commit 3 h back), processes prepared but not started. */
@@ -92,7 +96,15 @@ export class EvalWorld implements World {
   }
 
   healthUrl(name: string): string {
-    return `${this.app(name).base}/health`;
+    return this.#servers.healthUrl(name) ?? `${this.app(name).base}/health`;
+  }
+
+  fillRedis(name: string, bytes: number): Promise<void> {
+    return this.#servers.fillRedis(name, bytes);
+  }
+
+  stopConsumer(name: string): Promise<void> {
+    return this.#servers.stopConsumer(name);
   }
 
   get prometheus(): string {
@@ -109,13 +121,14 @@ export class EvalWorld implements World {
     return `http://127.0.0.1:${port}`;
   }
 
-  /** Starts the apps, their hosts and the on-call chat: their addresses are known from then on (the estate's links). */
+  /** Starts the apps, their hosts, the servers beside them and the on-call chat: their addresses are known from then on (the estate's links). */
   async startServices(): Promise<void> {
     await this.#chat();
     await Promise.all([
       ...[...this.#apps.values()].map((a) => a.start()),
       ...this.services.flatMap((s) => (s.host === undefined ? [] : [this.host(s.name).start(s.host.used)])),
     ]);
+    await this.#servers.start(this.services, (name) => `127.0.0.1:${this.app(name).port}`);
   }
 
   /** Starts the blackbox exporter, Alertmanager (pushing to `ingest.base` with `ingest.token`) and Prometheus. */
@@ -180,6 +193,7 @@ export class EvalWorld implements World {
       const links: Array<Record<string, string>> = [{ kind: 'workload', match: `job="${s.name}"`, connector: CONNECTORS.metrics }];
       if (s.serviceLabel === true) links.push({ kind: 'workload', match: `service="${s.name}"`, connector: CONNECTORS.metrics });
       if (s.host !== undefined) links.push({ kind: 'workload', match: `job="node", instance="${this.host(s.name).target}"`, connector: CONNECTORS.metrics });
+      links.push(...this.#servers.links(s.name, CONNECTORS.metrics));
       links.push(
         s.ownRepo === true
           ? { kind: 'repository', connector: ownRepoConnector(s.name) }
@@ -210,7 +224,12 @@ export class EvalWorld implements World {
   #scraped(): Parameters<typeof prometheusYaml>[0] {
     const label = (on: boolean, name: string): Record<string, string> => (on ? { service: name } : {});
     return {
-      apps: this.services.map((s) => ({ job: s.name, target: `127.0.0.1:${this.app(s.name).port}`, labels: label(s.serviceLabel === true, s.name) })),
+      apps: this.services.map((s) => ({
+        job: appJob(s.name, s.servers),
+        target: `127.0.0.1:${this.app(s.name).port}`,
+        labels: label(s.serviceLabel === true, s.name),
+      })),
+      extra: this.#servers.jobs(),
       nodes: [...this.#hosts.values()].map((h) => h.target),
       probes: this.services.filter((s) => s.probe !== undefined).map((s) => ({ url: this.healthUrl(s.name), labels: label(s.probe === 'labelled', s.name) })),
       blackbox: this.#address('blackbox').slice('http://'.length),
