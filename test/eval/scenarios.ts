@@ -49,6 +49,8 @@ export interface World {
   facts: Map<string, string>;
   /** Writes twice `bytes` into the service's Redis (servers.ts): past its maxmemory. */
   fillRedis(name: string, bytes: number): Promise<void>;
+  /** Writes into the service's Redis until it uses `ratio` of its maxmemory, evicting nothing (servers.ts). */
+  fillRedisTo(name: string, ratio: number): Promise<void>;
   /** Cancels the consumer of the service's queue while its publisher goes on (servers.ts). */
   stopConsumer(name: string): Promise<void>;
 }
@@ -310,5 +312,14 @@ export const SCENARIOS: Scenario[] = [
     inject: (w) => w.stopConsumer('notifications'),
     // The backlog grows too (by about 300 messages a minute, under the cause's 500 in 5m).
     expect: () => ({ placed: 'notifications', top: ['rabbitmq/no-consumers'], mayHold: ['rabbitmq/queue-backlog'] }),
+  },
+  {
+    id: 'near-redis',
+    injects: 'its Redis filled to 93 % of its maxmemory, nothing evicted (cause: at 90 % and evicting; a > 90 % rule fires)',
+    service: { name: 'carts', technologies: ['nodejs', 'redis'], servers: { redis: { maxmemory: '8mb' } } },
+    trigger: { alert: 'RedisOutOfConfiguredMaxmemory', labels: job('carts-redis') },
+    inject: (w) => w.fillRedisTo('carts', 0.93),
+    expect: () => ({ placed: 'carts', top: null }),
+    nearMiss: true,
   },
 ];

@@ -119,6 +119,24 @@ export class ServerPeers {
     await fill(redis, Math.ceil((2 * maxmemoryBytes) / 20_000), 20_000, 'session:');
   }
 
+  /**
+   * Writes into the service's Redis, 10 keys of 10 KB at a time, until it uses `ratio` of its
+   * maxmemory (INFO's used_memory / maxmemory): short of it, so nothing is evicted.
+   */
+  async fillRedisTo(name: string, ratio: number): Promise<void> {
+    const redis = this.#running.get(name)?.redis;
+    if (redis === undefined) throw new Error(`no Redis of ${name}`);
+    const used = async (): Promise<number> => {
+      const info = await redis.cli('INFO', 'memory');
+      const field = (k: string) => Number(new RegExp(`^${k}:(\\d+)`, 'm').exec(info)?.[1] ?? NaN);
+      return field('used_memory') / field('maxmemory');
+    };
+    for (let batch = 0; (await used()) < ratio; batch++) {
+      if (batch > 2000) throw new Error(`${name}: Redis did not reach ${ratio} of its maxmemory`);
+      await fill(redis, 10, 10_000, `cart:${batch}:`);
+    }
+  }
+
   /** The queue's consumer stops (a worker crashed), while the app goes on publishing. */
   async stopConsumer(name: string): Promise<void> {
     const rabbit = this.#running.get(name)?.rabbit;

@@ -103,6 +103,10 @@ export class EvalWorld implements World {
     return this.#servers.fillRedis(name, bytes);
   }
 
+  fillRedisTo(name: string, ratio: number): Promise<void> {
+    return this.#servers.fillRedisTo(name, ratio);
+  }
+
   stopConsumer(name: string): Promise<void> {
     return this.#servers.stopConsumer(name);
   }
