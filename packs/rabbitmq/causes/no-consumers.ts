@@ -30,12 +30,11 @@ export const noConsumers: CauseDefinition = {
     const p = placed.placement;
     const where = describedAll(p);
 
-    const [consumers, ready] = await Promise.all([
-      ctx.metrics.query(overAll(p, (s) => perQueue(s, 'consumers', { name: 'max_over_time', window: forW.text }))),
-      ctx.metrics.query(overAll(p, (s) => perQueue(s, 'messages_ready'))),
-    ]);
+    // One read after the other: the study paces a connector's reads one at a time.
+    const consumers = await ctx.metrics.query(overAll(p, (s) => perQueue(s, 'consumers', { name: 'max_over_time', window: forW.text })));
     if (consumers.samples.length === 0)
       return { verdict: 'unknown', obstacle: "the data isn't there", reason: `no per-queue consumer series for ${where}: ${NO_QUEUES}` };
+    const ready = await ctx.metrics.query(overAll(p, (s) => perQueue(s, 'messages_ready')));
     const readyBy = new Map(ready.samples.map((s) => [queueKey(s), num(s.value)]));
     const rows = consumers.samples.map((s) => ({ metric: s.metric, name: queueName(s.metric), consumers: num(s.value), ready: readyBy.get(queueKey(s)) ?? 0 }));
     const idle = rows.filter((r) => r.consumers === 0).sort((a, b) => b.ready - a.ready);

@@ -30,11 +30,10 @@ export const memoryFull: CauseDefinition = {
     const where = describedAll(p);
     const w = window.text;
 
-    const [used, evicted, oom] = await Promise.all([
-      ctx.metrics.query(overAll(p, (s) => `redis_memory_used_bytes{${s}} / redis_memory_max_bytes{${s}}`)),
-      ctx.metrics.query(overAll(p, (s) => `increase(redis_evicted_keys_total{${s}}[${w}])`)),
-      ctx.metrics.query(overAll(p, (s) => `increase(redis_errors_total{${s},err="OOM"}[${w}])`)),
-    ]);
+    // One read after the other: the study paces a connector's reads one at a time.
+    const used = await ctx.metrics.query(overAll(p, (s) => `redis_memory_used_bytes{${s}} / redis_memory_max_bytes{${s}}`));
+    const evicted = await ctx.metrics.query(overAll(p, (s) => `increase(redis_evicted_keys_total{${s}}[${w}])`));
+    const oom = await ctx.metrics.query(overAll(p, (s) => `increase(redis_errors_total{${s},err="OOM"}[${w}])`));
     if (used.samples.length === 0)
       return {
         verdict: 'unknown',

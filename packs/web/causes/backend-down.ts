@@ -26,10 +26,9 @@ export const backendDown: CauseDefinition = {
     const where = describedAll(p);
     const linked = backends(ctx);
 
-    const [hap, ups] = await Promise.all([
-      ctx.metrics.query(overAll(p, (s) => `haproxy_server_status{${s},state="DOWN"}`)),
-      linked === null ? null : ctx.metrics.query(overAll(linked, (s) => `up{${s}}`)),
-    ]);
+    // One read after the other: the study paces a connector's reads one at a time.
+    const hap = await ctx.metrics.query(overAll(p, (s) => `haproxy_server_status{${s},state="DOWN"}`));
+    const ups = linked === null ? null : await ctx.metrics.query(overAll(linked, (s) => `up{${s}}`));
     const evidence: EvidenceInput[] = [];
     const down: string[] = [];
     const subjects = new Set<string>();

@@ -31,16 +31,17 @@ export const connectionLimit: CauseDefinition = {
     const where = describedAll(p);
     const w = window.text;
 
-    const [ngx, hap] = await Promise.all([
-      ctx.metrics.query(overAll(p, (s) => `increase(nginx_connections_accepted{${s}}[${w}]) - increase(nginx_connections_handled{${s}}[${w}])`)),
-      ctx.metrics.query(
-        overAll(
-          p,
-          (s) =>
-            `(max_over_time(haproxy_frontend_current_sessions{${s}}[${w}]) / haproxy_frontend_limit_sessions{${s}}) or (max_over_time(haproxy_process_current_connections{${s}}[${w}]) / haproxy_process_max_connections{${s}})`,
-        ),
+    // One read after the other: the study paces a connector's reads one at a time.
+    const ngx = await ctx.metrics.query(
+      overAll(p, (s) => `increase(nginx_connections_accepted{${s}}[${w}]) - increase(nginx_connections_handled{${s}}[${w}])`),
+    );
+    const hap = await ctx.metrics.query(
+      overAll(
+        p,
+        (s) =>
+          `(max_over_time(haproxy_frontend_current_sessions{${s}}[${w}]) / haproxy_frontend_limit_sessions{${s}}) or (max_over_time(haproxy_process_current_connections{${s}}[${w}]) / haproxy_process_max_connections{${s}})`,
       ),
-    ]);
+    );
     const evidence: EvidenceInput[] = [];
     const found: string[] = [];
     const subjects: string[] = [];
