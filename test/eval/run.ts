@@ -1,7 +1,8 @@
 /**
  * `npm run eval`: the evaluation of real faults (docs/packs.md, "The evaluation of real faults").
  * Starts everything itself on loopback (the service as a real process, Debian's Prometheus,
- * Alertmanager, node_exporter and blackbox exporter, the eval's own apps, git repositories),
+ * Alertmanager, node_exporter and blackbox exporter, nginx, Redis and a RabbitMQ node with their
+ * exporters, the eval's own apps, git repositories),
  * injects the scenarios' faults (scenarios.ts), judges each diagnosis from the API, prints a block
  * per scenario and a summary line, and stops everything.
  *
