@@ -57,6 +57,8 @@ export const ERROR_STATUS = {
   connector_file_managed: 409,
   unknown_kind: 400,
   invalid_settings: 400,
+  // a stored secret would go to another address than it was entered for (connectors, mail)
+  secret_required: 400,
   invalid_connector_name: 400,
   query_not_supported: 400,
   // governance: autonomy, approvals, the halt switch and the action gate
