@@ -403,3 +403,39 @@ test('the resolver: regular-expression-only links are looked up by their label a
   t.is(at({}, 'old-pay'), 'legacy', 'an alias by regular expression');
   t.is(at({ other: 'db-1' }), null);
 });
+
+test('regular expressions match with RE2 semantics in linear time: a pattern that backtracks in JavaScript places an alert at once', async (t) => {
+  const { EstateIndex } = await import('../host/estate/resolver.ts');
+  const { matches, parseMatchers } = await import('../host/estate/matchers.ts');
+  // JavaScript's backtracking engine takes 2^n steps for (a+)+b against n a's and no b: with 64
+  // of them this never returns. RE2 answers in time linear in the value.
+  const nested = parseMatchers('job=~"(a+)+b"');
+  t.true(nested.ok);
+  if (!nested.ok) return;
+  t.false(matches(nested.matchers, { job: `${'a'.repeat(64)}c` }));
+  t.true(matches(nested.matchers, { job: 'aaab' }));
+  const index = new EstateIndex(1, [{ name: 'evil', links: [{ kind: 'alert', match: 'job=~"(a+)+b"', origin: 'override', certain: true }] } as any]);
+  t.is(index.resolve({ name: 'A', service: null, labels: { job: `${'a'.repeat(64)}c` } }).service, null);
+  // Prometheus's (RE2's) syntax: inline flags work; backreferences and lookaround do not exist.
+  const flags = parseMatchers('namespace=~"(?i)payments"');
+  t.true(flags.ok && matches(flags.matchers, { namespace: 'PAYMENTS' }));
+  const dot = parseMatchers('summary=~"disk.*full"');
+  t.true(dot.ok && matches(dot.matchers, { summary: 'disk\nfull' }), 'a dot matches a line break, as in Prometheus 3');
+  for (const pattern of ['(a)\\\\1', 'a(?=b)', '(?<!x)a']) {
+    const p = parseMatchers(`job=~"${pattern}"`);
+    t.false(p.ok, pattern);
+    if (!p.ok) t.regex(p.problem, /is not a regular expression RE2 \(Prometheus\) accepts/);
+  }
+});
+
+test('a matcher RE2 refuses (a backreference, lookahead) answers 400 naming the pattern, and nothing is written', async (t) => {
+  const ta = await operating(t);
+  const before = await counts(ta);
+  for (const match of ['job=~"(a)\\\\1"', 'job=~"pay(?=ments)"']) {
+    const res = await put(ta, { services: { payments: { links: [{ kind: 'alert', match }] } } });
+    t.is(res.status, 400, match);
+    t.is(res.body.error, 'invalid_body');
+    t.regex(res.body.message, /^services\.payments\.links\.0\.match: job=~".*" is not a regular expression RE2 \(Prometheus\) accepts/);
+  }
+  t.deepEqual(await counts(ta), before);
+});
