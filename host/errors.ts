@@ -38,6 +38,8 @@ export const ERROR_STATUS = {
   invalid_code: 401,
   invalid_credentials: 401,
   rate_limited: 429,
+  // the password check's queue is full (docs/sign-in.md): answered at once, with Retry-After
+  sign_in_busy: 503,
   last_owner: 409,
   person_exists: 409,
   not_allowed_by_policy: 400,
