@@ -15,6 +15,8 @@ import type { EpisodeService } from './episodes/episode.service.ts';
 import { createGovernance, type Governance } from './governance/governance.ts';
 import { consoleRoutes } from './http/console.ts';
 import { Guard } from './http/guard.ts';
+import { ClientAddress } from './http/client-address.ts';
+import { connectionCap, DEFAULT_LIMITS, guardConnections, openFilesLimit } from './http/connections.ts';
 import { createServer } from './http/server.ts';
 import { createIdentityArea } from './identity/identity.area.ts';
 import { createPeople } from './identity/people.ts';
@@ -357,6 +359,15 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   );
 
   const server = createServer(log);
+  const cap = connectionCap(config.maxConnections, openFilesLimit());
+  const trusted = new ClientAddress(config.trustedProxies);
+  guardConnections(
+    server.server,
+    { ...DEFAULT_LIMITS, max: cap.max, perClient: config.maxConnectionsPerClient },
+    (peer) => trusted.trusts(peer),
+    log.child({ component: 'http' }),
+  );
+  log.info({ max_connections: cap.max, per_client: config.maxConnectionsPerClient, descriptor_reserve: cap.reserve }, 'connection limits');
   consoleRoutes(server);
   for (const area of areas) area.routes({ server, log, guard });
   server.server.once('listening', () => {

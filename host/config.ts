@@ -36,6 +36,10 @@ export interface Config {
    * `oncall ledger-verify` and the other CLI commands need not carry).
    */
   readonly timeZone: string | null;
+  /** Connections held at once (lowered to keep a reserve of descriptors: host/http/connections.ts). */
+  readonly maxConnections: number;
+  /** Connections one peer address holds at once (trusted proxies excepted). */
+  readonly maxConnectionsPerClient: number;
 }
 
 export class ConfigError extends Error {
@@ -140,6 +144,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     publicUrl: publicUrl === null ? null : publicUrl.replace(/\/+$/, ''),
     digestAt,
     timeZone,
+    maxConnections: int('SERVICE_MAX_CONNECTIONS', 4096, 16, 1_000_000),
+    maxConnectionsPerClient: int('SERVICE_MAX_CONNECTIONS_PER_CLIENT', 256, 1, 1_000_000),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
