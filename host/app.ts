@@ -161,7 +161,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     verify: verifyLedger,
     window: ledgerWindow,
     close: closeLedger,
-  } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log }));
+  } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log, witnesses: config.ledgerWitnesses }));
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
   for (const b of plugins.broken) {
     // A broken plugin is reported, never fatal: not even when the report cannot be written.
@@ -329,6 +329,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       },
       verify: () => verifyLedger(),
       head: () => ledger.head(),
+      checkpoint: () => checkpoints.latestSigned(),
       settings,
       people: people.directory,
       mail,
@@ -384,6 +385,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     });
   const tick = async (): Promise<void> => {
     await checkpoints.maybeWrite();
+    await checkpoints.witnessLatest();
     await modes.sync();
     await intake.intake.releaseStale();
     await episodes.episodes.process();
