@@ -12,7 +12,8 @@ import { createEpisodeStore } from './episodes/episode-store.ts';
 import { createEpisodesArea } from './episodes/episodes.area.ts';
 import { createEstateArea, type EstateArea } from './estate/estate.area.ts';
 import type { EpisodeService } from './episodes/episode.service.ts';
-import { createGovernance, type Governance } from './governance/governance.ts';
+import { createApprovals, createGovernance, type Governance } from './governance/governance.ts';
+import type { ProposedChange } from './estate/estate.service.ts';
 import { consoleRoutes } from './http/console.ts';
 import { Guard } from './http/guard.ts';
 import { ClientAddress } from './http/client-address.ts';
@@ -185,6 +186,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
+  // Governance's approvals, below the estate: a change that lowers a tier (or changes who approves
+  // a tier-1/2 service) opens a request in the estate's transaction and is applied on approval.
+  const approvals = createApprovals({ db, ledger, clock });
   const estate = mount(
     await createEstateArea({
       db,
@@ -199,6 +203,22 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       held: held.alerts,
       discovery: discovery.discovery,
       episodes: episodeStore.openings,
+      changes: {
+        list: async () => (await approvals.openChanges()).map((r) => ({ id: r.id, change: r.proposed_change as ProposedChange })),
+        pending: (trx, service) => approvals.lockOpenChange(trx, service),
+        open: async (trx, record, ask) => {
+          const r = await approvals.openChange(trx, record, {
+            service: ask.change.service,
+            summary: ask.summary,
+            change: ask.change,
+            shown: ask.change.fields,
+            asker: ask.asker,
+          });
+          return { id: r.id, expires_at: new Date(r.expires_ms).toISOString() };
+        },
+        onApproved: (fn) =>
+          approvals.onApproved('estate_change', (trx, record, r, decider) => fn(trx, record, r.proposed_change as ProposedChange, r, decider)),
+      },
     }),
   );
   // On the estate: intake places alerts with its resolver, the licence limits count its added services.
@@ -236,6 +256,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       facts: estate.facts,
       studies: studies.reports,
       configDir: config.configDir,
+      approvals,
     }),
   );
   const investigation = mount(

@@ -88,6 +88,9 @@ export const ERROR_STATUS = {
   licence_limit: 409,
   estate_file_managed: 409,
   suggestion_decided: 409,
+  // a change waiting for two approvals (a tier lowered, approvers of a tier-1/2 service changed)
+  estate_change_pending: 409,
+  estate_change_stale: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -39,7 +39,7 @@ test('overrides: a PUT adds services, GET answers them with version, a PUT of wh
           { kind: 'database', name: 'pay-db' },
         ],
       },
-      ledger: { tier: 2, depends_on: ['payments'] },
+      ledger: { team: 'ledger', depends_on: ['payments'] },
     },
   });
   t.is(res.status, 200, JSON.stringify(res.body));
@@ -66,13 +66,14 @@ test('overrides: a PUT adds services, GET answers them with version, a PUT of wh
   const missing = await ta.call('GET', '/v1/estate/services/nowhere');
   t.is(missing.status, 404);
   t.is(missing.body.error, 'unknown_service');
-  // A change is one ledger event with the diff; null removes the service.
-  t.is((await put(ta, { services: { ledger: null, payments: { ...got.services.payments, tier: 2 } }, version: 1 })).status, 200);
+  // A change is one ledger event with the diff; null removes the service. (Lowering a tier or
+  // changing a tier-1 service's approvers waits for approvals: tested below.)
+  t.is((await put(ta, { services: { ledger: null, payments: { ...got.services.payments, team: 'payments-core' } }, version: 1 })).status, 200);
   const changed = await events(ta, 'estate.overrides_changed');
   t.is(changed.length, 2);
   t.deepEqual(Object.keys(changed[0].data.diff.added), ['ledger', 'payments']);
   t.deepEqual(changed[1].data.diff.removed, ['ledger']);
-  t.deepEqual(changed[1].data.diff.changed.payments, { tier: { from: 1, to: 2 } });
+  t.deepEqual(changed[1].data.diff.changed.payments, { team: { from: 'payments', to: 'payments-core' } });
   t.is((await ta.call('GET', '/v1/estate/services/ledger')).status, 404);
   const schema = (await ta.call('GET', '/v1/estate/overrides/schema')).body;
   t.is(schema.properties.services.type, 'object');
@@ -143,7 +144,7 @@ test('the licence limit: only added services count; adding one over the limit is
   t.is((await ta.app.db('estate_overrides').select()).length, 3);
   t.like((await ta.call('GET', '/v1/status', { token: null })).body.licence, { services_used: 3, services_allowed: 3 });
   // Changing an added service or removing one is never refused.
-  t.is((await put(ta, { services: { a: { tier: 1 } } })).status, 200);
+  t.is((await put(ta, { services: { a: { team: 'ops' } } })).status, 200);
   t.is((await put(ta, { services: { a: null, f: {} } })).status, 200, 'a swap keeps the count');
   t.true((await ta.app.verifyLedger()).ok);
 });

@@ -11,8 +11,8 @@ import { HashQueue, INTERNAL_CLIENT } from './hash-queue.ts';
  * clients, and clients without a recent wrong password first.
  */
 export const SCRYPT = { N: 2 ** 15, r: 8, p: 3, keyLength: 32 } as const;
-/** Two at once; each client at most 2 waiting, the whole queue at most 24 (about 2 s of work). */
-export const HASH_QUEUE = new HashQueue({ concurrency: 2, perClient: 2, waiting: 24 });
+/** Two at once; each client at most 8 waiting (people behind one proxy or NAT), the whole queue at most 24 (about 2 s of work). */
+export const HASH_QUEUE = new HashQueue({ concurrency: 2, perClient: 8, waiting: 24 });
 
 /** Whose derivation it is, for the queue: the client's address (docs/sign-in.md) and the time on the service clock. */
 export interface Asking {

@@ -45,7 +45,7 @@ export async function hammer(bases: string[], email: string, password: string): 
     }
   };
   const attack = Array.from({ length: 12 }, (_, c) => [worker(c, 0), worker(c, 1)]).flat();
-  // And three more at once per address, beyond what an address may have waiting: refused at once.
+  // And three more at once per address: beyond what the queue holds, refused at once.
   const burst = Array.from({ length: 36 }, (_, i) =>
     post(bases[i % bases.length]!, `198.51.100.${(i % 12) + 1}`, { email: `nobody${i % 12}@bank.example`, password: 'wrong-burst' }).then(async (r) => {
       await r.arrayBuffer();
