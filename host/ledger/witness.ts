@@ -30,7 +30,8 @@ export function parseWitnesses(text: string | null): { targets: WitnessTarget[];
       problems.push(`SERVICE_LEDGER_WITNESS: "${raw.slice(0, 80)}" is not an address (https://…, syslog://host:port or syslog+tcp://host:port)`);
       continue;
     }
-    if (u.protocol === 'https:' || u.protocol === 'http:') targets.push({ kind: 'webhook', url: u.toString(), shown: u.origin + u.pathname });
+    // Shown (in logs) as its origin only: a webhook's path or query may carry its token.
+    if (u.protocol === 'https:' || u.protocol === 'http:') targets.push({ kind: 'webhook', url: u.toString(), shown: u.origin });
     else if ((u.protocol === 'syslog:' || u.protocol === 'syslog+tcp:') && u.hostname !== '')
       targets.push({
         kind: 'syslog',
@@ -60,7 +61,7 @@ export function syslogMessage(cp: FileCheckpoint): string {
 
 /**
  * Sends each checkpoint to every configured witness. Never throws and never holds up the
- * ledger: a failed send is logged (the target shown without query or credentials) and tried
+ * ledger: a failed send is logged (the target shown as its origin only) and tried
  * again with the latest checkpoint on the next tick (`retry`); a later checkpoint vouches for
  * every earlier one, so the witness missing one in between loses nothing.
  */
