@@ -14,11 +14,14 @@ import { createEpisodeStore } from './episodes/episode-store.ts';
 import { createEpisodesArea } from './episodes/episodes.area.ts';
 import { createEstateArea, type EstateArea } from './estate/estate.area.ts';
 import type { EpisodeService } from './episodes/episode.service.ts';
-import { createGovernance, type Governance } from './governance/governance.ts';
+import { createApprovals, createGovernance, type Governance } from './governance/governance.ts';
+import type { ProposedChange } from './estate/estate.service.ts';
 import { createHealthArea } from './health/health.area.ts';
 import type { Readiness } from './health/readiness.service.ts';
 import { consoleRoutes } from './http/console.ts';
 import { Guard } from './http/guard.ts';
+import { ClientAddress } from './http/client-address.ts';
+import { connectionCap, DEFAULT_LIMITS, guardConnections, openFilesLimit } from './http/connections.ts';
 import { createServer } from './http/server.ts';
 import { readTlsFiles, TlsReloader } from './http/tls.ts';
 import { createIdentityArea } from './identity/identity.area.ts';
@@ -186,7 +189,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     lastVerify,
     window: ledgerWindow,
     close: closeLedger,
-  } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log }));
+  } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log, witnesses: config.ledgerWitnesses }));
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
   // The packs' causes: the estate checks services' check_settings against them, the investigation runs them.
   const causes = new CauseCatalogue(plugins);
@@ -214,6 +217,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
+  // Governance's approvals, below the estate: a change that lowers a tier (or changes who approves
+  // a tier-1/2 service) opens a request in the estate's transaction and is applied on approval.
+  const approvals = createApprovals({ db, ledger, clock });
   const estate = mount(
     await createEstateArea({
       db,
@@ -229,6 +235,22 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       discovery: discovery.discovery,
       episodes: episodeStore.openings,
       causeSettings: (id) => causes.get(id)?.defaults ?? null,
+      changes: {
+        list: async () => (await approvals.openChanges()).map((r) => ({ id: r.id, change: r.proposed_change as ProposedChange })),
+        pending: (trx, service) => approvals.lockOpenChange(trx, service),
+        open: async (trx, record, ask) => {
+          const r = await approvals.openChange(trx, record, {
+            service: ask.change.service,
+            summary: ask.summary,
+            change: ask.change,
+            shown: ask.change.fields,
+            asker: ask.asker,
+          });
+          return { id: r.id, expires_at: new Date(r.expires_ms).toISOString() };
+        },
+        onApproved: (fn) =>
+          approvals.onApproved('estate_change', (trx, record, r, decider) => fn(trx, record, r.proposed_change as ProposedChange, r, decider)),
+      },
     }),
   );
   // On the estate: intake places alerts with its resolver, the licence limits count its added services.
@@ -283,6 +305,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       facts: estate.facts,
       studies: studies.reports,
       configDir: config.configDir,
+      approvals,
     }),
   );
   const investigation = mount(
@@ -393,6 +416,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       },
       verify: () => verifyLedger(),
       head: () => ledger.head(),
+      checkpoint: () => checkpoints.latestSigned(),
       settings,
       people: people.directory,
       mail,
@@ -448,6 +472,15 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   const server = createServer(log, tlsFiles);
   const tls = config.tls === null ? null : new TlsReloader({ files: config.tls, server: server.server as HttpsServer, log });
+  const cap = connectionCap(config.maxConnections, openFilesLimit());
+  const trusted = new ClientAddress(config.trustedProxies);
+  guardConnections(
+    server.server,
+    { ...DEFAULT_LIMITS, max: cap.max, perClient: config.maxConnectionsPerClient },
+    (peer) => trusted.trusts(peer),
+    log.child({ component: 'http' }),
+  );
+  log.info({ max_connections: cap.max, per_client: config.maxConnectionsPerClient, descriptor_reserve: cap.reserve }, 'connection limits');
   consoleRoutes(server);
   for (const area of areas) area.routes({ server, log, guard });
   server.server.once('listening', () => {
@@ -465,6 +498,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     });
   const tick = async (): Promise<void> => {
     await checkpoints.maybeWrite();
+    await checkpoints.witnessLatest();
     await modes.sync();
     await intake.intake.releaseStale();
     await intake.intake.checkHeartbeats();

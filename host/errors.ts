@@ -38,6 +38,8 @@ export const ERROR_STATUS = {
   invalid_code: 401,
   invalid_credentials: 401,
   rate_limited: 429,
+  // the password check's queue is full (docs/sign-in.md): answered at once, with Retry-After
+  sign_in_busy: 503,
   last_owner: 409,
   person_exists: 409,
   not_allowed_by_policy: 400,
@@ -51,6 +53,7 @@ export const ERROR_STATUS = {
   directory_not_configured: 409,
   sso_not_configured: 409,
   sync_running: 409,
+  // a stored secret would go to another address than it was entered for (connectors, mail, single sign-on)
   secret_required: 400,
   console_address_managed: 409,
   console_address_required: 409,
@@ -94,6 +97,9 @@ export const ERROR_STATUS = {
   licence_limit: 409,
   estate_file_managed: 409,
   suggestion_decided: 409,
+  // a change waiting for two approvals (a tier lowered, approvers of a tier-1/2 service changed)
+  estate_change_pending: 409,
+  estate_change_stale: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

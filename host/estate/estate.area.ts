@@ -13,7 +13,7 @@ import { EstateBuilder, type Deploys, type Discovery, type EpisodeOpenings } fro
 import { readEstateFile } from './estate.file.ts';
 import { EstateRepo } from './estate.repo.ts';
 import { estateRoutes } from './estate.routes.ts';
-import { EstateService, type UnplacedAlerts } from './estate.service.ts';
+import { EstateService, type GuardedChanges, type UnplacedAlerts } from './estate.service.ts';
 
 /** What the estate asks of the other areas: each a narrow slice of their public services. */
 export interface EstateAreaDeps {
@@ -36,6 +36,8 @@ export interface EstateAreaDeps {
   episodes: EpisodeOpenings;
   /** The loaded causes' declared settings: services' `check_settings` are checked against them. */
   causeSettings?: CauseSettingsLookup;
+  /** Governance's approvals, for changes that wait for two (a tier lowered, approvers of a tier-1/2 service changed). */
+  changes?: GuardedChanges;
 }
 
 export interface EstateArea extends Area {
@@ -74,6 +76,7 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
   const log = deps.log.child({ component: 'estate' });
   const estate = new EstateService({
     repo,
+    ...(deps.changes === undefined ? {} : { changes: deps.changes }),
     revisions: new Revisions(deps.settings),
     ledger: deps.ledger,
     clock: deps.clock,

@@ -33,6 +33,14 @@ export interface Governance extends Area {
 }
 
 /**
+ * The approval requests and decisions, built below the estate (whose guarded changes open
+ * requests) and handed to governance, which owns them.
+ */
+export function createApprovals(deps: { db: Db; ledger: Ledger; clock: Clock }): ApprovalsService {
+  return new ApprovalsService({ repo: new ApprovalsRepo(deps.db), ledger: deps.ledger, clock: deps.clock });
+}
+
+/**
  * Builds governance on `db`; owns `halt`, `approvals`, `autonomy` and `action_runs`, and the
  * `autonomy_file` settings document. Brings autonomy.json into force before it answers.
  */
@@ -51,11 +59,13 @@ export async function createGovernance(deps: {
   facts?: ServiceFacts;
   /** The latest study's report (readiness says what it found); without it no service has been studied. */
   studies?: StudyReports;
+  /** The approvals built below the estate (createApprovals); made here when not given. */
+  approvals?: ApprovalsService;
 }): Promise<Governance> {
   const { db, log, ledger, clock } = deps;
   const haltRepo = new HaltRepo(db);
   const halt = new HaltService({ repo: haltRepo, ledger, clock });
-  const approvals = new ApprovalsService({ repo: new ApprovalsRepo(db), ledger, clock });
+  const approvals = deps.approvals ?? createApprovals({ db, ledger, clock });
   const autonomyRepo = new AutonomyRepo(db);
   const file = new AutonomyFileService({
     file: deps.configDir === null ? null : path.join(deps.configDir, AUTONOMY_FILE),

@@ -463,7 +463,7 @@ export interface HaltAnswer {
 export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired';
 export interface Approval {
   id: string;
-  kind: 'autonomy_raise' | 'action';
+  kind: 'autonomy_raise' | 'action' | 'estate_change';
   state: ApprovalState;
   service: string;
   from: Level | null;
@@ -927,12 +927,22 @@ export interface OverrideEntry {
   depends_on?: string[];
   health_url?: string;
 }
+/** What makes an estate change wait for two approvals: a lower tier, a removal, who approves a tier-1 or tier-2 service. */
+export interface GuardedFields {
+  tier?: { from: number | null; to: number | null };
+  removed?: true;
+  approvers?: { from: string[]; to: string[] };
+}
 export interface EstateOverrides {
   services: Record<string, OverrideEntry>;
   version: number;
   updated_at: string | null;
   updated_by: string | null;
   source: 'file' | 'api';
+  /** Changes waiting for two approvals, by service. */
+  pending: { service: string; request_id: string; fields: GuardedFields }[];
+  /** After a PUT: the approval requests it opened. */
+  asked?: string[];
 }
 export interface Suggestion {
   id: string;
