@@ -267,6 +267,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       connectors: actionConnectors(connectors),
       verifier: investigation.investigations,
       notifier: onCall.notifier,
+      normaliserOf: (source) => intake.normaliserOf(source),
       ledger,
       clock,
       log,

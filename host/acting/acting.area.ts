@@ -38,6 +38,8 @@ export function createActingArea(d: {
   connectors: ActionConnectors;
   verifier: { verify(episodeId: string, cause: string): Promise<VerdictResult | null> };
   notifier: Notifier;
+  /** Which normaliser reads a source word (intake's normalisers). */
+  normaliserOf(source: string): string;
   ledger: Ledger;
   clock: Clock;
   log: Logger;
@@ -67,6 +69,7 @@ export function createActingArea(d: {
       askApproval: (trx, change) => d.notifier.tellPeople(trx, { event: 'incident.approval_requested', ...change }),
       nudge: () => d.notifier.nudge(),
     },
+    normaliserOf: d.normaliserOf,
     ledger: d.ledger,
     clock: d.clock,
     log: d.log.child({ component: 'acting' }),

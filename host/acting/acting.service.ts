@@ -19,6 +19,7 @@ import { clip } from '../text.ts';
 import type { ActionPath, ActionPathsRepo } from './paths.repo.ts';
 import { decide, type PolicyDecision } from './policy-decision.ts';
 import { propose, type Performer, type Proposal } from './proposal.ts';
+import { scopeOf } from './scope.ts';
 import { escalationReport } from './report.ts';
 import { Passes } from '../passes.ts';
 
@@ -86,6 +87,8 @@ export interface ActingDeps {
   /** Re-runs one cause for the episode now (the verification). */
   verifier: { verify(episodeId: string, cause: string): Promise<VerdictResult | null> };
   teller: EscalationTeller;
+  /** Which normaliser reads a source word (intake): the kind of tool a pushed alert came from. */
+  normaliserOf(source: string): string;
   ledger: Ledger;
   clock: Clock;
   log: Logger;
@@ -242,14 +245,23 @@ export class ActingService {
       });
       return this.#escalate({ ...p, policy_decision: { ...decision } }, `nothing to do: ${proposed.why}`);
     }
-    const proposal = proposed.proposal;
-    const [level, halted, policy, ran] = await Promise.all([
+    const [level, halted, policy, ran, signals] = await Promise.all([
       this.#d.governance.levelOf(p.service),
       this.#d.governance.halted(),
       this.#d.governance.policy(),
       this.#d.governance.ranSince(p.service, now.getTime() - HOUR_MS),
+      this.#d.episodes.signalsOf(p.episode_id),
     ]);
-    const decision = decide(proposal, { level, halted, policy, ranLastHour: ran, now });
+    const scope = scopeOf(proposed.proposal, {
+      service: p.service,
+      view: service,
+      signals,
+      performers: performers.get(proposed.proposal.action) ?? [],
+      normaliserOf: this.#d.normaliserOf,
+    });
+    // Bounded, the proposal is what runs: the silence's matchers and connector narrowed to its alert.
+    const proposal = scope.bounded ? scope.proposal : proposed.proposal;
+    const decision = decide(proposal, { level, halted, policy, ranLastHour: ran, now, scope });
     const held = await ledger.transact(async (trx, record) => {
       if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return false;
       await this.#d.paths.save(trx, p.episode_id, { proposal: { ...proposal }, policy_decision: { ...decision }, updated_at: now.toISOString() }, false);

@@ -13,6 +13,8 @@ export interface IntakeArea extends Area {
   readonly intake: IntakeService;
   /** What other areas may read or mark of the held alerts (the store's `alerts`). */
   readonly held: HeldAlerts;
+  /** Which normaliser reads a source word (`grafana` → `alertmanager`, an unknown word → `generic`). */
+  normaliserOf(source: string): string;
   /** The tick's share: forgets firings older than the baseline reads. */
   prune(): Promise<number>;
 }
@@ -23,9 +25,11 @@ export interface IntakeArea extends Area {
  */
 export function createIntakeArea(d: { store: HeldStore; plugins: PluginRegistry; ledger: Ledger; clock: Clock; resolver?: ServiceResolver }): IntakeArea {
   const { held, firings } = d.store;
-  const intake = new IntakeService({ normalisers: new Normalisers(d.plugins.loaded), held, firings, ledger: d.ledger, clock: d.clock, resolver: d.resolver });
+  const normalisers = new Normalisers(d.plugins.loaded);
+  const intake = new IntakeService({ normalisers, held, firings, ledger: d.ledger, clock: d.clock, resolver: d.resolver });
   return {
     intake,
+    normaliserOf: (source) => normalisers.nameOf(source),
     held: d.store.alerts,
     prune: () => firings.prune(d.clock.now().getTime()),
     routes: ({ server, log, guard }: Http) => intakeRoutes(server, { log, guard, intake }),
