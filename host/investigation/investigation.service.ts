@@ -140,7 +140,16 @@ export class InvestigationService {
       actor: 'system',
       reason: `gathered what is known of ${c.service}: ${inputs.service.in_estate ? 'its estate entry' : 'no estate entry'}, ${inputs.signals.length} signal(s), ${inputs.related.dependencies.length} open episode(s) of its dependencies`,
       trace: c.episode_id,
-      data: { ...retrievalData(inputs, c.run), recent_changes: { deploys_and_actions_last_hour: changes.length, latest: changes[0]?.at ?? null } },
+      data: {
+        ...retrievalData(inputs, c.run),
+        // Deploy and action events are recorded by callers (POST /v1/events): evidence with that provenance.
+        recent_changes: {
+          deploys_and_actions_last_hour: changes.length,
+          caller_recorded: changes.filter((e) => e.recorded_by != null).length,
+          latest: changes[0]?.at ?? null,
+          latest_recorded_by: changes[0]?.recorded_by ?? null,
+        },
+      },
     });
     if (causes.length > 0)
       await ledger.transact(async (_trx, record) => {
