@@ -182,8 +182,8 @@ export class NotifyDelivery {
         if (ok) {
           await outbox.finish(trx, d.id, 'sent', attempts, null, at);
           await outbox.putChannel(trx, { channel_kind: d.channel_kind, name: d.channel, ok: true, last_problem: null, last_attempt_at: at, last_ok_at: at });
-          // A close or an approval request tells nobody of the incident as such: no escalation.
-          const escalated = d.event === 'incident.closed' || d.event === 'incident.approval_requested' ? false : await this.#told(trx, d, how, at);
+          // A close or an approval request (or its withdrawal) tells nobody of the incident as such: no escalation.
+          const escalated = d.event === 'incident.closed' || d.event.startsWith('incident.approval_') ? false : await this.#told(trx, d, how, at);
           await record({
             type: 'outcome.notified',
             actor: 'system',

@@ -383,8 +383,13 @@ export interface ConnectorCapabilities {
 // ConnectorCapabilities, so connectors without it keep loading and working).
 // ---------------------------------------------------------------------------------------------
 
-/** What happened to an incident: the reason a notification is sent. */
-export type NotifyEvent = 'incident.opened' | 'incident.closed' | 'incident.escalated' | 'incident.diagnosed' | 'incident.approval_requested';
+/**
+ * What happened to an incident: the reason a notification is sent. `incident.approval_requested`
+ * and `incident.approval_superseded` (the request no longer stands: a newer run of the episode
+ * took the action path over) go by e-mail to the approvers only, never to a target.
+ */
+export type NotifyEvent =
+  'incident.opened' | 'incident.closed' | 'incident.escalated' | 'incident.diagnosed' | 'incident.approval_requested' | 'incident.approval_superseded';
 
 /** The incident a notification tells of, as the host describes it to every notification target. */
 export interface NotifyEpisode {

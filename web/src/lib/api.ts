@@ -436,7 +436,7 @@ export interface HaltAnswer {
   halt: Halt | null;
   changed: boolean;
 }
-export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired';
+export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired' | 'superseded';
 export interface Approval {
   id: string;
   kind: 'autonomy_raise' | 'action';
