@@ -246,7 +246,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       connectors,
       notifier: onCall.notifier,
       actions: {
-        request: (trx, episodeId, run, service, nowMs) => paths.request(trx, episodeId, run, service, nowMs),
+        // Acting (built below) closes the approval a replaced path waited on, in this transaction.
+        request: (trx, record, episodeId, run, service, nowMs) => acting.acting.request(trx, record, episodeId, run, service, nowMs),
         nudge: () => acting.acting.nudge(),
       },
       ledger,

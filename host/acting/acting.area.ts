@@ -60,6 +60,7 @@ export function createActingArea(d: {
       authorise: (ask) => g.gate.authorise(undefined, ask),
       ran: (ask) => g.gate.ran(undefined, ask),
       openAction: (trx, record, ask) => g.approvals.openAction(trx, record, ask),
+      supersede: (trx, record, id, why) => g.approvals.supersede(trx, record, id, why),
       approval: (id) => g.approvals.get(id),
     },
     connectors: d.connectors,
@@ -67,6 +68,7 @@ export function createActingArea(d: {
     teller: {
       escalate: (trx, change) => d.notifier.tellPeople(trx, { event: 'incident.escalated', ...change }),
       askApproval: (trx, change) => d.notifier.tellPeople(trx, { event: 'incident.approval_requested', ...change }),
+      withdrawApproval: (trx, change) => d.notifier.tellPeople(trx, { event: 'incident.approval_superseded', ...change }),
       nudge: () => d.notifier.nudge(),
     },
     normaliserOf: d.normaliserOf,

@@ -90,7 +90,8 @@ export function createEpisodesArea(d: {
     episodes,
     outcomes: repo,
     acted: {
-      get: (id) => repo.get(id),
+      get: (id, trx) => repo.get(id, trx),
+      worstSeverity: (trx, id) => repo.worstSeverity(trx, id),
       signalsOf: (id) => repo.alertsOf(id),
       setDecision: (trx, id, decision) => repo.setDecision(trx, id, decision),
       setOutcome: (trx, id, outcome, detail) => repo.setOutcome(trx, id, outcome, detail),

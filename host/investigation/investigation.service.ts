@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { InvestigatedEpisodes } from '../episodes/episodes.area.ts';
 import type { Episode } from '../episodes/episode.repo.ts';
 import type { Level } from '../governance/levels.ts';
-import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { Trx } from '../storage/db.ts';
 import type { AlertSeverity } from '../plugins/contract.ts';
@@ -53,7 +53,7 @@ export interface InvestigationDeps {
   log: Logger;
   limits?: Partial<InvestigationLimits>;
   /** Acting's store (below this area): a diagnosis asks for the episode's action path in its own transaction. */
-  actions?: { request(trx: Trx, episodeId: string, run: number, service: string, nowMs: number): Promise<void>; nudge(): void };
+  actions?: { request(trx: Trx, record: RecordEvent, episodeId: string, run: number, service: string, nowMs: number): Promise<void>; nudge(): void };
 }
 
 /** One verdict with the ids of the evidence it cites. */
@@ -256,7 +256,7 @@ export class InvestigationService {
           data: { service: c.service, run: c.run, holds: diagnosis.holds, unknown: diagnosis.unknown, checked: recorded.length },
         });
         if (episode.kind === 'incident' && recorded.length > 0) await this.#d.teller.tellDiagnosis(trx, episode, severity, diagnosis);
-        await this.#d.actions?.request(trx, c.episode_id, c.run, c.service, this.#d.clock.now().getTime());
+        await this.#d.actions?.request(trx, record, c.episode_id, c.run, c.service, this.#d.clock.now().getTime());
         return true;
       },
       { headFirst: true },
