@@ -219,6 +219,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       clock,
       log,
       debounceS: config.debounceS,
+      storms: { estate: estate.estate, limits: { perSource: config.stormPerSource, perService: config.stormPerService } },
     }),
   );
   const governance = mount(
