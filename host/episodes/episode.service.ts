@@ -18,8 +18,13 @@ const BATCH = 500;
 const LISTED = 100;
 /** How soon after a push the grouping runs (pushes arriving meanwhile share the run). */
 const NUDGE_MS = 200;
-/** Transactions of one storm sweep per pass: the next pass (services the estate has first) follows at once. */
-const SWEEP_BATCHES = 4;
+/**
+ * Alerts one storm transaction takes, and transactions of one sweep per pass: the next pass
+ * (services the estate has first) follows at once. Small, so that intake's commits, which wait
+ * for the chain head a sweep holds, wait little.
+ */
+const SWEEP = 200;
+const SWEEP_BATCHES = 10;
 
 /**
  * Until the investigation capability exists every new incident goes to people without a
@@ -245,7 +250,7 @@ export class EpisodeService {
 
   /**
    * A limit was reached for `source`: its due alerts of services the estate does not have and that
-   * have no open episode join the source's storm episode, 500 per transaction, at most
+   * have no open episode join the source's storm episode, SWEEP per transaction, at most
    * SWEEP_BATCHES transactions per pass (`all`: none is left). Answers the services swept.
    */
   async #sweep(source: string, why: string, known: string[], now: Date): Promise<{ services: string[]; all: boolean }> {
@@ -257,7 +262,7 @@ export class EpisodeService {
       const taken = await ledger.transact(
         async (trx, record) => {
           const except = [...new Set([...known, ...open])].filter((s) => s !== UNMAPPED);
-          const alerts = await held.ungroupedFrom(trx, source, firedBefore, except, open.has(UNMAPPED), BATCH);
+          const alerts = await held.ungroupedFrom(trx, source, firedBefore, except, open.has(UNMAPPED), SWEEP);
           if (alerts.length === 0) return 0;
           const name = stormService(source);
           const storm = await episodes.openFor(trx, name);
@@ -268,7 +273,7 @@ export class EpisodeService {
         },
         { headFirst: true },
       );
-      if (taken < BATCH) return { services: [...swept], all: true };
+      if (taken < SWEEP) return { services: [...swept], all: true };
     }
     return { services: [...swept], all: false };
   }
