@@ -72,6 +72,12 @@ test('one unknown service opens at most SERVICE_STORM_PER_SERVICE episodes a min
   const storm = (await episodes(ta, 'kind:storm'))[0];
   t.like(storm.storm, { alerts: 1, services: 1 });
   t.regex((await ta.call('GET', `/v1/episodes/${storm.id}`)).body.note, /flappy opened 2 episodes in the last minute/);
+  // One service's limit holds back that service only: another of the same source still opens its own.
+  t.is((await push(ta, 'generic', { name: 'Down', service: 'steady', severity: 'warning', id: 'steady' })).status, 202);
+  ta.clock.advance(20 * SECOND);
+  await ta.app.episodes.process();
+  t.is((await episodes(ta, 'service:steady')).length, 1);
+  t.like((await episodes(ta, 'kind:storm'))[0].storm, { alerts: 1, services: 1 });
 });
 
 test('without a storm the limits change nothing: five unknown services from one source open five episodes', async (t) => {

@@ -191,8 +191,16 @@ export class EpisodeService {
                 await this.#join(trx, record, storm, alerts, now);
                 return { taken: alerts.length };
               }
-              const why = await limitReached(episodes, trx, storms.limits, source, service, now.getTime());
-              if (why !== null) return { taken: 0, limited: { source, why } };
+              const reached = await limitReached(episodes, trx, storms.limits, source, service, now.getTime());
+              // The source's limit: all its alerts of such services go to the storm (the sweep, below).
+              if (reached?.limit === 'source') return { taken: 0, limited: { source, why: reached.why } };
+              // This service's limit: its alerts alone join the source's storm.
+              if (reached !== null) {
+                const storm = await episodes.openFor(trx, stormService(source));
+                if (storm === null) await this.#openStorm(trx, record, source, reached.why, alerts, now);
+                else await this.#join(trx, record, storm, alerts, now);
+                return { taken: alerts.length };
+              }
             }
             await this.#open(trx, record, service, alerts, now, { source, unknown });
             return { taken: alerts.length };

@@ -23,7 +23,10 @@ export const STORM_WINDOW_MS = MINUTE;
 /** The service name of a source's storm episode: the colon keeps it apart from every estate name. */
 export const stormService = (source: string): string => `storm:${source}`;
 
-/** Why a new episode for `service` from `source` may not open now (a limit reached), or null when it may. */
+/**
+ * Which limit a new episode for `service` from `source` would pass, and why, or null when it may
+ * open: `source` (every such service of the source goes to the storm) or `service` (this one).
+ */
 export async function limitReached(
   episodes: Pick<EpisodeRepo, 'unknownOpenedSince' | 'serviceOpenedSince'>,
   trx: Trx,
@@ -31,13 +34,19 @@ export async function limitReached(
   source: string,
   service: string,
   nowMs: number,
-): Promise<string | null> {
+): Promise<{ limit: 'source' | 'service'; why: string } | null> {
   const since = nowMs - STORM_WINDOW_MS;
   const fromSource = await episodes.unknownOpenedSince(trx, source, since);
   if (fromSource >= limits.perSource)
-    return `${source} opened ${fromSource} episodes in the last minute for services the estate does not have (at most ${limits.perSource})`;
+    return {
+      limit: 'source',
+      why: `${source} opened ${fromSource} episodes in the last minute for services the estate does not have (at most ${limits.perSource})`,
+    };
   const ofService = await episodes.serviceOpenedSince(trx, service, since);
   if (ofService >= limits.perService)
-    return `${service} opened ${ofService} episodes in the last minute and the estate does not have it (at most ${limits.perService})`;
+    return {
+      limit: 'service',
+      why: `${service} opened ${ofService} episodes in the last minute and the estate does not have it (at most ${limits.perService})`,
+    };
   return null;
 }
