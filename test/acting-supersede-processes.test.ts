@@ -6,20 +6,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { INGEST_TOKEN, signLicence, testVendor } from './helpers/app.ts';
 import { mariadbTest } from './helpers/db.ts';
-import { fixVendor } from './helpers/fix-vendor.ts';
-import { startHostProcesses, type HostProcess } from './helpers/host-process.ts';
+import { fixVendor, JOBS_ESTATE } from './helpers/fix-vendor.ts';
+import { callHost, startHostProcesses, type HostProcess } from './helpers/host-process.ts';
 
 const HOSTS_ADMIN = 'admin-token-for-supersede-processes-0123456789';
-
-async function hostCall(h: HostProcess, method: string, route: string, body?: unknown, token = HOSTS_ADMIN): Promise<{ status: number; body: any }> {
-  const res = await fetch(h.base + route, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text === '' ? null : JSON.parse(text) };
-}
+const hostCall = (h: HostProcess, method: string, route: string, body?: unknown, token = HOSTS_ADMIN) => callHost(h, method, route, token, body);
 
 async function until<T>(what: string, fn: () => Promise<T | null | undefined>, ms = 60_000): Promise<T> {
   const end = Date.now() + ms;
@@ -50,18 +41,8 @@ await mariadbTest('two host processes on one MariaDB: alerts joining through bot
   t.is((await hostCall(one, 'POST', '/v1/licence', { licence: signLicence() })).status, 200);
   t.is((await hostCall(one, 'POST', '/v1/auth/bootstrap', { email: 'owner@bank.example', name: 'Owner' })).status, 201);
   t.is((await hostCall(two, 'PUT', '/v1/connectors/fix', { kind: 'fixer', settings: { log: v.log } })).status, 201);
-  const estate = {
-    services: {
-      jobs: {
-        owner: 'owner@bank.example',
-        approvers: ['approver@bank.example'],
-        tier: 3,
-        links: [{ kind: 'workload', match: 'job="jobs"', connector: 'fix' }],
-      },
-    },
-  };
   t.is((await hostCall(one, 'POST', '/v1/people', { email: 'approver@bank.example', name: 'Approver', role: 'viewer' })).status, 201);
-  t.is((await hostCall(one, 'PUT', '/v1/estate/overrides', estate)).status, 200);
+  t.is((await hostCall(one, 'PUT', '/v1/estate/overrides', JOBS_ESTATE)).status, 200);
   const alert = (name: string) => ({ name, service: 'jobs', severity: 'critical', id: `jobs-${name}` });
   t.is((await hostCall(one, 'POST', '/v1/alerts/generic', alert('WorkerStuck'), INGEST_TOKEN)).status, 202);
   const pending = async () => ((await hostCall(two, 'GET', '/v1/approvals?state=pending')).body.approvals ?? []) as Array<{ id: string }>;

@@ -7,7 +7,7 @@ import test, { type ExecutionContext } from 'ava';
 import { SECOND } from '../host/clock.ts';
 import { AutonomyRepo } from '../host/governance/autonomy.repo.ts';
 import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
-import { acted, fixVendor } from './helpers/fix-vendor.ts';
+import { acted, fixVendor, JOBS_ESTATE } from './helpers/fix-vendor.ts';
 import { signedIn } from './helpers/people.ts';
 
 async function setup(t: ExecutionContext): Promise<{ ta: TestApp; log: string; approver: string }> {
@@ -16,18 +16,7 @@ async function setup(t: ExecutionContext): Promise<{ ta: TestApp; log: string; a
   await makeOperating(ta);
   const approver = await signedIn(ta, 'approver@bank.example', 'viewer');
   t.is((await ta.call('PUT', '/v1/connectors/fix', { body: { kind: 'fixer', settings: { log: v.log } } })).status, 201);
-  const put = await ta.call('PUT', '/v1/estate/overrides', {
-    body: {
-      services: {
-        jobs: {
-          owner: 'owner@bank.example',
-          approvers: ['approver@bank.example'],
-          tier: 3,
-          links: [{ kind: 'workload', match: 'job="jobs"', connector: 'fix' }],
-        },
-      },
-    },
-  });
+  const put = await ta.call('PUT', '/v1/estate/overrides', { body: JOBS_ESTATE });
   t.is(put.status, 200, JSON.stringify(put.body));
   await ta.app.ledger.transact(async (trx) =>
     new AutonomyRepo(ta.app.db).set(trx, { service: 'jobs', level: 'L1', changed_at: ta.clock.now().toISOString(), changed_by: 'test', source: 'api' }),

@@ -4,21 +4,12 @@
 // estate has still opens its own. Both hosts group at once: the limit holds across them.
 import { INGEST_TOKEN, signLicence, testVendor } from './helpers/app.ts';
 import { mariadbTest } from './helpers/db.ts';
-import { startHostProcesses, type HostProcess } from './helpers/host-process.ts';
+import { callHost, startHostProcesses, type HostProcess } from './helpers/host-process.ts';
 
 const ADMIN = 'admin-token-for-storm-processes-0123456789ab';
 const UNKNOWN = 40;
 const PER_SOURCE = 5;
-
-async function call(h: HostProcess, method: string, route: string, body?: unknown, token = ADMIN): Promise<{ status: number; body: any }> {
-  const res = await fetch(h.base + route, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text === '' ? null : JSON.parse(text) };
-}
+const call = (h: HostProcess, method: string, route: string, body?: unknown, token = ADMIN) => callHost(h, method, route, token, body);
 
 await mariadbTest(
   'two host processes on one MariaDB: one source opens at most its limit of episodes a minute between them, the rest join one storm',

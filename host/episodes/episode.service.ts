@@ -428,13 +428,7 @@ export class EpisodeService {
     }
     const before = await this.#d.episodes.worstSeverity(trx, episode.id);
     const after = worstOf([before, ...alerts.map((a) => a.severity)]);
-    await this.#d.episodes.addAlerts(trx, episode.id, members);
-    await this.#d.episodes.update(trx, next);
-    await this.#d.held.setEpisode(
-      trx,
-      alerts.map((a) => a.fingerprint),
-      episode.id,
-    );
+    await this.#take(trx, next, members, alerts);
     await record({
       type: 'episode.alerts_joined',
       actor: 'system',
@@ -459,18 +453,23 @@ export class EpisodeService {
     }
   }
 
+  /** The alerts become members of the episode (`next`: its names and kind after they joined). */
+  async #take(trx: Trx, next: Episode, members: (EpisodeAlert & { labels: Record<string, string> })[], alerts: HeldAlert[]): Promise<void> {
+    await this.#d.episodes.addAlerts(trx, next.id, members);
+    await this.#d.episodes.update(trx, next);
+    await this.#d.held.setEpisode(
+      trx,
+      alerts.map((a) => a.fingerprint),
+      next.id,
+    );
+  }
+
   /** Alerts join a storm: its counts per service, one event for the batch, and people told when it gets worse. */
   async #joinStorm(trx: Trx, record: RecordEvent, episode: Episode, alerts: HeldAlert[], now: Date, opening: boolean): Promise<void> {
     const members = await this.#members(trx, alerts, now);
     const before = opening ? null : await this.#d.episodes.worstSeverity(trx, episode.id);
     const next: Episode = { ...episode, alerts: namesOf(episode.alerts, alerts) };
-    await this.#d.episodes.addAlerts(trx, episode.id, members);
-    await this.#d.episodes.update(trx, next);
-    await this.#d.held.setEpisode(
-      trx,
-      alerts.map((a) => a.fingerprint),
-      episode.id,
-    );
+    await this.#take(trx, next, members, alerts);
     const counts = new Map<string, number>();
     for (const a of alerts) counts.set(a.service ?? UNMAPPED, (counts.get(a.service ?? UNMAPPED) ?? 0) + 1);
     await this.#d.storms?.repo.add(trx, episode.id, counts, now.toISOString());
