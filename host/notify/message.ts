@@ -6,6 +6,7 @@ const WHAT: Record<NotifyMessage['event'], string> = {
   'incident.closed': 'Incident closed',
   'incident.diagnosed': 'Incident diagnosed',
   'incident.approval_requested': 'Approval needed',
+  'incident.approval_superseded': 'Approval no longer needed',
 };
 
 /** The e-mail telling an on-call recipient of an incident: plain text, everything needed to act. */
