@@ -22,7 +22,7 @@ interface Sent {
 /** A delivery worker on the app's database whose mail and targets are recorded (targets may be slow). */
 function worker(
   ta: TestApp,
-  slow: Record<string, number> = {},
+  slow: Record<string, number | (() => Promise<void>)> = {},
 ): { delivery: NotifyDelivery; mails: Sent[]; calls: Array<{ to: string; m: NotifyMessage; at: number }> } {
   const mails: Sent[] = [];
   const calls: Array<{ to: string; m: NotifyMessage; at: number }> = [];
@@ -33,7 +33,8 @@ function worker(
     mail: { send: async (to, subject, text) => (mails.push({ to, subject, text, at: Date.now() }), { ok: true }) },
     targets: {
       notify: async (name, m) => {
-        await new Promise((r) => setTimeout(r, slow[name] ?? 0));
+        const wait = slow[name] ?? 0;
+        await (typeof wait === 'function' ? wait() : new Promise((r) => setTimeout(r, wait)));
         calls.push({ to: name, m, at: Date.now() });
         return { ok: true, problem: null, kind: 'webhook' };
       },
@@ -83,7 +84,15 @@ test('each target is a lane of its own: a slow target holds up no other', async 
   const ta = await startApp(t, { manualTick: true });
   for (let i = 0; i < 3; i++) await queue(ta, 'target', 'slow', 'warning', `slow-${i}`);
   for (let i = 0; i < 5; i++) await queue(ta, 'target', 'fast', 'warning', `fast-${i}`);
-  const { delivery, calls } = worker(ta, { slow: 1000 });
+  // The slow target answers only once the fast one has had all five (or after 30 s, and the test
+  // then fails): a lane held up behind the slow target would never get there.
+  let fastDone!: () => void;
+  const allFast = new Promise<void>((r) => (fastDone = r));
+  const { delivery, calls } = worker(ta, { slow: () => Promise.race([allFast, new Promise<void>((r) => setTimeout(r, 30_000))]) });
+  const watch = setInterval(() => {
+    if (calls.filter((c) => c.to === 'fast').length === 5) fastDone();
+  }, 10);
+  t.teardown(() => clearInterval(watch));
   const started = Date.now();
   await delivery.run();
   const fast = calls.filter((c) => c.to === 'fast');
