@@ -19,7 +19,7 @@ import { clip } from '../text.ts';
 import type { ActionPath, ActionPathsRepo } from './paths.repo.ts';
 import { decide, type PolicyDecision } from './policy-decision.ts';
 import { propose, type Performer, type Proposal } from './proposal.ts';
-import { escalationReport } from './report.ts';
+import { approvalReport, escalationReport } from './report.ts';
 import { Passes } from '../passes.ts';
 
 const HOUR_MS = 3600_000;
@@ -67,12 +67,14 @@ export interface EscalationTeller {
   nudge(): void;
 }
 
-/** A message of the action path to people, with its Markdown report. */
+/** A message of the action path to people, with its Markdown report and the diagnosis when there is one. */
 export interface PeopleMessage {
   episode: Episode;
   severity: 'critical' | 'warning' | 'info';
   report: string;
-  people: string[];
+  diagnosis?: { summary: string; holds: string[]; unknown: string[] };
+  /** Who is told by e-mail, and what each is to the service (said in their e-mail). */
+  people: Array<{ email: string; as: 'owner' | 'approver' | 'first_owner' }>;
 }
 
 export interface ActingDeps {
@@ -306,12 +308,10 @@ export class ActingService {
 
   /** Step 8: an approval request to the service's approvers (else its owner, else the first owner). */
   async #askApproval(p: ActionPath, episode: Episode, proposal: Proposal, service: ServiceView | null, findings: Findings): Promise<void> {
+    const as: 'approver' | 'owner' | 'first_owner' =
+      service !== null && service.approvers.length > 0 ? 'approver' : service?.owner != null ? 'owner' : 'first_owner';
     const approvers =
-      service !== null && service.approvers.length > 0
-        ? service.approvers
-        : service?.owner != null
-          ? [service.owner]
-          : [await this.#d.people.firstOwner()].filter((x): x is string => x !== null);
+      as === 'approver' ? service!.approvers : as === 'owner' ? [service!.owner!] : [await this.#d.people.firstOwner()].filter((x): x is string => x !== null);
     const needed = service?.tier === 1 ? 2 : 1;
     const now = this.#d.clock.now();
     const summary = `${proposal.action} on ${p.service} via ${proposal.connector}: ${proposal.why}`;
@@ -347,7 +347,8 @@ export class ActingService {
           episode,
           severity,
           report: approvalReport(summary, proposal, findings, this.#d.publicUrl, p.episode_id),
-          people: approvers,
+          ...diagnosisOf(findings),
+          people: approvers.map((email) => ({ email, as })),
         });
       },
       { headFirst: true },
@@ -500,17 +501,19 @@ export class ActingService {
     const episode = await this.#d.episodes.get(p.episode_id);
     if (episode === null) return this.#finish(p, null, why);
     const [findings, service] = await Promise.all([this.#d.findings.of(p.episode_id), this.#d.estate.find(p.service)]);
-    const people = [...new Set([service?.owner, ...(service?.approvers ?? [])].filter((x): x is string => typeof x === 'string'))];
+    const people: PeopleMessage['people'] = [];
+    if (typeof service?.owner === 'string') people.push({ email: service.owner, as: 'owner' });
+    for (const a of service?.approvers ?? []) if (!people.some((x) => x.email === a)) people.push({ email: a, as: 'approver' });
     if (people.length === 0) {
       const first = await this.#d.people.firstOwner();
-      if (first !== null) people.push(first);
+      if (first !== null) people.push({ email: first, as: 'first_owner' });
     }
     const report = escalationReport({ episode, findings, path: p, why, publicUrl: this.#d.publicUrl });
     const severity = await this.#severity(p.episode_id);
     await this.#d.ledger.transact(
       async (trx, record) => {
         if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
-        const to = await this.#d.teller.escalate(trx, { episode, severity, report, people });
+        const to = await this.#d.teller.escalate(trx, { episode, severity, report, ...(findings === null ? {} : diagnosisOf(findings)), people });
         await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', updated_at: this.#d.clock.now().toISOString() });
         await record({ type: 'outcome.escalated', actor: 'system', reason: clip(why, 1000, '…'), trace: p.episode_id, data: { service: p.service, to } });
       },
@@ -560,24 +563,8 @@ function proposalData(p: Proposal): Record<string, unknown> {
   };
 }
 
-/** The approval e-mail's body: what would run, why, the evidence in short, and where to decide. */
-function approvalReport(summary: string, p: Proposal, findings: Findings, publicUrl: string | null, episodeId: string): string {
-  const top = findings.verdicts.find((v) => v.cause === p.cause);
-  const evidence = (top?.evidence ?? [])
-    .map((id) => findings.evidence.find((e) => e.id === id))
-    .filter((e) => e !== undefined)
-    .slice(0, 5)
-    .map((e) => `- ${e.source}: ${e.query} @ ${e.at}: ${e.excerpt}`);
-  return [
-    `Approval needed: ${summary}`,
-    '',
-    `Diagnosis: ${findings.diagnosis?.summary ?? 'none'}`,
-    ...(evidence.length === 0 ? [] : ['', 'Evidence:', ...evidence]),
-    '',
-    `Parameters: ${JSON.stringify(p.params)}`,
-    `Undo: ${p.undo}`,
-    `Verified by: ${p.verify.cause} expected ${p.verify.expect} after ${p.verify.after_s} s`,
-    '',
-    `Approve or reject it in the console${publicUrl === null ? '' : `: ${publicUrl}/episodes/${encodeURIComponent(episodeId)}`} (within 30 minutes).`,
-  ].join('\n');
+/** The diagnosis as notifications carry it, when the findings have one. */
+function diagnosisOf(f: Findings): Pick<PeopleMessage, 'diagnosis'> {
+  const d = f.diagnosis;
+  return d === null ? {} : { diagnosis: { summary: d.summary, holds: d.holds, unknown: d.unknown } };
 }
