@@ -23,6 +23,8 @@ import { approvalReport, escalationReport } from './report.ts';
 import { Passes } from '../passes.ts';
 
 const HOUR_MS = 3600_000;
+/** Why a notice's path tells nobody (docs/notifications.md: notices page nobody). */
+const NOTICE = 'a notice (information only): nobody is paged';
 /** An action request stays open this long, then the path escalates. */
 export const ACTION_APPROVAL_TTL_MS = 30 * 60_000;
 const LEASE_MS = 120_000;
@@ -32,6 +34,8 @@ const NUDGE_MS = 50;
 /** What acting needs of the episodes area. */
 export interface ActedEpisodes {
   get(id: string): Promise<Episode | null>;
+  /** The episode locked on MySQL for the rest of `trx`, or null. */
+  lock(trx: Trx, id: string): Promise<Episode | null>;
   signalsOf(id: string): Promise<Array<EpisodeAlert & { labels: Record<string, string> }>>;
   setDecision(trx: Trx, id: string, decision: 'act' | 'abstain'): Promise<void>;
   setOutcome(trx: Trx, id: string, outcome: string, detail: OutcomeDetail): Promise<void>;
@@ -143,7 +147,7 @@ export class ActingService {
       throw new AppError('not_reversible', a.undone_at !== null ? 'the action was undone already' : 'this action cannot be undone');
     const episode = await this.#d.episodes.get(episodeId);
     if (episode === null) throw new AppError('not_found', 'no such episode');
-    const ask: ActionAsk = { service: p.service, kind: a.kind, ...(typeof a.approval_id === 'string' ? { approvalId: a.approval_id } : {}) };
+    const ask: ActionAsk = { service: p.service, kind: a.kind, trace: episodeId, ...(typeof a.approval_id === 'string' ? { approvalId: a.approval_id } : {}) };
     await this.#d.governance.authorise(ask);
     const proposal = p.proposal as unknown as Proposal;
     const r = await this.#d.connectors.undo(a.connector, { ...this.#request(episode, proposal, p), undo: a.undo });
@@ -302,6 +306,8 @@ export class ActingService {
       planned.rehearsal = rehearsal;
       if (!r.ok && r.not_rehearsable !== true) return this.#escalate(planned, `the rehearsal failed: ${r.problem}`);
     }
+    // A notice pages nobody (docs/notifications.md): asking approvers is paging them.
+    if (decision.approval && episode.kind === 'notice') return this.#endUntold(planned, `${decision.reason}; approval would be needed`, NOTICE);
     if (decision.approval) return this.#askApproval(planned, episode, proposal, service, findings);
     return this.#execute(planned, episode, proposal, null);
   }
@@ -396,7 +402,7 @@ export class ActingService {
 
   /** Step 9: the gate right before the call, then the connector's `act`. */
   async #execute(p: ActionPath, episode: Episode, proposal: Proposal, approvalId: string | null): Promise<void> {
-    const ask: ActionAsk = { service: p.service, kind: proposal.action, ...(approvalId === null ? {} : { approvalId }) };
+    const ask: ActionAsk = { service: p.service, kind: proposal.action, trace: p.episode_id, ...(approvalId === null ? {} : { approvalId }) };
     try {
       await this.#d.governance.authorise(ask);
     } catch (e) {
@@ -496,10 +502,16 @@ export class ActingService {
     });
   }
 
-  /** The path ends without a mitigation: the owner and approvers get the report, the targets `incident.escalated`. */
+  /**
+   * The path ends without a mitigation: the owner and approvers get the report, the targets
+   * `incident.escalated`. Not for a notice (notices page nobody), nor for an incident that closed
+   * before anything was done (a stale "escalated" would send people to a fixed incident).
+   */
   async #escalate(p: ActionPath, why: string): Promise<void> {
     const episode = await this.#d.episodes.get(p.episode_id);
     if (episode === null) return this.#finish(p, null, why);
+    if (episode.kind === 'notice') return this.#endUntold(p, why, NOTICE);
+    if (episode.state === 'closed' && p.action === null) return this.#endUntold(p, why, 'the incident closed before anything was done: nobody is told');
     const [findings, service] = await Promise.all([this.#d.findings.of(p.episode_id), this.#d.estate.find(p.service)]);
     const people: PeopleMessage['people'] = [];
     if (typeof service?.owner === 'string') people.push({ email: service.owner, as: 'owner' });
@@ -514,12 +526,44 @@ export class ActingService {
       async (trx, record) => {
         if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
         const to = await this.#d.teller.escalate(trx, { episode, severity, report, ...(findings === null ? {} : diagnosisOf(findings)), people });
-        await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', updated_at: this.#d.clock.now().toISOString() });
-        await record({ type: 'outcome.escalated', actor: 'system', reason: clip(why, 1000, '…'), trace: p.episode_id, data: { service: p.service, to } });
+        const now = this.#d.clock.now().toISOString();
+        await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', updated_at: now });
+        // Until somebody is told, the episode says who is about to be, not an older "nobody to tell".
+        const current = to.length === 0 ? null : await this.#d.episodes.lock(trx, p.episode_id);
+        if (current !== null && current.outcome === '')
+          await this.#d.episodes.setOutcome(trx, p.episode_id, '', {
+            value: null,
+            reason: `telling ${to.join(', ')}: not delivered yet`,
+            at: now,
+            told: [],
+            channels: [],
+          });
+        await record({
+          type: 'outcome.escalated',
+          actor: 'system',
+          reason: clip(`${why}${to.length === 0 ? '; nobody to tell: no owner, approver, on-call recipient or target is known' : ''}`, 1000, '…'),
+          trace: p.episode_id,
+          data: { service: p.service, to },
+        });
       },
       { headFirst: true },
     );
     this.#d.teller.nudge();
+  }
+
+  /** The path ends without a mitigation and without telling anyone (`outcome.not_escalated`): `because` says why nobody is. */
+  async #endUntold(p: ActionPath, why: string, because: string): Promise<void> {
+    await this.#d.ledger.transact(async (trx, record) => {
+      if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
+      await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: null, updated_at: this.#d.clock.now().toISOString() });
+      await record({
+        type: 'outcome.not_escalated',
+        actor: 'system',
+        reason: clip(`${because}; ${why}`, 1000, '…'),
+        trace: p.episode_id,
+        data: { service: p.service, why: clip(why, 1000, '…') },
+      });
+    });
   }
 
   async #finish(p: ActionPath, outcome: 'mitigated' | 'escalated' | null, why: string): Promise<void> {

@@ -91,6 +91,7 @@ export function createEpisodesArea(d: {
     outcomes: repo,
     acted: {
       get: (id) => repo.get(id),
+      lock: (trx, id) => repo.lock(trx, id),
       signalsOf: (id) => repo.alertsOf(id),
       setDecision: (trx, id, decision) => repo.setDecision(trx, id, decision),
       setOutcome: (trx, id, outcome, detail) => repo.setOutcome(trx, id, outcome, detail),

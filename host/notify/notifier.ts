@@ -67,11 +67,18 @@ export class Notifier implements EpisodeNotifier {
     this.#publicUrl = deps.publicUrl;
   }
 
-  async tell(trx: Trx, change: IncidentChange): Promise<{ to: string[] }> {
+  async tell(trx: Trx, change: IncidentChange): Promise<{ to: string[]; stale: Array<{ event: NotifyEvent; to: string }> }> {
     const e = change.episode;
+    // A close makes what still waits to tell of the incident's escalation or diagnosis untrue:
+    // "Incident escalated" minutes after it closed sends people to a fixed incident. Those are
+    // dropped; the opening and the close themselves still go.
+    const stale =
+      change.event === 'incident.closed'
+        ? await this.#outbox.dropStale(trx, e.id, ['incident.escalated', 'incident.diagnosed'], this.#clock.now().getTime(), this.#clock.now().toISOString())
+        : [];
     const channels = change.event === 'incident.opened' ? await this.#audience.of(trx, e) : await this.#outbox.channelsOf(trx, e.id);
     await this.#queue(trx, change.event, e, change.severity, channels, change.diagnosis === undefined ? {} : { diagnosis: change.diagnosis });
-    return { to: channels.map((c) => c.channel) };
+    return { to: channels.map((c) => c.channel), stale: stale.map((d) => ({ event: d.event, to: d.channel })) };
   }
 
   async #queue(
