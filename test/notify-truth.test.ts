@@ -134,3 +134,55 @@ test('an escalation to the owner replaces "nobody to tell" with who is being tol
   t.regex(ep.outcome_detail.reason, /^escalated to people with the diagnosis: told /);
   t.true(ep.diagnosis !== null);
 });
+
+test('after the resume, the fix the halt held back is proposed again; the refusal is on the episode’s trace', async (t) => {
+  const { ta, log, approver } = await fixing(t, 'L1');
+  const id = await diagnosed(ta);
+  const first = (await episode(ta, id)).approvals[0].id as string;
+  ok(await ta.call('POST', '/v1/halt', { body: { by: OWNER, reason: 'change freeze' } }));
+  ok(await ta.call('POST', `/v1/approvals/${first}/approve`, { token: approver, body: {} }));
+  await ta.app.acting.acting.run();
+  await ta.app.governance.gate.idle();
+  let ep = await episode(ta, id);
+  t.is(ep.path_state, 'done');
+  t.deepEqual(acted(log), []);
+  // The refusal is the episode's: in its timeline and under its trace.
+  t.true(types(ep).includes('action.refused'));
+  const traced = (await ta.call('GET', `/v1/ledger?trace=${id}&type=action.refused`)).body.events as any[];
+  t.is(traced.length, 1);
+  t.like(traced[0].data, { refused: 'halted', service: 'jobs' });
+
+  // Still halted: nothing is proposed again.
+  await ta.app.acting.acting.run();
+  t.false(types(await episode(ta, id)).includes('decision.reproposed'));
+  ok(await ta.call('POST', '/v1/resume', { body: { by: OWNER } }));
+  await ta.app.acting.acting.run();
+  ep = await episode(ta, id);
+  t.true(types(ep).includes('decision.reproposed'));
+  t.is(ep.path_state, 'awaiting_approval', 'a new request for the same fix');
+  const second = ep.approvals[0].id as string;
+  t.not(second, first);
+  ok(await ta.call('POST', `/v1/approvals/${second}/approve`, { token: approver, body: {} }));
+  await ta.app.acting.acting.run();
+  t.is(acted(log).length, 1, 'the fix runs once approved again');
+  t.is((await ta.call('GET', `/v1/ledger?type=decision.reproposed`)).body.events.length, 1, 'once');
+  t.true((await ta.app.verifyLedger()).ok);
+});
+
+test('an incident that closed during the halt is not proposed again after the resume', async (t) => {
+  const { ta } = await fixing(t, 'L1');
+  ok(await ta.call('POST', '/v1/halt', { body: { by: OWNER, reason: 'change freeze' } }));
+  const id = await diagnosed(ta);
+  let ep = await episode(ta, id);
+  t.is(ep.path_state, 'done');
+  t.regex(ep.policy_decision.reason, /^halted: /);
+  ok(await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: stuck('critical', 'resolved') }));
+  await ta.app.episodes.process();
+  ok(await ta.call('POST', '/v1/resume', { body: { by: OWNER } }));
+  await ta.app.acting.acting.run();
+  ep = await episode(ta, id);
+  t.is(ep.state, 'closed');
+  t.false(types(ep).includes('decision.reproposed'));
+  t.is(ep.path_state, 'done');
+  t.deepEqual(await ta.app.db('action_paths').whereNotNull('held_by_halt').select('episode_id'), [], 'nothing is left held');
+});

@@ -176,6 +176,7 @@ export class ActingService {
   }
 
   async #pass(): Promise<void> {
+    await this.#proposeHeldAgain();
     // Each path takes at most one step per pass (a step may run several stages: approved → act).
     const done: string[] = [];
     for (;;) {
@@ -189,6 +190,32 @@ export class ActingService {
         });
       }
       if (done.length >= 500) return;
+    }
+  }
+
+  /**
+   * Once the halt is released, every path whose fix the halt held back starts again as a new run
+   * (`decision.reproposed`), when its episode is still open: the incident is not left open with
+   * nothing proposed. Read on every pass, so whichever host's worker runs first after a resume
+   * (or after a restart) does it, once.
+   */
+  async #proposeHeldAgain(): Promise<void> {
+    const held = await this.#d.paths.heldByHalt(BATCH);
+    if (held.length === 0 || (await this.#d.governance.halted())) return;
+    for (const h of held) {
+      const episode = await this.#d.episodes.get(h.episode_id);
+      const open = episode !== null && episode.state === 'open';
+      await this.#d.ledger.transact(async (trx, record) => {
+        const changed = await this.#d.paths.reopenHeld(trx, h.episode_id, h.run, this.#d.clock.now().getTime(), open);
+        if (!changed || !open) return;
+        await record({
+          type: 'decision.reproposed',
+          actor: 'system',
+          reason: 'the halt was released: the fix it held back is proposed again',
+          trace: h.episode_id,
+          data: { service: episode.service, run: h.run + 1 },
+        });
+      });
     }
   }
 
@@ -280,7 +307,7 @@ export class ActingService {
     });
     if (!held) return;
     const planned: ActionPath = { ...p, proposal: { ...proposal }, policy_decision: { ...decision } };
-    if (decision.decision === 'abstain') return this.#escalate(planned, decision.reason);
+    if (decision.decision === 'abstain') return this.#escalate(planned, decision.reason, halted && (level === 'L1' || level === 'L2'));
     if (proposal.rehearsable) {
       const r = await this.#d.connectors.rehearse(proposal.connector, this.#request(episode, proposal, p));
       // A connector that cannot rehearse with its settings is not a failed rehearsal: the path goes on.
@@ -407,7 +434,7 @@ export class ActingService {
       await this.#d.governance.authorise(ask);
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
-      return this.#escalate(p, `the action gate refused it: ${e.message}`);
+      return this.#escalate(p, `the action gate refused it: ${e.message}`, e.code === 'halted');
     }
     const request = this.#request(episode, proposal, p);
     const marked = await this.#d.ledger.transact(async (trx) => {
@@ -506,8 +533,9 @@ export class ActingService {
    * The path ends without a mitigation: the owner and approvers get the report, the targets
    * `incident.escalated`. Not for a notice (notices page nobody), nor for an incident that closed
    * before anything was done (a stale "escalated" would send people to a fixed incident).
+   * `heldByHalt`: the halt held the fix back; it is proposed again once the halt is released.
    */
-  async #escalate(p: ActionPath, why: string): Promise<void> {
+  async #escalate(p: ActionPath, why: string, heldByHalt = false): Promise<void> {
     const episode = await this.#d.episodes.get(p.episode_id);
     if (episode === null) return this.#finish(p, null, why);
     if (episode.kind === 'notice') return this.#endUntold(p, why, NOTICE);
@@ -527,7 +555,7 @@ export class ActingService {
         if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
         const to = await this.#d.teller.escalate(trx, { episode, severity, report, ...(findings === null ? {} : diagnosisOf(findings)), people });
         const now = this.#d.clock.now().toISOString();
-        await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', updated_at: now });
+        await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', held_by_halt: heldByHalt ? now : null, updated_at: now });
         // Until somebody is told, the episode says who is about to be, not an older "nobody to tell".
         const current = to.length === 0 ? null : await this.#d.episodes.lock(trx, p.episode_id);
         if (current !== null && current.outcome === '')
@@ -543,7 +571,7 @@ export class ActingService {
           actor: 'system',
           reason: clip(`${why}${to.length === 0 ? '; nobody to tell: no owner, approver, on-call recipient or target is known' : ''}`, 1000, '…'),
           trace: p.episode_id,
-          data: { service: p.service, to },
+          data: { service: p.service, to, ...(heldByHalt ? { held_by_halt: true } : {}) },
         });
       },
       { headFirst: true },

@@ -18,6 +18,8 @@ export interface ActionPath {
   action: Record<string, unknown> | null;
   verification: Record<string, unknown> | null;
   outcome: 'mitigated' | 'escalated' | null;
+  /** When the halt switch held its fix back (the path is proposed again once the halt is released), else null. */
+  held_by_halt: string | null;
   updated_at: string;
 }
 
@@ -66,10 +68,51 @@ export class ActionPathsRepo {
       approvals: null,
       verification: null,
       outcome: null,
+      held_by_halt: null,
       lease_holder: null,
       lease_until_ms: null,
       updated_at: at,
     });
+  }
+
+  /** The ended paths whose fix the halt held back (`held_by_halt` set), oldest first. */
+  async heldByHalt(limit: number): Promise<Array<{ episode_id: string; run: number }>> {
+    const rows = (await this.#db('action_paths')
+      .select('episode_id', 'run')
+      .whereNotNull('held_by_halt')
+      .andWhere({ state: 'done' })
+      .orderBy('held_by_halt')
+      .limit(limit)) as Array<{ episode_id: string; run: number | string }>;
+    return rows.map((r) => ({ episode_id: r.episode_id, run: Number(r.run) }));
+  }
+
+  /**
+   * Starts a held path again as the next run (one conditional update, so of several hosts exactly
+   * one does it); `again` false only forgets that the halt held it (its episode closed meanwhile).
+   * Answers whether this call changed it.
+   */
+  async reopenHeld(trx: Trx, episodeId: string, run: number, nowMs: number, again: boolean): Promise<boolean> {
+    const at = new Date(nowMs).toISOString();
+    const held = trx('action_paths').where({ episode_id: episodeId, run, state: 'done' }).whereNotNull('held_by_halt');
+    const n = again
+      ? await held.update({
+          run: run + 1,
+          state: 'pending',
+          due_ms: nowMs,
+          proposal: null,
+          policy_decision: null,
+          rehearsal: null,
+          approval_id: null,
+          approvals: null,
+          verification: null,
+          outcome: null,
+          held_by_halt: null,
+          lease_holder: null,
+          lease_until_ms: null,
+          updated_at: at,
+        })
+      : await held.update({ held_by_halt: null });
+    return Number(n) === 1;
   }
 
   /** Takes up to `limit` paths whose next step is due and that no live lease holds (but those in `except`), one conditional update each. */
