@@ -234,6 +234,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       facts: estate.facts,
       studies: studies.reports,
       configDir: config.configDir,
+      raiseMail: { people: people.directory, mail, publicUrl: config.publicUrl },
     }),
   );
   const investigation = mount(
@@ -448,6 +449,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await investigation.investigations.stop();
       await acting.acting.stop();
       await notifications.stop();
+      await governance.raiseMail?.idle();
       await signIn.idle();
       // Checkpoints the last commits made due are written before the database goes.
       await checkpoints.idle();

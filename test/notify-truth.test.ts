@@ -135,6 +135,42 @@ test('an escalation to the owner replaces "nobody to tell" with who is being tol
   t.true(ep.diagnosis !== null);
 });
 
+test('a raise to L1 e-mails every other owner and admin that it waits for them; the digest names who approved it', async (t) => {
+  const smtp = await startSmtp(t);
+  const ta = await startApp(t, { env: { SERVICE_MAIL_CA_FILE: smtp.caFile, SERVICE_PUBLIC_URL: 'https://oncall.bank.example' } });
+  await makeOperating(ta, OWNER);
+  ok(await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, mail_from: 'oncall@bank.example' } }));
+  const alice = await signedIn(ta, 'alice@bank.example', 'admin');
+  const bob = await signedIn(ta, 'bob@bank.example', 'admin');
+  const carol = await signedIn(ta, 'carol@bank.example', 'admin');
+  await signedIn(ta, 'viewer@bank.example', 'viewer');
+  ok(await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { name: 'Down', service: 'payments', severity: 'critical', status: 'firing' } }));
+  const asked = await ta.call('POST', '/v1/autonomy', { token: alice, body: { service: 'payments', level: 'L1' } });
+  t.is(asked.status, 202, JSON.stringify(asked.body));
+  // Asking again finds the request open and tells nobody twice.
+  t.is((await ta.call('POST', '/v1/autonomy', { token: alice, body: { service: 'payments', level: 'L1' } })).status, 202);
+  await ta.app.governance.raiseMail!.idle();
+  t.deepEqual(smtp.messages.map((m) => m.to[0]).sort(), ['bob@bank.example', 'carol@bank.example', OWNER].sort(), 'not the requester, not a viewer');
+  const mail = smtp.messages[0]!;
+  t.is(mail.subject, 'Approval needed: raise payments from shadow to L1');
+  t.regex(mail.text, /^alice@bank\.example asks to raise the autonomy of payments from shadow to L1\./);
+  t.regex(mail.text, /needs 2 approvals from owners or admins other than the requester/);
+  t.regex(mail.text, /Decide: +https:\/\/oncall\.bank\.example\/control/);
+  t.regex(mail.text, /because you are an owner or admin of this install, and your decision is asked for\./);
+  const mailed = (await ta.call('GET', '/v1/ledger?type=governance.approval_mailed')).body.events as any[];
+  t.is(mailed.length, 1);
+  t.deepEqual([...mailed[0].data.to].sort(), ['bob@bank.example', 'carol@bank.example', OWNER].sort());
+
+  const request = asked.body.pending.id as string;
+  ok(await ta.call('POST', `/v1/approvals/${request}/approve`, { token: bob, body: {} }));
+  ok(await ta.call('POST', `/v1/approvals/${request}/approve`, { token: carol, body: {} }));
+  ta.clock.advance(SECOND);
+  const digest = (await ta.call('GET', '/v1/digest')).body;
+  t.like(digest.governance.autonomy_changes[0], { service: 'payments', from: 'shadow', to: 'L1', by: 'alice@bank.example' });
+  t.deepEqual(digest.governance.autonomy_changes[0].approved_by, ['bob@bank.example', 'carol@bank.example']);
+  t.regex(digest.markdown, /payments from shadow to L1 by alice@bank\.example, approved by bob@bank\.example and carol@bank\.example: /);
+});
+
 test('after the resume, the fix the halt held back is proposed again; the refusal is on the episode’s trace', async (t) => {
   const { ta, log, approver } = await fixing(t, 'L1');
   const id = await diagnosed(ta);

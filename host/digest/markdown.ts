@@ -68,7 +68,10 @@ export function renderDigest(d: DigestData): string {
     '',
     ...(g.autonomy_changes.length === 0
       ? ['None.']
-      : g.autonomy_changes.map((c) => `- ${c.at}: ${e(c.service)} from ${e(c.from ?? 'default')} to ${e(c.to ?? 'default')} by ${e(c.by)}: ${e(c.reason)}`)),
+      : g.autonomy_changes.map(
+          (c) =>
+            `- ${c.at}: ${e(c.service)} from ${e(c.from ?? 'default')} to ${e(c.to ?? 'default')} by ${e(c.by)}${c.approved_by.length === 0 ? '' : `, approved by ${c.approved_by.map(e).join(' and ')}`}: ${e(c.reason)}`,
+        )),
     '',
     '### Halts',
     '',

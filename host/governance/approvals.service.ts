@@ -95,6 +95,11 @@ export class ApprovalsService {
     return this.#repo.requestedBetween(fromMs, toMs);
   }
 
+  /** The decisions of these requests, oldest first (the digest names who approved a raise). */
+  decisionsOf(ids: string[]): Promise<ApprovalDecision[]> {
+    return this.#repo.decisionsOf(ids);
+  }
+
   async list(opts: { state?: ApprovalState; limit: number }): Promise<ApprovalView[]> {
     const requests = await this.#repo.list(opts);
     const decisions = await this.#repo.decisionsOf(requests.map((r) => r.id));
