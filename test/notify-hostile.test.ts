@@ -8,6 +8,7 @@ import { SECOND } from '../host/clock.ts';
 import { AutonomyRepo } from '../host/governance/autonomy.repo.ts';
 import { INGEST_TOKEN, makeOperating, startApp } from './helpers/app.ts';
 import { fixVendor } from './helpers/fix-vendor.ts';
+import { oncall } from './helpers/cli.ts';
 import { signedIn } from './helpers/people.ts';
 import { receiver } from './helpers/receiver.ts';
 import { startSmtp } from './helpers/smtp.ts';
@@ -131,4 +132,14 @@ test('a hostile alert name and summary reach every e-mail, the webhook and Pager
     for (const name of e.payload.custom_details.alerts as string[]) t.false(CONTROL.test(name));
   }
   t.true((await ta.app.verifyLedger()).ok);
+});
+
+test('the CLI prints a hostile alert name on one line, without its terminal escapes', async (t) => {
+  const ta = await startApp(t);
+  await makeOperating(ta, OWNER);
+  const r = await oncall(['estate', 'resolve', JSON.stringify({ name: HOSTILE, labels: { job: 'x' } })], ta.env);
+  t.is(r.code, 0, r.stderr);
+  t.false(CONTROL.test(r.stdout.replace(/\n$/, '')), JSON.stringify(r.stdout));
+  t.is(r.stdout.trim().split('\n').length, 1);
+  t.regex(r.stdout, /^Evil Bcc: victim@evil\.example RED <img src=x onerror=alert\(1\)> .* → unknown \(none, a match\)\n$/);
 });
