@@ -91,10 +91,11 @@ test('an escalation still waiting when the incident closes is dropped, not deliv
   await ta.app.tick();
   const events = hook.got.map((g) => JSON.parse(g.body.toString('utf8')).event);
   t.deepEqual(events, ['incident.opened', 'incident.escalated', 'incident.closed'], 'the escalation’s one failed attempt, then only the close');
-  t.deepEqual(
-    (await ta.app.db('notify_outbox').select('event', 'state').orderBy('created_ms')).map((r: any) => `${r.event}:${r.state}`),
-    ['incident.opened:sent', 'incident.escalated:stale', 'incident.closed:sent'],
-  );
+  t.deepEqual((await ta.app.db('notify_outbox').select('event', 'state')).map((r: any) => `${r.event}:${r.state}`).sort(), [
+    'incident.closed:sent',
+    'incident.escalated:stale',
+    'incident.opened:sent',
+  ]);
   const [ep] = (await ta.call('GET', '/v1/episodes')).body.episodes as any[];
   const dropped = (await ta.call('GET', `/v1/ledger?trace=${ep.id}&type=outcome.notify_dropped`)).body.events as any[];
   t.is(dropped.length, 1);
@@ -195,7 +196,7 @@ test('after the resume, the fix the halt held back is proposed again; the refusa
   await ta.app.acting.acting.run();
   ep = await episode(ta, id);
   t.true(types(ep).includes('decision.reproposed'));
-  t.is(ep.path_state, 'awaiting_approval', 'a new request for the same fix');
+  t.is(ep.path_state, 'awaiting_approval', `a new request for the same fix ${ta.logs.filter((l) => /"level":50/.test(l)).join('\n')}`);
   const second = ep.approvals[0].id as string;
   t.not(second, first);
   ok(await ta.call('POST', `/v1/approvals/${second}/approve`, { token: approver, body: {} }));

@@ -205,17 +205,20 @@ export class ActingService {
     for (const h of held) {
       const episode = await this.#d.episodes.get(h.episode_id);
       const open = episode !== null && episode.state === 'open';
-      await this.#d.ledger.transact(async (trx, record) => {
-        const changed = await this.#d.paths.reopenHeld(trx, h.episode_id, h.run, this.#d.clock.now().getTime(), open);
-        if (!changed || !open) return;
-        await record({
-          type: 'decision.reproposed',
-          actor: 'system',
-          reason: 'the halt was released: the fix it held back is proposed again',
-          trace: h.episode_id,
-          data: { service: episode.service, run: h.run + 1 },
-        });
-      });
+      await this.#d.ledger.transact(
+        async (trx, record) => {
+          const changed = await this.#d.paths.reopenHeld(trx, h.episode_id, h.run, this.#d.clock.now().getTime(), open);
+          if (!changed || !open) return;
+          await record({
+            type: 'decision.reproposed',
+            actor: 'system',
+            reason: 'the halt was released: the fix it held back is proposed again',
+            trace: h.episode_id,
+            data: { service: episode.service, run: h.run + 1 },
+          });
+        },
+        { headFirst: true },
+      );
     }
   }
 
