@@ -33,6 +33,26 @@ function fromRow(r: Row): ActionPath {
   return out as unknown as ActionPath;
 }
 
+/** A path started again as `run`, due at `nowMs`: every step's record cleared, the lease free. */
+function startedAgain(run: number, nowMs: number): Record<string, unknown> {
+  return {
+    run,
+    state: 'pending',
+    due_ms: nowMs,
+    proposal: null,
+    policy_decision: null,
+    rehearsal: null,
+    approval_id: null,
+    approvals: null,
+    verification: null,
+    outcome: null,
+    held_by_halt: null,
+    lease_holder: null,
+    lease_until_ms: null,
+    updated_at: new Date(nowMs).toISOString(),
+  };
+}
+
 /**
  * The acting area's table (`action_paths`), and the only code that touches it. Built below the
  * investigation, whose diagnosis asks for the path in its own transaction.
@@ -57,22 +77,7 @@ export class ActionPathsRepo {
       return;
     }
     if (existing.action !== null || existing.state === 'executing' || existing.state === 'verifying') return;
-    await trx('action_paths').where({ episode_id: episodeId }).update({
-      run,
-      state: 'pending',
-      due_ms: nowMs,
-      proposal: null,
-      policy_decision: null,
-      rehearsal: null,
-      approval_id: null,
-      approvals: null,
-      verification: null,
-      outcome: null,
-      held_by_halt: null,
-      lease_holder: null,
-      lease_until_ms: null,
-      updated_at: at,
-    });
+    await trx('action_paths').where({ episode_id: episodeId }).update(startedAgain(run, nowMs));
   }
 
   /** The ended paths whose fix the halt held back (`held_by_halt` set), oldest first. */
@@ -92,26 +97,8 @@ export class ActionPathsRepo {
    * Answers whether this call changed it.
    */
   async reopenHeld(trx: Trx, episodeId: string, run: number, nowMs: number, again: boolean): Promise<boolean> {
-    const at = new Date(nowMs).toISOString();
     const held = trx('action_paths').where({ episode_id: episodeId, run, state: 'done' }).whereNotNull('held_by_halt');
-    const n = again
-      ? await held.update({
-          run: run + 1,
-          state: 'pending',
-          due_ms: nowMs,
-          proposal: null,
-          policy_decision: null,
-          rehearsal: null,
-          approval_id: null,
-          approvals: null,
-          verification: null,
-          outcome: null,
-          held_by_halt: null,
-          lease_holder: null,
-          lease_until_ms: null,
-          updated_at: at,
-        })
-      : await held.update({ held_by_halt: null });
+    const n = again ? await held.update(startedAgain(run + 1, nowMs)) : await held.update({ held_by_halt: null });
     return Number(n) === 1;
   }
 
