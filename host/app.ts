@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import type { Server as HttpsServer } from 'node:https';
 import type { Server } from 'restify';
 import type { Area } from './area.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -12,22 +14,31 @@ import { createEpisodeStore } from './episodes/episode-store.ts';
 import { createEpisodesArea } from './episodes/episodes.area.ts';
 import { createEstateArea, type EstateArea } from './estate/estate.area.ts';
 import type { EpisodeService } from './episodes/episode.service.ts';
-import { createGovernance, type Governance } from './governance/governance.ts';
+import { createApprovals, createGovernance, type Governance } from './governance/governance.ts';
+import type { ProposedChange } from './estate/estate.service.ts';
+import { createHealthArea } from './health/health.area.ts';
+import type { Readiness } from './health/readiness.service.ts';
 import { consoleRoutes } from './http/console.ts';
 import { Guard } from './http/guard.ts';
+import { ClientAddress } from './http/client-address.ts';
+import { connectionCap, DEFAULT_LIMITS, guardConnections, openFilesLimit } from './http/connections.ts';
 import { createServer } from './http/server.ts';
+import { readTlsFiles, TlsReloader } from './http/tls.ts';
 import { createIdentityArea } from './identity/identity.area.ts';
 import { createPeople } from './identity/people.ts';
 import type { SignInService } from './identity/sign-in.service.ts';
 import { settleMachineTokens, type MachineTokens } from './identity/tokens.ts';
 import { createHeldStore } from './intake/held-store.ts';
+import type { IntakeService } from './intake/intake.service.ts';
 import { createIntakeArea } from './intake/intake.area.ts';
+import { CauseCatalogue } from './investigation/catalogue.ts';
 import { createFindings, createInvestigationArea } from './investigation/investigation.area.ts';
 import { actionConnectors } from './acting/action-connectors.ts';
 import { createActingArea, createActionPaths, type ActingArea } from './acting/acting.area.ts';
 import type { InvestigationArea } from './investigation/investigation.area.ts';
 import type { InvestigationLimits } from './investigation/investigation.service.ts';
 import { ensureIdentity, type InstallIdentity } from './install/identity.ts';
+import { claimPidFile } from './install/pid-file.ts';
 import { InstallRepo } from './install/install.repo.ts';
 import type { Checkpointer } from './ledger/checkpoints.ts';
 import { createLedgerArea } from './ledger/ledger.area.ts';
@@ -40,6 +51,7 @@ import { createLicences, type LicenceConfirmation } from './licence/licences.ts'
 import { createLiveArea } from './live/live.area.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMailArea } from './mail/mail.area.ts';
+import { createMetricsArea } from './metrics/metrics.area.ts';
 import type { NotifyDelivery } from './notify/delivery.service.ts';
 import { createNotifyArea } from './notify/notify.area.ts';
 import { createOnCall } from './notify/on-call.ts';
@@ -54,6 +66,8 @@ import type { ModeService } from './status/mode.service.ts';
 import { createStatusArea } from './status/status.area.ts';
 import { createStudyArea, type StudyArea } from './study/study.area.ts';
 import { createStudyStore } from './study/study-store.ts';
+import { createSsoStore } from './sso/sso-store.ts';
+import { createSsoArea, type SsoArea } from './sso/sso.area.ts';
 import { openDb, type Db } from './storage/db.ts';
 import { migrate } from './storage/migrate.ts';
 import { UnitOfWork } from './storage/unit-of-work.ts';
@@ -87,6 +101,8 @@ export interface App {
   readonly modes: ModeService;
   /** Plugins found at start: loaded, broken (reported and skipped) and superseded by newer versions. */
   readonly plugins: PluginRegistry;
+  /** Alert intake; tests call `intake.checkHeartbeats()` (the tick does too). */
+  readonly intake: IntakeService;
   /** Grouping of held alerts into episodes; tests await `episodes.process()` after a push. */
   readonly episodes: EpisodeService;
   /** Investigation of episodes and checks run by hand; tests await `investigation.investigations.run()`. */
@@ -115,6 +131,12 @@ export interface App {
   readonly connectorChecks: ConnectorChecker;
   /** GET /v1/digest and the daily e-mail; tests call `digest.mailer.sendFor(clock.now())`. */
   readonly digest: DigestArea;
+  /** Single sign-on and the directory; tests call `sso.sync.now(…)` or await `sso.idle()`. */
+  readonly sso: SsoArea;
+  /** GET /health/ready's answer; the shutdown sequence calls `readiness.markShuttingDown()` first. */
+  readonly readiness: Readiness;
+  /** Re-reads SERVICE_TLS_CERT/KEY when they change (null without TLS); `reload()` does it now. */
+  readonly tls: TlsReloader | null;
   /** Authorisation checks, for areas that register their routes on `server`. */
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
@@ -135,15 +157,22 @@ export interface App {
 export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config);
+  // Before the database: TLS files that cannot be used, or a data directory another service
+  // process holds, stop the start before anything is opened.
+  const tlsFiles = config.tls === null ? null : readTlsFiles(config.tls);
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const releasePidFile = claimPidFile(config.dataDir, clock.now());
   const db = openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message) });
   try {
     await migrate(db);
   } catch (e) {
     await db.destroy();
+    releasePidFile();
     throw e;
   }
   const areas: Area[] = [];
   const mount = <A extends Area>(area: A): A => (areas.push(area), area);
+  const { readiness } = mount(createHealthArea({ db, dataDir: config.dataDir, clock, log }));
 
   // Storage and the install: the unit of work, secrets, settings documents, who this install is.
   const work = new UnitOfWork(db);
@@ -157,10 +186,13 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     ledger,
     checkpoints,
     verify: verifyLedger,
+    lastVerify,
     window: ledgerWindow,
     close: closeLedger,
-  } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log }));
+  } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log, witnesses: config.ledgerWitnesses }));
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
+  // The packs' causes: the estate checks services' check_settings against them, the investigation runs them.
+  const causes = new CauseCatalogue(plugins);
   for (const b of plugins.broken) {
     // A broken plugin is reported, never fatal: not even when the report cannot be written.
     await ledger
@@ -178,11 +210,16 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const leases = new LeaseRepo(db);
   const episodeStore = createEpisodeStore(db);
   const people = createPeople(db);
-  const onCall = createOnCall({ db, settings, clock, publicUrl: config.publicUrl });
+  // Single sign-on's settings and the console address, read by notifications, status and sign-in.
+  const sso = createSsoStore({ settings, cipher, publicUrl: config.publicUrl });
+  const onCall = createOnCall({ db, settings, clock, consoleAddress: sso.consoleAddress });
   const { mail } = mount(createMailArea({ settings, cipher, ledger, clock, log, config, people: people.directory, onCall }));
   const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
+  // Governance's approvals, below the estate: a change that lowers a tier (or changes who approves
+  // a tier-1/2 service) opens a request in the estate's transaction and is applied on approval.
+  const approvals = createApprovals({ db, ledger, clock });
   const estate = mount(
     await createEstateArea({
       db,
@@ -197,15 +234,49 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       held: held.alerts,
       discovery: discovery.discovery,
       episodes: episodeStore.openings,
+      causeSettings: (id) => causes.get(id)?.defaults ?? null,
+      changes: {
+        list: async () => (await approvals.openChanges()).map((r) => ({ id: r.id, change: r.proposed_change as ProposedChange })),
+        pending: (trx, service) => approvals.lockOpenChange(trx, service),
+        open: async (trx, record, ask) => {
+          const r = await approvals.openChange(trx, record, {
+            service: ask.change.service,
+            summary: ask.summary,
+            change: ask.change,
+            shown: ask.change.fields,
+            asker: ask.asker,
+          });
+          return { id: r.id, expires_at: new Date(r.expires_ms).toISOString() };
+        },
+        onApproved: (fn) =>
+          approvals.onApproved('estate_change', (trx, record, r, decider) => fn(trx, record, r.proposed_change as ProposedChange, r, decider)),
+      },
     }),
   );
   // On the estate: intake places alerts with its resolver, the licence limits count its added services.
-  const intake = mount(createIntakeArea({ store: held, plugins, ledger, clock, resolver: estate.estate }));
+  const intake = mount(createIntakeArea({ db, settings, store: held, plugins, ledger, clock, resolver: estate.estate }));
   const licence = mount(createLicenceArea({ db, licences, held: held.alerts, counted: estate.estate, ledger, clock, log }));
-  const { modes } = mount(createStatusArea({ identity, install, licence, people: people.directory, ledger, checkpoints, mail }));
-  const { signIn, refusals, sessions } = mount(
-    createIdentityArea({ db, work, people, settings, install, tokens, cipher, modes, mail, ledger, clock, log, config }),
+  const { modes } = mount(createStatusArea({ identity, install, licence, people: people.directory, ledger, checkpoints, mail, sso: sso.settings }));
+  const identityArea = mount(
+    createIdentityArea({
+      db,
+      work,
+      people,
+      settings,
+      install,
+      tokens,
+      cipher,
+      modes,
+      mail,
+      ledger,
+      clock,
+      log,
+      config,
+      localSignIn: () => sso.localSignIn(),
+      consoleAddress: sso.consoleAddress,
+    }),
   );
+  const { signIn, refusals, sessions } = identityArea;
   const guard = new Guard({ tokens, mode: () => modes.current(), clock, sessions });
   const episodes = mount(
     createEpisodesArea({
@@ -234,7 +305,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       facts: estate.facts,
       studies: studies.reports,
       configDir: config.configDir,
-      raiseMail: { people: people.directory, mail, publicUrl: config.publicUrl },
+      approvals,
+      raiseMail: { people: people.directory, mail, consoleAddress: sso.consoleAddress },
     }),
   );
   const investigation = mount(
@@ -253,6 +325,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       ledger,
       clock,
       log,
+      catalogue: causes,
       ...(opts.investigationLimits === undefined ? {} : { limits: opts.investigationLimits }),
     }),
   );
@@ -271,7 +344,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       ledger,
       clock,
       log,
-      publicUrl: config.publicUrl,
+      consoleAddress: sso.consoleAddress,
     }),
   );
   const study = mount(
@@ -300,6 +373,22 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     clock,
     log,
   });
+  const ssoArea = mount(
+    createSsoArea({
+      db,
+      store: sso,
+      settings,
+      identity: identityArea,
+      people: people.directory,
+      cipher,
+      leases,
+      holder: poller.holder,
+      ledger,
+      clock,
+      log,
+      config,
+    }),
+  );
   const { ticks } = mount(
     createLiveArea({
       clock,
@@ -328,6 +417,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       },
       verify: () => verifyLedger(),
       head: () => ledger.head(),
+      checkpoint: () => checkpoints.latestSigned(),
       settings,
       people: people.directory,
       mail,
@@ -356,11 +446,46 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       digest: digest.mailer,
     }),
   );
+  // GET /metrics: each figure read at scrape time through the owning area (docs/operations.md).
+  mount(
+    await createMetricsArea({
+      token: config.metricsToken,
+      clock,
+      sources: {
+        readiness: () => readiness.check(),
+        ledgerHead: () => ledger.head(),
+        lastCheckpoint: () => checkpoints.latest(),
+        lastVerify,
+        heldFiring: () => intake.held.firingCount(),
+        openEpisodes: () => episodeStore.figures.openServices(),
+        tierOf: async (service) => (await estate.estate.find(service))?.tier ?? null,
+        investigationsRunning: () => findings.runningCount(),
+        investigationsPending: () => findings.pendingCount(),
+        approvalsPending: () => governance.approvals.pendingCount(),
+        notificationQueue: async () => (await notifications.status()).pending,
+        connectors: async () => (await connectors.list()).connectors,
+        leasesHeld: () => leases.heldBy([poller.holder, study.study.holder], clock.now().getTime()),
+        alertsTaken: () => intake.intake.taken(),
+        onEvents: (listener) => ledger.onEvents(listener),
+      },
+    }),
+  );
 
-  const server = createServer(log);
+  const server = createServer(log, tlsFiles);
+  const tls = config.tls === null ? null : new TlsReloader({ files: config.tls, server: server.server as HttpsServer, log });
+  const cap = connectionCap(config.maxConnections, openFilesLimit());
+  const trusted = new ClientAddress(config.trustedProxies);
+  guardConnections(
+    server.server,
+    { ...DEFAULT_LIMITS, max: cap.max, perClient: config.maxConnectionsPerClient },
+    (peer) => trusted.trusts(peer),
+    log.child({ component: 'http' }),
+  );
+  log.info({ max_connections: cap.max, per_client: config.maxConnectionsPerClient, descriptor_reserve: cap.reserve }, 'connection limits');
   consoleRoutes(server);
   for (const area of areas) area.routes({ server, log, guard });
   server.server.once('listening', () => {
+    tls?.start();
     poller.start();
     digest.mailer.start();
   });
@@ -374,8 +499,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     });
   const tick = async (): Promise<void> => {
     await checkpoints.maybeWrite();
+    await checkpoints.witnessLatest();
     await modes.sync();
     await intake.intake.releaseStale();
+    await intake.intake.checkHeartbeats();
     await episodes.episodes.process();
     // In the background: checks may take minutes; a pass resumes investigations a stopped host left.
     investigation.investigations.nudge();
@@ -387,6 +514,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await intake.prune();
     await signIn.prune();
     await refusals.recordDue();
+    // In the background: a directory sync when due (under a lease), the provider's rechecks.
+    await ssoArea.tick();
     await governance.tick();
     await licenceTick();
     // In the background: a slow connector must not hold up the tick.
@@ -408,7 +537,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     licences: licence.licences,
     modes,
     guard,
+    readiness,
+    tls,
     plugins,
+    intake: intake.intake,
     episodes: episodes.episodes,
     investigation,
     acting,
@@ -423,6 +555,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     notifications,
     connectorChecks,
     digest,
+    sso: ssoArea,
     adminTokenToPrint: printOnce,
     verifyLedger,
     tick,
@@ -439,6 +572,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       }),
     close: async () => {
       if (timer !== null) clearInterval(timer);
+      tls?.stop();
       await poller.stop();
       await digest.mailer.stop();
       await connectorChecks.idle();
@@ -451,10 +585,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await notifications.stop();
       await governance.raiseMail?.idle();
       await signIn.idle();
+      await ssoArea.idle();
       // Checkpoints the last commits made due are written before the database goes.
       await checkpoints.idle();
       await closeLedger();
       await db.destroy();
+      releasePidFile();
     },
   };
 }

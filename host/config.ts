@@ -1,5 +1,6 @@
 import net from 'node:net';
 import path from 'node:path';
+import { parseWitnesses, type WitnessTarget } from './ledger/witness.ts';
 
 /** Everything the service reads from its environment, read once and frozen. */
 export interface Config {
@@ -10,6 +11,10 @@ export interface Config {
   readonly databaseUrl: string | null;
   readonly adminToken: string | null;
   readonly ingestToken: string | null;
+  /** The bearer token GET /metrics takes (Prometheus's); null: /metrics is off (404). */
+  readonly metricsToken: string | null;
+  /** PEM files of the certificate (chain) and its key: HTTPS on the same port, re-read when they change; null: plain HTTP. */
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   readonly configDir: string | null;
   readonly pluginsDir: string | null;
   readonly secretKey: string | null;
@@ -36,6 +41,12 @@ export interface Config {
    * `oncall ledger-verify` and the other CLI commands need not carry).
    */
   readonly timeZone: string | null;
+  /** Connections held at once (lowered to keep a reserve of descriptors: host/http/connections.ts). */
+  readonly maxConnections: number;
+  /** Connections one peer address holds at once (trusted proxies excepted). */
+  readonly maxConnectionsPerClient: number;
+  /** SERVICE_LEDGER_WITNESS: where each signed ledger checkpoint is also sent (docs/ledger.md); empty: nowhere. */
+  readonly ledgerWitnesses: readonly WitnessTarget[];
 }
 
 export class ConfigError extends Error {
@@ -90,6 +101,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const ingestToken = text('SERVICE_INGEST_TOKEN');
   if (ingestToken !== null && ingestToken.length < 32) problems.push('SERVICE_INGEST_TOKEN must be at least 32 characters');
   if (adminToken !== null && adminToken === ingestToken) problems.push('SERVICE_ADMIN_TOKEN and SERVICE_INGEST_TOKEN must differ');
+  const metricsToken = text('SERVICE_METRICS_TOKEN');
+  if (metricsToken !== null && metricsToken.length < 32) problems.push('SERVICE_METRICS_TOKEN must be at least 32 characters');
+  if (metricsToken !== null && (metricsToken === adminToken || metricsToken === ingestToken))
+    problems.push('SERVICE_METRICS_TOKEN must differ from SERVICE_ADMIN_TOKEN and SERVICE_INGEST_TOKEN');
+  const certFile = dir('SERVICE_TLS_CERT');
+  const keyFile = dir('SERVICE_TLS_KEY');
+  if ((certFile === null) !== (keyFile === null)) problems.push('SERVICE_TLS_CERT and SERVICE_TLS_KEY go together: set both (PEM files) or neither');
   const secretKey = text('SERVICE_SECRET_KEY');
   if (secretKey !== null && secretKey.length < 32) problems.push('SERVICE_SECRET_KEY must be at least 32 characters');
 
@@ -118,6 +136,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const timeZone = text('SERVICE_TIME_ZONE') ?? null;
   if (timeZone !== null && !validTimeZone(timeZone)) problems.push(`SERVICE_TIME_ZONE must be an IANA time zone such as Europe/Zurich or UTC`);
 
+  const witnesses = parseWitnesses(text('SERVICE_LEDGER_WITNESS'));
+  problems.push(...witnesses.problems);
+
   const config: Config = {
     port: int('SERVICE_PORT', 8700, 0, 65535),
     host: text('SERVICE_HOST') ?? '0.0.0.0',
@@ -125,6 +146,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     databaseUrl,
     adminToken,
     ingestToken,
+    metricsToken,
+    tls: certFile !== null && keyFile !== null ? Object.freeze({ certFile, keyFile }) : null,
     configDir: dir('SERVICE_CONFIG_DIR'),
     pluginsDir: dir('SERVICE_PLUGINS_DIR'),
     secretKey,
@@ -140,6 +163,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     publicUrl: publicUrl === null ? null : publicUrl.replace(/\/+$/, ''),
     digestAt,
     timeZone,
+    maxConnections: int('SERVICE_MAX_CONNECTIONS', 4096, 16, 1_000_000),
+    maxConnectionsPerClient: int('SERVICE_MAX_CONNECTIONS_PER_CLIENT', 256, 1, 1_000_000),
+    ledgerWitnesses: Object.freeze(witnesses.targets),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

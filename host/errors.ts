@@ -38,12 +38,25 @@ export const ERROR_STATUS = {
   invalid_code: 401,
   invalid_credentials: 401,
   rate_limited: 429,
+  // the password check's queue is full (docs/sign-in.md): answered at once, with Retry-After
+  sign_in_busy: 503,
   last_owner: 409,
   person_exists: 409,
   not_allowed_by_policy: 400,
   would_lock_out_owners: 409,
   password_not_allowed: 409,
   directory_managed: 409,
+  // single sign-on and the directory
+  invalid_ticket: 401,
+  directory_unavailable: 503,
+  sso_unavailable: 503,
+  directory_not_configured: 409,
+  sso_not_configured: 409,
+  sync_running: 409,
+  // a stored secret would go to another address than it was entered for (connectors, mail, single sign-on)
+  secret_required: 400,
+  console_address_managed: 409,
+  console_address_required: 409,
   sender_not_verified: 400,
   mail_failed: 502,
   mail_settings_conflict: 409,
@@ -84,6 +97,9 @@ export const ERROR_STATUS = {
   licence_limit: 409,
   estate_file_managed: 409,
   suggestion_decided: 409,
+  // a change waiting for two approvals (a tier lowered, approvers of a tier-1/2 service changed)
+  estate_change_pending: 409,
+  estate_change_stale: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

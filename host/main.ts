@@ -2,7 +2,9 @@
 import './runtime-guard.ts';
 import { createApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { deliverAdminToken } from './first-start.ts';
 import { createLogger } from './log.ts';
+import { startupProblem } from './startup-problem.ts';
 
 /** `npm start`: read the environment once, build the service, serve until told to stop. */
 async function main(): Promise<void> {
@@ -17,18 +19,26 @@ async function main(): Promise<void> {
   const log = createLogger(config);
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled rejection'));
 
-  const app = await createApp(config, { log });
+  // A full disk, an unreachable database, a schema of a newer version, a port in use: one line
+  // saying so, no stack trace (host/startup-problem.ts); anything else is a bug and keeps it.
+  const problem = (e: unknown): never => {
+    const line = startupProblem(e, config);
+    if (line === null) throw e;
+    process.stderr.write(`Cannot start: ${line}\n`);
+    process.exit(1);
+  };
+  const app = await createApp(config, { log }).catch(problem);
   if (app.adminTokenToPrint !== null) {
-    // The one deliberate exception to "no token in output": printed once, straight to the
-    // terminal, never through the logger; only its hash is kept.
-    process.stdout.write(
-      `\n  Admin token (shown once, keep it safe; only its hash is stored):\n\n    ${app.adminTokenToPrint}\n\n` +
-        `  Set SERVICE_ADMIN_TOKEN to choose your own instead.\n\n`,
-    );
+    // The one deliberate exception to "no token in output": on a terminal only, never through
+    // the logger; otherwise a 0600 file the log names. Only its hash is kept.
+    deliverAdminToken(app.adminTokenToPrint, { terminal: process.stdout.isTTY === true, dataDir: config.dataDir, write: (s) => process.stdout.write(s), log });
   }
-  const port = await app.listen();
+  const port = await app.listen().catch(async (e: unknown) => {
+    await app.close().catch(() => undefined);
+    return problem(e);
+  });
   log.info({ port, fingerprint: app.identity.fingerprint, database: config.databaseUrl === null ? 'sqlite' : 'mysql' }, 'serving');
-  process.stdout.write(`Console and API on http://localhost:${port}\n`);
+  process.stdout.write(`Console and API on ${config.tls === null ? 'http' : 'https'}://localhost:${port}\n`);
 
   const stop = (signal: string) => {
     log.info({ signal }, 'stopping');

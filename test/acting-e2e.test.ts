@@ -366,7 +366,7 @@ testPeers(
     t.true(exporter.down);
     const asked = await mailTo(ta, smtp, APPROVER, /Approval needed: payments/);
     t.regex(asked.text, /Approval needed: runbook on payments via runbooks: Scrape target down/);
-    t.regex(asked.text, /metrics: up\{job="payments"\} @ .*: 1 of 1 targets of \{job="payments"\} is down/, 'the evidence, re-runnable');
+    t.regex(asked.text, /metrics: up\{job="payments"\} @ .*: 1 of 1 targets is down/, 'the evidence, re-runnable');
     t.true(asked.text.includes(`https://oncall.bank.example/episodes/${id}`), 'a link to the episode');
 
     await approve(t, ta, approver, ep.approvals[0].id);
@@ -537,7 +537,7 @@ test('recent-change → revert at L1: the commit of 25 minutes before, approved 
   });
   t.regex(
     ep.proposal.why,
-    new RegExp(`^A recent change to the service: Commit ${bad.slice(0, 12)} "payments: no retries" by Bob to repo \\(services/payments\\), 25 minutes before`),
+    new RegExp(`^Recent change to the service: Commit ${bad.slice(0, 12)} "payments: no retries" by Bob to repo \\(services/payments\\), 25 minutes before`),
   );
   t.like(ep.policy_decision, { decision: 'act', level: 'L1', approval: true });
   t.like(ep.rehearsal, { ok: true });

@@ -7,6 +7,8 @@ import type { Level } from '../host/governance/levels.ts';
 import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
 import { acted, fixVendor } from './helpers/fix-vendor.ts';
 import { signedIn } from './helpers/people.ts';
+import { propose, type Performer } from '../host/acting/proposal.ts';
+import type { StoredVerdict } from '../host/investigation/findings.repo.ts';
 
 interface Setup {
   ta: TestApp;
@@ -14,8 +16,12 @@ interface Setup {
   approver: string;
 }
 
-async function setup(t: ExecutionContext, level: Level, opts: { rehearsalFails?: boolean; tier?: number } = {}): Promise<Setup> {
-  const v = fixVendor(t, { ...(opts.rehearsalFails === undefined ? {} : { rehearsalFails: opts.rehearsalFails }), logKey: true });
+async function setup(t: ExecutionContext, level: Level, opts: { rehearsalFails?: boolean; tier?: number; stillHolds?: boolean } = {}): Promise<Setup> {
+  const v = fixVendor(t, {
+    ...(opts.rehearsalFails === undefined ? {} : { rehearsalFails: opts.rehearsalFails }),
+    ...(opts.stillHolds === undefined ? {} : { stillHolds: opts.stillHolds }),
+    logKey: true,
+  });
   const ta = await startApp(t, { env: { SERVICE_PLUGINS_DIR: v.dir } });
   await makeOperating(ta);
   const approver = await signedIn(ta, 'approver@bank.example', 'viewer');
@@ -107,6 +113,8 @@ test('L1: the rehearsal, an approval request to the service approvers, the appro
   t.regex(acted(log)[0]!, /^restart worker oncall-/);
   ep = await episode(ta, id);
   t.is(ep.path_state, 'verifying');
+  t.is(ep.outcome, 'verifying', 'while the verification runs the episode is neither escalated nor mitigated');
+  t.regex(ep.outcome_detail.reason, /^restart via fix ran; fixpack\/stuck is re-checked 60 s after it$/);
   t.like(ep.actions[0], { connector: 'fix', kind: 'restart', ok: true, shown: 'restarted worker', reversible: true });
   t.is(ep.actions[0].undo, undefined, 'what undo needs stays inside');
   // The alert resolves; after the remedy's wait the verification finds the cause ruled out.
@@ -131,6 +139,25 @@ test('L1: the rehearsal, an approval request to the service approvers, the appro
   t.true(kinds.indexOf('action.executed') > kinds.indexOf('approval.decided'));
   t.is((await ta.call('GET', '/v1/episodes?query=outcome:mitigated')).body.episodes.length, 1);
   t.true((await ta.app.verifyLedger()).ok);
+});
+
+test('alerts that clear while the re-checked cause still holds are no mitigation: the path escalates', async (t) => {
+  const { ta, log, approver } = await setup(t, 'L1', { stillHolds: true });
+  const id = await diagnosed(ta);
+  const requestId = (await episode(ta, id)).approvals[0].id;
+  t.is((await ta.call('POST', `/v1/approvals/${requestId}/approve`, { token: approver, body: {} })).status, 200);
+  await ta.app.acting.acting.run();
+  t.is(acted(log).length, 1);
+  t_ok(await ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: alert('resolved') }));
+  ta.clock.advance(60 * SECOND);
+  await ta.app.acting.acting.run();
+  const ep = await episode(ta, id);
+  t.not(ep.outcome, 'mitigated');
+  t.like(ep.verification, { mitigated: false, alerts_resolved: true, verdict: 'holds', by: 'check' });
+  t.false(types(ep).includes('outcome.mitigated'));
+  t.true(types(ep).includes('outcome.escalated'));
+  t.regex(ep.timeline.find((e: any) => e.type === 'outcome.escalated').reason, /the remedy did not work: fixpack\/stuck is holds/);
+  t.is((await ta.call('GET', '/v1/episodes?query=outcome:mitigated')).body.episodes.length, 0);
 });
 
 test('L1 under halt: the approved action is refused by the gate and the episode escalated', async (t) => {
@@ -197,7 +224,9 @@ test('a failed rehearsal means no action and an escalation', async (t) => {
 });
 
 test('a tier-1 service needs two different approvers', async (t) => {
-  const { ta, log, approver } = await setup(t, 'L1', { tier: 1 });
+  // Made tier 1 with its two approvers from tier 3 (a raise): changing who approves a tier-1
+  // service would wait for approvals itself (test/estate-guard.test.ts).
+  const { ta, log, approver } = await setup(t, 'L1');
   const second = await signedIn(ta, 'second@bank.example', 'viewer');
   t_ok(
     await ta.call('PUT', '/v1/estate/overrides', {
@@ -251,4 +280,22 @@ test('a host that stopped while the action ran leaves it executing: the next pas
   const escalated = ep.timeline.filter((e: any) => e.type === 'outcome.escalated');
   t.is(escalated.length, 1);
   t.regex(escalated[0].reason, /not repeated/);
+});
+
+test("a change's remedy is verified by the symptom that held beside it, and with none by its alerts clearing", (t) => {
+  const v = (cause: string, remedy: unknown = null, verification: unknown = null) =>
+    ({ cause, title: cause, verdict: 'holds', reason: 'r', obstacle: null, evidence: [], took_ms: 1, remedy, verification }) as StoredVerdict;
+  const revert = { action: 'revert', params: { connector: 'git', sha: 'a'.repeat(40) } };
+  const git: Performer = { name: 'git', declaration: { description: 'd', params: {}, rehearsable: true, reversible: true }, fault: null };
+  const withSymptom = propose([v('core/recent-change', revert), v('prometheus/error-rate')], null, () => [git]);
+  t.true(withSymptom.ok);
+  if (withSymptom.ok) t.like(withSymptom.proposal.verify, { cause: 'prometheus/error-rate', expect: 'ruled_out', by: 'check' });
+  const alone = propose([v('core/recent-change', revert)], null, () => [git]);
+  if (alone.ok) t.like(alone.proposal.verify, { cause: 'core/recent-change', by: 'alerts' });
+  else t.fail(alone.why);
+  const named = propose([v('fixpack/stuck', { action: 'revert', params: {} }, { cause: 'fixpack/stuck', expect: 'ruled_out', after_s: 30 })], null, () => [
+    git,
+  ]);
+  if (named.ok) t.like(named.proposal.verify, { cause: 'fixpack/stuck', by: 'check', after_s: 30 });
+  else t.fail(named.why);
 });

@@ -97,3 +97,28 @@ test('the daily digest: SERVICE_DIGEST_AT (HH:MM, 08:00 by default) and SERVICE_
   const e = t.throws(() => loadConfig({ SERVICE_TIME_ZONE: 'Mars/Olympus' }), { instanceOf: ConfigError });
   t.true(e.problems.some((p) => p.startsWith('SERVICE_TIME_ZONE must be an IANA time zone')));
 });
+
+test('SERVICE_METRICS_TOKEN turns GET /metrics on: 32 characters at least, and neither the admin nor the ingest token', (t) => {
+  t.is(loadConfig({}).metricsToken, null);
+  t.is(loadConfig({ SERVICE_METRICS_TOKEN: 'm'.repeat(32) }).metricsToken, 'm'.repeat(32));
+  for (const env of [
+    { SERVICE_METRICS_TOKEN: 'short' },
+    { SERVICE_METRICS_TOKEN: 'a'.repeat(40), SERVICE_ADMIN_TOKEN: 'a'.repeat(40) },
+    { SERVICE_METRICS_TOKEN: 'i'.repeat(40), SERVICE_INGEST_TOKEN: 'i'.repeat(40) },
+  ]) {
+    const e = t.throws(() => loadConfig(env), { instanceOf: ConfigError });
+    t.true(e.problems.some((p) => p.startsWith('SERVICE_METRICS_TOKEN')));
+  }
+});
+
+test('SERVICE_TLS_CERT and SERVICE_TLS_KEY go together, resolved against the working directory', (t) => {
+  t.is(loadConfig({}).tls, null);
+  t.deepEqual(loadConfig({ SERVICE_TLS_CERT: 'tls/cert.pem', SERVICE_TLS_KEY: '/etc/oncall/key.pem' }, '/srv/app').tls, {
+    certFile: '/srv/app/tls/cert.pem',
+    keyFile: '/etc/oncall/key.pem',
+  });
+  for (const env of [{ SERVICE_TLS_CERT: '/c.pem' }, { SERVICE_TLS_KEY: '/k.pem' }]) {
+    const e = t.throws(() => loadConfig(env), { instanceOf: ConfigError });
+    t.true(e.problems.some((p) => p.startsWith('SERVICE_TLS_CERT and SERVICE_TLS_KEY go together')));
+  }
+});

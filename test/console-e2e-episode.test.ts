@@ -123,6 +123,12 @@ browserTest('an investigated incident shows the diagnosis first, each holding ca
   t.regex(ranked[0]!, /A recent change demo\/recent-change: 6 commits to checkout in the hour before the incident/);
   t.regex(ranked[1]!, /Error rate above its threshold demo\/error-rate: 42 % of requests fail/);
   t.regex(await diagnosis.innerText(), /\d+ causes checked: 2 hold, \d+ unknown, \d+ ruled out\./);
+  // The moment the run read is said, and each evidence item says which moment it was read at.
+  t.regex(await page.getByTestId('diagnosis-moment').innerText(), /Every check read at .*, the episode's opening/);
+  t.regex(
+    await page.locator('article#cause-demo-error-rate').getByTestId('evidence-moment').first().innerText(),
+    /\(read (at the episode's opening|at a moment the check chose|now, when the check ran)\)/,
+  );
 
   // A holding cause's evidence: the exact query in a monospace block, source, time, observed value, excerpt.
   const errorRate = page.locator('article#cause-demo-error-rate');

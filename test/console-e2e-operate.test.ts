@@ -438,12 +438,23 @@ browserTest(
     await page.getByRole('link', { name: 'ledger' }).click();
     await heading(bp, 'ledger').waitFor();
     await page.getByText('a match', { exact: false }).first().waitFor();
+    // Raising the tier saves at once.
     await page.getByLabel('Tier').selectOption('1');
-    await page.getByLabel('Owner (e-mail)').fill('alice@bank.example');
     await page.getByRole('button', { name: 'Save overrides' }).click();
     await page.getByText(/Saved\./).waitFor();
-    t.like((await ta.call('GET', '/v1/estate/services/ledger')).body.service, { tier: 1, owner: 'alice@bank.example' });
+    t.like((await ta.call('GET', '/v1/estate/services/ledger')).body.service, { tier: 1 });
     await visited(t, bp, 'estate-3-service');
+    // Changing the owner of a tier-1 service without approvers changes who approves: it waits.
+    await page.getByLabel('Owner (e-mail)').fill('alice@bank.example');
+    await page.getByRole('button', { name: 'Save overrides' }).click();
+    await page.getByText(/Waiting for two approvals/).waitFor();
+    t.not((await ta.call('GET', '/v1/estate/services/ledger')).body.service.owner, 'alice@bank.example');
+    await visited(t, bp, 'estate-4-waiting');
+    await page.goto(ta.base + '/control');
+    await page.getByText('Estate change of ledger (lowers its tier or changes who approves)', { exact: false }).waitFor();
+    await visited(t, bp, 'estate-5-control');
+    await page.goto(ta.base + '/estate/ledger');
+    await heading(bp, 'ledger').waitFor();
 
     const viewer = await browserAs(t, ta.base, await signedIn(ta, 'vera@bank.example', 'viewer'));
     await viewer.page.goto(ta.base + '/estate/payments');

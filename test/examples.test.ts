@@ -32,10 +32,19 @@ testNeeding(tool(AMTOOL, 'prometheus-alertmanager'), 'the Alertmanager example p
   t.regex(r.out, /SUCCESS/);
 });
 
-testNeeding(tool(PROMTOOL, 'prometheus'), 'the Prometheus example and its rule file pass promtool check config and check rules', async (t) => {
-  const config = await run(PROMTOOL, ['check', 'config', PROM_EXAMPLE]);
+testNeeding(tool(PROMTOOL, 'prometheus'), 'the Prometheus example and its rule files pass promtool check config and check rules', async (t) => {
+  // promtool checks that the metrics token file exists: the example is checked as installed,
+  // beside its rule files, with only that file's path changed.
+  const dir = mkdtempSync(path.join(tmpdir(), 'oncall-prom-example-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(path.join(dir, 'oncall-metrics-token'), 'x'.repeat(40), { mode: 0o600 });
+  const text = readFileSync(PROM_EXAMPLE, 'utf8');
+  t.true(text.includes('credentials_file: /etc/prometheus/oncall-metrics-token'));
+  writeFileSync(path.join(dir, 'prometheus.yml'), text.replaceAll('/etc/prometheus/oncall-metrics-token', path.join(dir, 'oncall-metrics-token')));
+  for (const f of ['oncall-rules.yml', 'oncall-self-rules.yml']) writeFileSync(path.join(dir, f), readFileSync(path.join(path.dirname(PROM_EXAMPLE), f)));
+  const config = await run(PROMTOOL, ['check', 'config', path.join(dir, 'prometheus.yml')]);
   t.is(config.code, 0, config.out);
-  t.regex(config.out, /1 rule files found/);
+  t.regex(config.out, /2 rule files found/);
   const rules = await run(PROMTOOL, ['check', 'rules', RULES_EXAMPLE]);
   t.is(rules.code, 0, rules.out);
   t.regex(rules.out, /SUCCESS: 3 rules found/);

@@ -239,8 +239,8 @@ test('people told of an incident are told its diagnosis next (incident.diagnosed
     await ta.app.notifications.run();
     if (!got.some((m) => m.event === 'incident.diagnosed')) await new Promise((r) => setTimeout(r, 100));
   }
-  // The receiver has both; the delivery that sent the last one records it after the answer: one
-  // more run waits for that pass (runs never overlap) before the outcome is read.
+  // A pass whose webhook call was answered may still be committing what it delivered: one more
+  // run waits for it (passes never overlap).
   await ta.app.notifications.run();
   // (Acting may follow with incident.escalated: test/acting.test.ts looks at that one.)
   // Messages of one run of delivery are sent side by side: their arrival order is not promised.

@@ -1,7 +1,11 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { createServer } from 'node:net';
 import test from 'ava';
+import { deliverAdminToken } from '../host/first-start.ts';
+import { silentLogger } from '../host/log.ts';
 import { createTestStore } from './helpers/db.ts';
 
 const freePort = () =>
@@ -16,7 +20,7 @@ test('npm start runs host/main.ts', (t) => {
   t.is(JSON.parse(readFileSync('package.json', 'utf8')).scripts.start, 'node host/main.ts');
 });
 
-test('the service starts on a fresh data directory, prints the admin token once, serves, and stops on SIGTERM', async (t) => {
+test('the service starts on a fresh data directory, leaves the admin token in a 0600 file the log names (no terminal), serves, and stops on SIGTERM', async (t) => {
   const store = await createTestStore();
   t.teardown(() => store.cleanup());
   const port = await freePort();
@@ -33,19 +37,38 @@ test('the service starts on a fresh data directory, prints the admin token once,
   t.teardown(() => child.kill('SIGKILL'));
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const started = Date.now();
   while (!out.includes('Console and API on')) {
     if (Date.now() - started > 30_000) t.fail(`did not start: ${out}`);
     await new Promise((r) => setTimeout(r, 50)); // waiting for a child process to boot, not for a rule
   }
-  const token = /Admin token[^\n]*\n\n\s+(\S+)/.exec(out)?.[1];
-  t.truthy(token);
+  // stdout is a pipe here, as under systemd: it carries the JSON log, so the token is not in it.
+  const file = path.join(store.dataDir, 'admin-token');
+  t.is(statSync(file).mode & 0o777, 0o600);
+  const token = readFileSync(file, 'utf8').trim();
+  t.regex(token, /^[A-Za-z0-9_-]{43}$/);
+  t.false(out.includes(token), 'the token is nowhere in the output');
+  const named = out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as { admin_token_file?: string })
+    .find((l) => l.admin_token_file !== undefined);
+  t.is(named?.admin_token_file, file, 'the log names the file');
   const res = await fetch(`http://127.0.0.1:${port}/v1/ledger`, { headers: { authorization: `Bearer ${token}` } });
   t.is(res.status, 200);
-  t.is(out.split(token!).length - 1, 1, 'the token appears exactly once in the output');
   child.kill('SIGTERM');
   t.is(await exited, 0);
+});
+
+test('on a terminal the first start prints the admin token there once, and writes no file', (t) => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'oncall-token-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  let shown = '';
+  deliverAdminToken('tok-123', { terminal: true, dataDir, write: (s) => (shown += s), log: silentLogger() });
+  t.is(shown.split('tok-123').length - 1, 1);
+  t.false(existsSync(path.join(dataDir, 'admin-token')));
 });
 
 test('a bad configuration stops the start with exit code 2 and names the variable', async (t) => {

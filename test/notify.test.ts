@@ -40,9 +40,9 @@ interface Setup {
 }
 
 /** An operating install with SMTP mail, an extra on-call person and a webhook connector `hook`. */
-async function setup(t: ExecutionContext, opts: { recipients?: string[]; targets?: string[] } = {}): Promise<Setup> {
+async function setup(t: ExecutionContext, opts: { recipients?: string[]; targets?: string[]; publicUrl?: string } = {}): Promise<Setup> {
   const smtp = await startSmtp(t);
-  const ta = await startApp(t, { env: { SERVICE_MAIL_CA_FILE: smtp.caFile, SERVICE_PUBLIC_URL: 'https://oncall.bank.example/' } });
+  const ta = await startApp(t, { env: { SERVICE_MAIL_CA_FILE: smtp.caFile, SERVICE_PUBLIC_URL: opts.publicUrl ?? 'https://oncall.bank.example/' } });
   await makeOperating(ta, OWNER);
   t.is(
     (await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, mail_from: 'oncall-service@bank.example' } })).status,
@@ -82,6 +82,20 @@ async function assertNoSecrets(t: ExecutionContext, ta: TestApp, seen: unknown[]
     t.false(text.includes(ROUTING_KEY), `the routing key is in the ${where}`);
   }
 }
+
+test('without SERVICE_PUBLIC_URL the e-mail and the webhook link to the console address of the single sign-on settings; without either, url is null', async (t) => {
+  const { ta, smtp, hook } = await setup(t, { publicUrl: '' });
+  await push(ta, [fire('DiskFull', 'ledgerdb')]);
+  await after(ta, 20 * SECOND);
+  t.is(JSON.parse(hook.got[0]!.body.toString('utf8')).episode.url, null, 'no address known: no link');
+  t.is((await ta.call('PUT', '/v1/settings/sso', { body: { console_address: 'https://console.bank.example/' } })).status, 200);
+  await push(ta, [fire('HighErrorRate', 'checkout')]);
+  await after(ta, 20 * SECOND);
+  const opened = hook.got.map((g) => JSON.parse(g.body.toString('utf8'))).find((b) => b.episode.service === 'checkout');
+  t.is(opened.episode.url, `https://console.bank.example/episodes/${opened.episode.id}`);
+  const mails = await Promise.all([smtp.message(0), smtp.message(1)]);
+  t.regex(mails.find((m) => m.subject.includes('checkout'))!.text, /Console: +https:\/\/console\.bank\.example\/episodes\//);
+});
 
 test('an incident opening and closing tells the on-call recipients by e-mail and the webhook, signed; the episode says who was told and how', async (t) => {
   const { ta, smtp, hook } = await setup(t);

@@ -106,7 +106,8 @@ test('recent-change: a deploy from a pipeline after the commit holds with the ru
   );
   t.deepEqual(v.remedy, {
     action: 'runbook',
-    params: { event: 41, pipeline: 'orders-deploy', version: 'v42', previous_version: 'v41' },
+    // A runbook remedy always names its runbook: the pipeline's.
+    params: { name: 'orders-deploy', event: 41, pipeline: 'orders-deploy', version: 'v42', previous_version: 'v41' },
     undo: 'run the pipeline again for the version it rolled back',
   });
   t.is(v.strength, 1, 'a deploy changed what runs');
@@ -119,11 +120,45 @@ test('recent-change: a deploy from a pipeline after the commit holds with the ru
   t.is(byHand.verdict, 'holds');
   t.regex(byHand.reason, /^Action by ops@bank\.example \("restarted by hand"\), ledger event 42, 5 minutes before/);
   t.is(byHand.remedy, null, 'a change made by hand is for a person to undo');
+  t.regex(
+    byHand.reason,
+    /No remedy is proposed: the human\.action by ops@bank\.example names no commit, pipeline or runbook/,
+    'and the reason says why there is none',
+  );
   const otherTypes = await runLive(change, checkInputs(OPENED, { service: { links: [ORDERS_REPO] } }), {
     git: { 'git-orders': { path: makeHistory(t, [C1]).dir } },
     events: [deploy(43, '2026-11-24T08:55:00.000Z', {}, 'check.finished')],
   });
   t.is(otherTypes.verdict, 'ruled_out', 'only human.deploy and human.action events are changes');
+});
+
+test("recent-change: a deploy that names a commit does not hide the commit's revert, with or without a pipeline", async (t) => {
+  const { change } = await core(t);
+  const { dir, shas } = makeHistory(t, [C3]);
+  const git = { 'git-orders': { path: dir } };
+  const inputs = checkInputs(OPENED, { service: { links: [ORDERS_REPO] } });
+  // The deploy is the latest change, and it names the commit it shipped (abbreviated).
+  for (const data of [{ pipeline: 'orders-deploy', commit: shas[0]!.slice(0, 12) }, { sha: shas[0]! }]) {
+    const v = await runLive(change, inputs, { git, events: [deploy(41, '2026-11-24T08:50:00.000Z', data)] });
+    t.is(v.verdict, 'holds', v.reason);
+    t.deepEqual(v.remedy, { action: 'revert', params: { connector: 'git-orders', sha: shas[0], path: 'services/orders' }, undo: 'revert the revert commit' });
+  }
+  // A deploy naming a commit no linked repository holds, and no pipeline: no remedy, and why.
+  const unknownSha = await runLive(change, inputs, { git, events: [deploy(42, '2026-11-24T08:55:00.000Z', { commit: 'abcdef1234567' })] });
+  t.is(unknownSha.remedy, null);
+  t.regex(
+    unknownSha.reason,
+    /No remedy is proposed: the human\.deploy names commit abcdef123456, which no linked repository holds, and no pipeline or runbook\./,
+  );
+});
+
+test('recent-change: the revert of a commit read through a repository link without a folder carries no path (the git connector refuses ".")', async (t) => {
+  const { change } = await core(t);
+  const { dir, shas } = makeHistory(t, [C3]);
+  const whole: CheckLink = { kind: 'repository', connector: 'git-orders', certain: true };
+  const v = await runLive(change, checkInputs(OPENED, { service: { links: [whole] } }), { git: { 'git-orders': { path: dir } } });
+  t.is(v.verdict, 'holds', v.reason);
+  t.deepEqual(v.remedy, { action: 'revert', params: { connector: 'git-orders', sha: shas[0] }, undo: 'revert the revert commit' });
 });
 
 test('recent-change: a repository that cannot be read is unknown with its obstacle when nothing is found, and does not hide a change that is', async (t) => {
@@ -213,6 +248,8 @@ const signal = (firings_7d: number, flapping = false, labels: Record<string, str
   severity: 'warning',
   status: 'firing',
   labels: { alertname: 'OrdersLatency', service: 'orders', instance: 'orders-1:9100', siem: 'alertmanager', 'kubernetes.pod': 'x', ...labels },
+  starts_at: null,
+  expression: null,
   summary: '',
   joined_at: OPENED,
   baseline: { first_seen: '2026-11-01T00:00:00.000Z', last_seen: OPENED, firings_7d, firings_30d: firings_7d * 3, flapping },

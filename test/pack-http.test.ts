@@ -65,7 +65,8 @@ test('endpoint-down: no answer within the timeout holds (a slow 2xx inside it do
   h.set('hang');
   const hang = await runLive(cause, checkInputs(AT, { service: { health_url: h.url }, overrides: { 'http/endpoint-down': { timeout_s: 1 } } }));
   t.is(hang.verdict, 'holds', hang.reason);
-  t.is(hang.reason, `The health URL of orders got no answer (timeout 1 s): no answer from ${h.url} within 1 s.`);
+  t.is(hang.reason, `The health URL of orders got no answer within 1 s: no answer from ${h.url} within 1 s.`);
+  t.like(hang.evidence[0], { observed: { failure: 'timeout' } });
   const took = (hang.evidence[0]!.observed as { took_ms: number }).took_ms;
   t.true(took >= 950 && took < 5000, `cut off after the service's own timeout (${took} ms)`);
 
@@ -79,8 +80,11 @@ test('endpoint-down: no answer within the timeout holds (a slow 2xx inside it do
   await new Promise<void>((r) => (gone.server.closeAllConnections(), gone.server.close(() => r())));
   const refused = await runLive(cause, checkInputs(AT, { service: { health_url: gone.url } }));
   t.is(refused.verdict, 'holds');
-  t.regex(refused.reason, /got no answer \(timeout 5 s\): cannot connect to 127\.0\.0\.1:\d+: connection refused\.$/);
-  t.like(refused.evidence[0], { observed: { status: null } });
+  // A refusal is said as what it is, with the time it really took, never as a timeout.
+  t.regex(refused.reason, /refused the connection after \d+ ms: cannot connect to 127\.0\.0\.1:\d+: connection refused\.$/);
+  t.notRegex(refused.reason, /timeout|within/);
+  t.like(refused.evidence[0], { observed: { status: null, failure: 'refused' } });
+  t.true((refused.evidence[0]!.observed as { took_ms: number }).took_ms < 1000, 'a refusal takes milliseconds, not the 5 s timeout');
 });
 
 test('endpoint-down: a service without a health URL (or with one that is not http) is unknown: the data is not there', async (t) => {

@@ -66,6 +66,7 @@ async function check(
   const inputs: CheckInputs = {
     episode: { id: 'live', service: svc.name, opened_at: opts.openedAt ?? at },
     at,
+    moment: 'opening',
     signals: [],
     service: svc,
     related: { dependencies: [], history: [] },
@@ -295,7 +296,7 @@ prometheusTest('prometheus/restarts: ruled out while the start time is an hour o
   await scrapedAgain(prom.base, 'worker', [e], 2);
   const restarted = await check(prom.base, 'prometheus/restarts', worker, { openedAt: new Date(Date.now() - 60_000).toISOString() });
   t.is(restarted.verdict, 'holds', restarted.reason);
-  t.like(restarted.evidence[0], { observed: { restarted: 1, processes: [{ changes: 1, started_at: new Date(proc.started * 1000).toISOString() }] } });
+  t.like(restarted.evidence[0], { observed: { restarted: 1, processes: [{ changes: 1 }] } });
   t.regex(restarted.evidence[0]!.query, /^changes\(process_start_time_seconds\{job="worker"\}\[9[67]\ds\]\)$/);
 });
 
@@ -317,7 +318,7 @@ prometheusTest('the pack runs in the app through a saved prometheus connector, w
   const packs = await ta.call('GET', '/v1/packs');
   t.like(
     packs.body.packs.find((p: any) => p.name === 'prometheus'),
-    { version: '1.0.0', state: 'loaded', problem: null },
+    { version: '1.2.0', state: 'loaded', problem: null },
   );
 
   const run = await ta.call('POST', '/v1/checks/run', { body: { service: 'orders', at: new Date().toISOString() } });
@@ -330,5 +331,47 @@ prometheusTest('the pack runs in the app through a saved prometheus connector, w
   t.like(up, { source: 'metrics', query: 'up{job="orders"}', observed: { targets: 1, down: 0 } });
   // The estate's check_settings for the service: a 2-minute lookback instead of 15.
   const restarts = run.body.evidence.filter((x: any) => x.cause === 'prometheus/restarts').map((x: any) => x.query);
-  t.deepEqual(restarts, ['changes(process_start_time_seconds{job="orders"}[120s])', 'max_over_time(process_start_time_seconds{job="orders"}[120s])']);
+  t.deepEqual(restarts, ['changes(process_start_time_seconds{job="orders"}[120s])']);
+});
+
+/** Re-runs an evidence item's query in Prometheus at the item's moment: what a person pasting it would see. */
+async function rerun(base: string, query: string, at: string): Promise<Array<{ metric: Record<string, string>; value: number }>> {
+  const r = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(query)}&time=${encodeURIComponent(at)}`);
+  const body = (await r.json()) as { data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+  return body.data.result.map((x) => ({ metric: x.metric, value: Number(x.value[1]) }));
+}
+
+prometheusTest(
+  'prometheus/restarts: the first start of a new process is not a restart, and the evidence re-run in Prometheus gives the verdict its numbers',
+  async (t) => {
+    // A healthy service whose process (and exporter) started a moment ago: its series is new in the window.
+    const started = Math.floor(Date.now() / 1000) - 5;
+    const e = await startExporter(t, () => family('process_start_time_seconds', 'gauge', [[{}, started]]));
+    const prom = await scraping(t, [{ job: 'fresh', exporters: [e] }]);
+    const fresh = service('fresh', [workload('job="fresh"')]);
+    const first = await check(prom.base, 'prometheus/restarts', fresh);
+    t.is(first.verdict, 'ruled_out', `a first start within the 15m lookback is not a restart: ${first.reason}`);
+    t.is(first.evidence.length, 1, 'the evidence is the one query that decided');
+    const again = await rerun(prom.base, first.evidence[0]!.query, first.evidence[0]!.at);
+    t.deepEqual(
+      again.map((s) => s.value),
+      (first.evidence[0]!.observed as { processes: Array<{ changes: number }> }).processes.map((p) => p.changes),
+      'the query re-run at its moment gives the numbers the verdict cites',
+    );
+  },
+);
+
+prometheusTest('prometheus/target-down: two workload links selecting the same target (job= and service=) count it once', async (t) => {
+  const render = () => family('app_info', 'gauge', [[{}, 1]]);
+  const a = await startExporter(t, render);
+  const prom = await scraping(t, [{ job: 'orders', exporters: [a], labels: { service: 'orders' } }]);
+  const orders = service('orders', [workload('job="orders"'), workload('service="orders"')]);
+  const v = await check(prom.base, 'prometheus/target-down', orders);
+  t.is(v.verdict, 'ruled_out', v.reason);
+  t.regex(v.reason, /^the one scrape target of /, 'one target, not two');
+  t.like(v.evidence[0], { query: '(up{job="orders"}) or (up{service="orders"})', observed: { targets: 1 } });
+  a.down = true;
+  await scrapedAgain(prom.base, 'orders', [a], 2);
+  const down = await check(prom.base, 'prometheus/target-down', orders);
+  t.regex(down.reason, /^1 of 1 scrape targets/, down.reason);
 });

@@ -176,6 +176,7 @@ for (const dir of folders) {
           const v = await replayScenario(c, s);
           t.is(v.verdict, s.expect.verdict, v.reason);
           if (s.expect.obstacle !== undefined) t.is(v.obstacle, s.expect.obstacle);
+          if (s.expect.reason !== undefined) t.true(v.reason.includes(s.expect.reason), `the reason says "${s.expect.reason}": ${v.reason}`);
           if (v.verdict !== 'unknown') t.true(v.evidence.length > 0, 'a holds or ruled_out verdict carries evidence');
           t.true(v.reason.length > 0);
         });

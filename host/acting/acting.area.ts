@@ -8,7 +8,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { Notifier } from '../notify/notifier.ts';
 import type { PolicyService } from '../policy/policy.service.ts';
-import type { Db } from '../storage/db.ts';
+import type { Db, Trx } from '../storage/db.ts';
 import { ActingService, type ActedEpisodes, type ActionConnectors } from './acting.service.ts';
 import { ActionPathsRepo } from './paths.repo.ts';
 import { actingRoutes } from './acting.routes.ts';
@@ -41,7 +41,8 @@ export function createActingArea(d: {
   ledger: Ledger;
   clock: Clock;
   log: Logger;
-  publicUrl: string | null;
+  /** The console's address for links in approval requests and escalations. */
+  consoleAddress: { get(trx?: Trx): Promise<string | null> };
 }): ActingArea {
   const g = d.governance;
   const acting = new ActingService({
@@ -70,7 +71,7 @@ export function createActingArea(d: {
     ledger: d.ledger,
     clock: d.clock,
     log: d.log.child({ component: 'acting' }),
-    publicUrl: d.publicUrl,
+    consoleAddress: d.consoleAddress,
   });
   // What the halt held back is proposed again at once after a resume, not at the next tick.
   g.halt.onResumed(() => acting.nudge());

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
-import type { Episode, EpisodeAlert, OutcomeDetail } from '../episodes/episode.repo.ts';
+import type { Episode, EpisodeMember, OutcomeDetail } from '../episodes/episode.repo.ts';
 import { worstOf } from '../episodes/episode.repo.ts';
 import type { ServiceView } from '../estate/estate.model.ts';
 import type { ActionAskOptions, ApprovalView } from '../governance/approvals.service.ts';
@@ -34,11 +34,11 @@ const NUDGE_MS = 50;
 /** What acting needs of the episodes area. */
 export interface ActedEpisodes {
   get(id: string): Promise<Episode | null>;
-  /** The episode locked on MySQL for the rest of `trx`, or null. */
-  lock(trx: Trx, id: string): Promise<Episode | null>;
-  signalsOf(id: string): Promise<Array<EpisodeAlert & { labels: Record<string, string> }>>;
+  signalsOf(id: string): Promise<EpisodeMember[]>;
   setDecision(trx: Trx, id: string, decision: 'act' | 'abstain'): Promise<void>;
   setOutcome(trx: Trx, id: string, outcome: string, detail: OutcomeDetail): Promise<void>;
+  /** The episode locked on MySQL for the rest of `trx`. */
+  lock(trx: Trx, id: string): Promise<Episode | null>;
 }
 
 /** What acting needs of governance. */
@@ -95,7 +95,8 @@ export interface ActingDeps {
   ledger: Ledger;
   clock: Clock;
   log: Logger;
-  publicUrl: string | null;
+  /** The console's address for links (the single sign-on settings' `console_address`). */
+  consoleAddress: { get(trx?: Trx): Promise<string | null> };
 }
 
 /**
@@ -150,7 +151,7 @@ export class ActingService {
     const ask: ActionAsk = { service: p.service, kind: a.kind, trace: episodeId, ...(typeof a.approval_id === 'string' ? { approvalId: a.approval_id } : {}) };
     await this.#d.governance.authorise(ask);
     const proposal = p.proposal as unknown as Proposal;
-    const r = await this.#d.connectors.undo(a.connector, { ...this.#request(episode, proposal, p), undo: a.undo });
+    const r = await this.#d.connectors.undo(a.connector, { ...(await this.#request(episode, proposal, p)), undo: a.undo });
     const now = this.#d.clock.now().toISOString();
     const action = { ...a, ...(r.ok ? { undone_at: now, undone_by: actor } : {}) };
     await this.#d.ledger.transact(async (trx, record) => {
@@ -312,7 +313,7 @@ export class ActingService {
     const planned: ActionPath = { ...p, proposal: { ...proposal }, policy_decision: { ...decision } };
     if (decision.decision === 'abstain') return this.#escalate(planned, decision.reason, halted && (level === 'L1' || level === 'L2'));
     if (proposal.rehearsable) {
-      const r = await this.#d.connectors.rehearse(proposal.connector, this.#request(episode, proposal, p));
+      const r = await this.#d.connectors.rehearse(proposal.connector, await this.#request(episode, proposal, p));
       // A connector that cannot rehearse with its settings is not a failed rehearsal: the path goes on.
       const rehearsal = r.ok
         ? { ok: true, shown: clip(r.shown ?? '', 2000, '…'), at: clock.now().toISOString() }
@@ -382,7 +383,7 @@ export class ActingService {
         await this.#d.teller.askApproval(trx, {
           episode,
           severity,
-          report: approvalReport(summary, proposal, findings, this.#d.publicUrl, p.episode_id),
+          report: approvalReport(summary, proposal, findings, await this.#d.consoleAddress.get(trx), p.episode_id),
           ...diagnosisOf(findings),
           people: approvers.map((email) => ({ email, as })),
         });
@@ -439,7 +440,7 @@ export class ActingService {
       if (!(e instanceof AppError)) throw e;
       return this.#escalate(p, `the action gate refused it: ${e.message}`, e.code === 'halted');
     }
-    const request = this.#request(episode, proposal, p);
+    const request = await this.#request(episode, proposal, p);
     const marked = await this.#d.ledger.transact(async (trx) => {
       if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return false;
       await this.#d.paths.save(
@@ -468,6 +469,17 @@ export class ActingService {
     };
     if (result.ok) await this.#d.governance.ran(ask);
     await this.#d.ledger.transact(async (trx, record) => {
+      if (result.ok) {
+        // Until the verification says, the episode is neither escalated nor mitigated.
+        const told = await this.#told(trx, p.episode_id);
+        const after = proposal.verify.after_s ?? 120;
+        await this.#d.episodes.setOutcome(trx, p.episode_id, 'verifying', {
+          value: 'verifying',
+          reason: `${proposal.action} via ${proposal.connector} ran; ${proposal.verify.by === 'alerts' ? "the episode's alerts are watched" : `${proposal.verify.cause} is re-checked`} ${after} s after it`,
+          at: now.toISOString(),
+          ...told,
+        });
+      }
       await this.#d.paths.save(
         trx,
         p.episode_id,
@@ -500,36 +512,62 @@ export class ActingService {
     if (!result.ok) return this.#escalate({ ...p, action }, `the action failed: ${result.problem}`);
   }
 
-  /** Step 10: re-run the verification check and look at the alerts. */
+  /**
+   * Step 10: the verification. `mitigated` only when it passed: the re-checked cause answers what
+   * was expected (no longer holds), or, for a remedy verified by its alerts, every alert of the
+   * episode cleared after the action. Alerts that cleared while the cause still holds (a revert
+   * pushed to a branch nobody merged, the error rate still high) are no mitigation.
+   */
   async #verify(p: ActionPath): Promise<void> {
     const proposal = p.proposal as unknown as Proposal;
-    const [signals, verdict] = await Promise.all([this.#d.episodes.signalsOf(p.episode_id), this.#d.verifier.verify(p.episode_id, proposal.verify.cause)]);
-    const resolved = signals.length > 0 && signals.every((s) => s.end_status !== null);
+    const byAlerts = proposal.verify.by === 'alerts';
+    const [signals, verdict] = await Promise.all([
+      this.#d.episodes.signalsOf(p.episode_id),
+      byAlerts ? Promise.resolve(null) : this.#d.verifier.verify(p.episode_id, proposal.verify.cause),
+    ]);
+    const actedAt = Date.parse(String((p.action as { executed_at?: unknown } | null)?.executed_at ?? ''));
+    const cleared = signals.length > 0 && signals.every((s) => s.end_status === 'resolved' && s.ended_at !== null && !(Date.parse(s.ended_at) < actedAt));
     const checked = verdict !== null && verdict.verdict === proposal.verify.expect;
     const now = this.#d.clock.now();
     const verification = {
       at: now.toISOString(),
       cause: proposal.verify.cause,
       expected: proposal.verify.expect,
+      by: byAlerts ? 'alerts' : 'check',
       verdict: verdict?.verdict ?? null,
       reason: verdict?.reason ?? null,
-      alerts_resolved: resolved,
-      mitigated: resolved || checked,
+      alerts_resolved: cleared,
+      mitigated: byAlerts ? cleared : checked,
     };
     if (!verification.mitigated) {
       await this.#d.ledger.transact(async (trx) => this.#d.paths.save(trx, p.episode_id, { verification }, false));
       return this.#escalate(
         { ...p, verification },
-        `the remedy did not work: ${proposal.verify.cause} is ${verdict?.verdict ?? 'not known'} and the alerts still fire`,
+        byAlerts
+          ? `the remedy is not shown to work: no check could re-examine the cause, and the episode's alerts did not all clear after the action`
+          : `the remedy did not work: ${proposal.verify.cause} is ${verdict?.verdict ?? 'not known'}${verdict === null ? '' : ` (${clip(verdict.reason, 300, '…')})`}, not ${proposal.verify.expect}`,
       );
     }
     await this.#d.ledger.transact(async (trx, record) => {
       if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
       await this.#d.paths.save(trx, p.episode_id, { state: 'done', verification, outcome: 'mitigated', updated_at: now.toISOString() });
-      const reason = `mitigated by ${proposal.action} via ${proposal.connector}: ${resolved ? 'its alerts resolved' : `${proposal.verify.cause} is now ${verdict!.verdict}`}`;
-      await this.#d.episodes.setOutcome(trx, p.episode_id, 'mitigated', { value: 'mitigated', reason, at: now.toISOString(), told: [], channels: [] });
+      const reason = `mitigated by ${proposal.action} via ${proposal.connector}: ${byAlerts ? 'every alert of the episode cleared after it' : `${proposal.verify.cause} is now ${verdict!.verdict}`}`;
+      const told = await this.#told(trx, p.episode_id);
+      await this.#d.episodes.setOutcome(trx, p.episode_id, 'mitigated', {
+        value: 'mitigated',
+        reason,
+        at: now.toISOString(),
+        told: told.told,
+        channels: told.channels,
+      });
       await record({ type: 'outcome.mitigated', actor: 'system', reason, trace: p.episode_id, data: { service: p.service, ...verification } });
     });
+  }
+
+  /** Who the episode's outcome says was told so far (kept when the outcome moves on). */
+  async #told(trx: Trx, episodeId: string): Promise<{ told: string[]; channels: Array<{ to: string; how: string }> }> {
+    const e = await this.#d.episodes.lock(trx, episodeId);
+    return { told: [...(e?.outcome_detail?.told ?? [])], channels: [...(e?.outcome_detail?.channels ?? [])] };
   }
 
   /**
@@ -551,14 +589,13 @@ export class ActingService {
       const first = await this.#d.people.firstOwner();
       if (first !== null) people.push({ email: first, as: 'first_owner' });
     }
-    const report = escalationReport({ episode, findings, path: p, why, publicUrl: this.#d.publicUrl });
+    const report = escalationReport({ episode, findings, path: p, why, publicUrl: await this.#d.consoleAddress.get() });
     const severity = await this.#severity(p.episode_id);
     await this.#d.ledger.transact(
       async (trx, record) => {
         if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
         const to = await this.#d.teller.escalate(trx, { episode, severity, report, ...(findings === null ? {} : diagnosisOf(findings)), people });
         const now = this.#d.clock.now().toISOString();
-        await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', held_by_halt: heldByHalt ? now : null, updated_at: now });
         // Until somebody is told, the episode says who is about to be, not an older "nobody to tell".
         const current = to.length === 0 ? null : await this.#d.episodes.lock(trx, p.episode_id);
         if (current !== null && current.outcome === '')
@@ -569,6 +606,8 @@ export class ActingService {
             told: [],
             channels: [],
           });
+        await this.#endVerifying(trx, p.episode_id, why, to);
+        await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', held_by_halt: heldByHalt ? now : null, updated_at: now });
         await record({
           type: 'outcome.escalated',
           actor: 'system',
@@ -580,6 +619,27 @@ export class ActingService {
       { headFirst: true },
     );
     this.#d.teller.nudge();
+  }
+
+  /**
+   * A path that ends without a mitigation after its action ran: the `verifying` outcome gives way
+   * to `escalated` when people were told of the incident already, else to none (the escalation's
+   * delivery makes it `escalated`, as for any incident; until then the reason also says who is
+   * being told, `to`).
+   */
+  async #endVerifying(trx: Trx, episodeId: string, why: string, to: string[]): Promise<void> {
+    const e = await this.#d.episodes.lock(trx, episodeId);
+    if (e === null || e.outcome !== 'verifying') return;
+    const told = { told: [...(e.outcome_detail?.told ?? [])], channels: [...(e.outcome_detail?.channels ?? [])] };
+    const at = this.#d.clock.now().toISOString();
+    const telling = told.told.length === 0 && to.length > 0 ? `; telling ${to.join(', ')}: not delivered yet` : '';
+    const reason = clip(`not mitigated: ${why}${telling}`, 2000, '…');
+    await this.#d.episodes.setOutcome(trx, episodeId, told.told.length > 0 ? 'escalated' : '', {
+      value: told.told.length > 0 ? 'escalated' : null,
+      reason,
+      at,
+      ...told,
+    });
   }
 
   /** The path ends without a mitigation and without telling anyone (`outcome.not_escalated`): `because` says why nobody is. */
@@ -609,7 +669,8 @@ export class ActingService {
     return worstOf((await this.#d.episodes.signalsOf(episodeId)).map((s) => s.severity));
   }
 
-  #request(episode: Episode, proposal: Proposal, p: ActionPath): ActionRequest {
+  async #request(episode: Episode, proposal: Proposal, p: ActionPath): Promise<ActionRequest> {
+    const publicUrl = await this.#d.consoleAddress.get();
     return {
       kind: proposal.action,
       params: proposal.params,
@@ -617,7 +678,7 @@ export class ActingService {
         id: episode.id,
         service: episode.service,
         alerts: episode.alerts,
-        url: this.#d.publicUrl === null ? null : `${this.#d.publicUrl}/episodes/${encodeURIComponent(episode.id)}`,
+        url: publicUrl === null ? null : `${publicUrl}/episodes/${encodeURIComponent(episode.id)}`,
         summary: episode.note ?? '',
       },
       key: `oncall-${episode.id}-${p.run}-${proposal.action}`,

@@ -9,7 +9,12 @@ export interface Proposal {
   params: Record<string, unknown>;
   why: string;
   undo: string;
-  verify: { cause: string; expect: 'ruled_out' | 'holds'; after_s: number };
+  /**
+   * How success is checked: re-run `cause` and expect `expect` (`by: check`, the default), or, when
+   * nothing can be re-checked (a revert of a change whose symptoms no check found), the
+   * episode's alerts all clearing after the action (`by: alerts`).
+   */
+  verify: { cause: string; expect: 'ruled_out' | 'holds'; after_s: number; by?: 'check' | 'alerts' };
   cause: string;
   rehearsable: boolean;
   reversible: boolean;
@@ -67,7 +72,7 @@ export function propose(
           : `${performers.length} connectors perform ${remedy.action} and the estate links none of them to the service`;
     return { ok: false, why };
   }
-  const verification = verificationOf(top);
+  const verification = verificationOf(top, holding);
   return {
     ok: true,
     proposal: {
@@ -93,11 +98,18 @@ function remedyOf(v: StoredVerdict): { action: string; params: Record<string, un
   return { action: r.action, params, ...(typeof r.undo === 'string' ? { undo: r.undo } : {}) };
 }
 
-function verificationOf(v: StoredVerdict): Proposal['verify'] {
+/**
+ * How the remedy of `v` is verified: the verification it names; else, when it names none (a
+ * change, which stays in the past whatever is done), the next cause that held beside it (the
+ * symptom it caused) must be ruled out; else, with no symptom a check found, the episode's alerts
+ * must all clear after the action.
+ */
+function verificationOf(v: StoredVerdict, holding: StoredVerdict[]): Proposal['verify'] {
   const x = v.verification as { cause?: unknown; expect?: unknown; after_s?: unknown } | null;
   const after = typeof x?.after_s === 'number' ? x.after_s : DEFAULT_VERIFY_AFTER_S;
   if (x !== null && typeof x === 'object' && typeof x.cause === 'string' && (x.expect === 'ruled_out' || x.expect === 'holds'))
-    return { cause: x.cause, expect: x.expect, after_s: after };
-  // No verification named: the cause itself should be ruled out once the remedy worked.
-  return { cause: v.cause, expect: 'ruled_out', after_s: after };
+    return { cause: x.cause, expect: x.expect, after_s: after, by: 'check' };
+  const symptom = holding.find((h) => h.cause !== v.cause);
+  if (symptom !== undefined) return { cause: symptom.cause, expect: 'ruled_out', after_s: after, by: 'check' };
+  return { cause: v.cause, expect: 'ruled_out', after_s: after, by: 'alerts' };
 }

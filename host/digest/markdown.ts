@@ -1,5 +1,5 @@
 import { markdownText } from '../escape.ts';
-import type { DigestData } from './digest.ts';
+import { GOVERNANCE_LIMIT, type DigestData } from './digest.ts';
 
 /**
  * Text from outside (alert names, services, sources, people, reasons, connector problems) as
@@ -16,6 +16,10 @@ export function duration(s: number | null): string {
   if (s < 86400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
   return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
 }
+
+/** The line under a capped list saying how many older entries of the window it does not show (none when all are shown). */
+const leftOut = (n: number, what: string): string[] =>
+  n === 0 ? [] : ['', `${n} older ${what}${n === 1 ? ' is' : 's are'} not listed (only the newest ${GOVERNANCE_LIMIT} are); the ledger has them all.`];
 
 const percent = (share: number): string => `${Math.round(share * 1000) / 10} %`;
 
@@ -72,10 +76,12 @@ export function renderDigest(d: DigestData): string {
           (c) =>
             `- ${c.at}: ${e(c.service)} from ${e(c.from ?? 'default')} to ${e(c.to ?? 'default')} by ${e(c.by)}${c.approved_by.length === 0 ? '' : `, approved by ${c.approved_by.map(e).join(' and ')}`}: ${e(c.reason)}`,
         )),
+    ...leftOut(g.autonomy_changes_left_out, 'autonomy change'),
     '',
     '### Halts',
     '',
     ...(g.halts.length === 0 ? ['None.'] : g.halts.map((h) => `- ${h.at}: ${h.action} by ${e(h.by)}: ${e(h.reason)}`)),
+    ...leftOut(g.halts_left_out, 'halt or resume event'),
   ]);
 
   section(

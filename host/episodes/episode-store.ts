@@ -19,6 +19,8 @@ export interface EpisodeStore {
 export interface EpisodeFigures {
   openedBetween(fromMs: number, toMs: number): Promise<OpenedEpisode[]>;
   closedBetween(fromMs: number, toMs: number): Promise<Array<{ service: string; count: number }>>;
+  /** The services with an open episode now (GET /metrics). */
+  openServices(): Promise<string[]>;
 }
 
 export function createEpisodeStore(db: Db): EpisodeStore {
@@ -26,6 +28,10 @@ export function createEpisodeStore(db: Db): EpisodeStore {
   return {
     repo,
     openings: { openedSince: (sinceMs) => repo.openedSince(sinceMs) },
-    figures: { openedBetween: (from, to) => repo.openedBetween(from, to), closedBetween: (from, to) => repo.closedBetween(from, to) },
+    figures: {
+      openedBetween: (from, to) => repo.openedBetween(from, to),
+      closedBetween: (from, to) => repo.closedBetween(from, to),
+      openServices: () => repo.openServices(),
+    },
   };
 }

@@ -1,3 +1,4 @@
+import type { AlertContext } from '../plugins/contract.ts';
 import { dialect, type Db, type Trx } from '../storage/db.ts';
 import { applyQuery, lookupTerms, termRows } from './query/compile.ts';
 import type { LeafNode, QueryNode } from './query/parse.ts';
@@ -58,6 +59,9 @@ export interface EpisodeAlert {
   end_status: 'resolved' | 'released' | null;
   baseline: Baseline;
 }
+
+/** An alert of an episode with the labels it had when it joined and what its tool said beyond them. */
+export type EpisodeMember = EpisodeAlert & { labels: Record<string, string>; context: AlertContext | null };
 
 /** An episode opened in a window, as the digest counts it. */
 export interface OpenedEpisode {
@@ -206,7 +210,7 @@ export class EpisodeRepo {
    * Adds alerts to an episode; one that was already in it (it fired again while the episode was
    * still open) becomes current again. Their labels become the episode's `data`.
    */
-  async addAlerts(trx: Trx, episodeId: string, alerts: (EpisodeAlert & { labels: Record<string, string> })[]): Promise<void> {
+  async addAlerts(trx: Trx, episodeId: string, alerts: EpisodeMember[]): Promise<void> {
     for (let i = 0; i < alerts.length; i += CHUNK) {
       const rows = alerts.slice(i, i + CHUNK).map((a) => ({
         episode_id: episodeId,
@@ -221,8 +225,12 @@ export class EpisodeRepo {
         end_status: null,
         baseline: JSON.stringify(a.baseline),
         labels: JSON.stringify(a.labels),
+        context: a.context === null ? null : JSON.stringify(a.context),
       }));
-      await trx('episode_alerts').insert(rows).onConflict(['episode_id', 'fingerprint']).merge(['severity', 'summary', 'ended_at', 'end_status', 'labels']);
+      await trx('episode_alerts')
+        .insert(rows)
+        .onConflict(['episode_id', 'fingerprint'])
+        .merge(['severity', 'summary', 'ended_at', 'end_status', 'labels', 'context']);
     }
     const data = new Map<string, { episode_id: string; key: string; value: string; value_lc: string }>();
     for (const a of alerts) {
@@ -360,16 +368,17 @@ export class EpisodeRepo {
   }
 
   /** The alerts of an episode with the labels each had when it joined (empty for alerts of episodes older than labels). */
-  async alertsOf(id: string): Promise<Array<EpisodeAlert & { labels: Record<string, string> }>> {
+  async alertsOf(id: string): Promise<EpisodeMember[]> {
     const rows = (await this.#db('episode_alerts')
-      .select('fingerprint', 'name', 'severity', 'source', 'summary', 'joined_at', 'ended_at', 'end_status', 'baseline', 'labels')
+      .select('fingerprint', 'name', 'severity', 'source', 'summary', 'joined_at', 'ended_at', 'end_status', 'baseline', 'labels', 'context')
       .where({ episode_id: id })
       .orderBy([{ column: 'joined_at' }, { column: 'fingerprint' }])
-      .limit(5000)) as (Omit<EpisodeAlert, 'baseline'> & { baseline: string; labels: string | null })[];
+      .limit(5000)) as (Omit<EpisodeAlert, 'baseline'> & { baseline: string; labels: string | null; context: string | null })[];
     return rows.map((r) => ({
       ...r,
       baseline: JSON.parse(r.baseline) as Baseline,
       labels: r.labels === null ? {} : (JSON.parse(r.labels) as Record<string, string>),
+      context: r.context === null ? null : (JSON.parse(r.context) as AlertContext),
     }));
   }
 

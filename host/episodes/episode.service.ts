@@ -5,7 +5,7 @@ import type { HeldAlert, HeldAlerts } from '../intake/held-alerts.ts';
 import type { Logger } from '../log.ts';
 import type { Trx } from '../storage/db.ts';
 import type { AlertSeverity, NotifyEvent } from '../plugins/contract.ts';
-import { worstOf, type Episode, type EpisodeAlert, type EpisodeKind, type EpisodeRepo, type OutcomeDetail } from './episode.repo.ts';
+import { worstOf, type Episode, type EpisodeKind, type EpisodeMember, type EpisodeRepo, type OutcomeDetail } from './episode.repo.ts';
 import { clip } from '../text.ts';
 
 /** Alerts that name no service are grouped under this one. */
@@ -348,7 +348,7 @@ export class EpisodeService {
     }
   }
 
-  async #members(trx: Trx, alerts: HeldAlert[], now: Date): Promise<(EpisodeAlert & { labels: Record<string, string> })[]> {
+  async #members(trx: Trx, alerts: HeldAlert[], now: Date): Promise<EpisodeMember[]> {
     const counts = await this.#d.held.histories(
       trx,
       alerts.map((a) => a.fingerprint),
@@ -363,6 +363,7 @@ export class EpisodeService {
         source: a.source,
         summary: a.summary,
         labels: a.labels,
+        context: a.context,
         joined_at: now.toISOString(),
         ended_at: null,
         end_status: null,

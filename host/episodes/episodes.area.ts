@@ -7,7 +7,7 @@ import type { Logger } from '../log.ts';
 import type { EpisodeOutcomes } from './episode-outcomes.ts';
 import type { EpisodeStore } from './episode-store.ts';
 import { EpisodeReader } from './episode.reader.ts';
-import type { Episode, EpisodeAlert, EpisodeKind } from './episode.repo.ts';
+import type { Episode, EpisodeKind, EpisodeMember } from './episode.repo.ts';
 import { episodeRoutes } from './episode.routes.ts';
 import { EpisodeService, type EpisodeNotifier, type InvestigationRequests } from './episode.service.ts';
 import type { EpisodeActions, EpisodeFindings } from './episode.reader.ts';
@@ -38,7 +38,7 @@ export interface EpisodesArea extends Area {
 /** The episodes as the investigation reads them (host/investigation). */
 export interface InvestigatedEpisodes {
   get(id: string): Promise<Episode | null>;
-  signalsOf(id: string): Promise<Array<EpisodeAlert & { labels: Record<string, string> }>>;
+  signalsOf(id: string): Promise<EpisodeMember[]>;
   related(dependencies: string[], service: string, sinceMs: number, excludeId: string, atMs: number): Promise<{ open: Episode[]; history: Episode[] }>;
   /** Called after a grouping pass that asked for investigations committed. */
   onInvestigationsAsked(listener: () => void): void;
@@ -91,10 +91,10 @@ export function createEpisodesArea(d: {
     outcomes: repo,
     acted: {
       get: (id) => repo.get(id),
-      lock: (trx, id) => repo.lock(trx, id),
       signalsOf: (id) => repo.alertsOf(id),
       setDecision: (trx, id, decision) => repo.setDecision(trx, id, decision),
       setOutcome: (trx, id, outcome, detail) => repo.setOutcome(trx, id, outcome, detail),
+      lock: (trx, id) => repo.lock(trx, id),
     },
     investigated: {
       get: (id) => repo.get(id),

@@ -1,4 +1,5 @@
 import type { Area, Http } from '../area.ts';
+import type { CauseSettingsLookup } from './check-settings.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
@@ -12,7 +13,7 @@ import { EstateBuilder, type Deploys, type Discovery, type EpisodeOpenings } fro
 import { readEstateFile } from './estate.file.ts';
 import { EstateRepo } from './estate.repo.ts';
 import { estateRoutes } from './estate.routes.ts';
-import { EstateService, type UnplacedAlerts } from './estate.service.ts';
+import { EstateService, type GuardedChanges, type UnplacedAlerts } from './estate.service.ts';
 
 /** What the estate asks of the other areas: each a narrow slice of their public services. */
 export interface EstateAreaDeps {
@@ -33,6 +34,10 @@ export interface EstateAreaDeps {
   held: UnplacedAlerts;
   discovery: Discovery;
   episodes: EpisodeOpenings;
+  /** The loaded causes' declared settings: services' `check_settings` are checked against them. */
+  causeSettings?: CauseSettingsLookup;
+  /** Governance's approvals, for changes that wait for two (a tier lowered, approvers of a tier-1/2 service changed). */
+  changes?: GuardedChanges;
 }
 
 export interface EstateArea extends Area {
@@ -71,6 +76,7 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
   const log = deps.log.child({ component: 'estate' });
   const estate = new EstateService({
     repo,
+    ...(deps.changes === undefined ? {} : { changes: deps.changes }),
     revisions: new Revisions(deps.settings),
     ledger: deps.ledger,
     clock: deps.clock,
@@ -84,6 +90,7 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
     },
     file: readEstateFile(deps.config.configDir),
     unplaced: deps.held,
+    ...(deps.causeSettings === undefined ? {} : { causeSettings: deps.causeSettings }),
   });
   await estate.start();
   const builder = new EstateBuilder({

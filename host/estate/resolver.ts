@@ -8,7 +8,7 @@ import { matches, parseMatchers, type Matcher } from './matchers.ts';
  * link, its own `service` the estate does not know yet (kept, as a match, so it is not lost in
  * `unknown`), or nothing.
  */
-export type PlaceRule = 'service' | 'alert_link' | 'workload_link' | 'alert_service' | 'none';
+export type PlaceRule = 'service' | 'alert_link' | 'workload_link' | 'probe_target' | 'alert_service' | 'none';
 export interface Placement {
   /** null: unplaced (grouped under `unknown`). */
   service: string | null;
@@ -16,6 +16,8 @@ export interface Placement {
   certain: boolean;
   /** The link that placed it, for the link rules. */
   link?: Link;
+  /** Why an alert was left unplaced when it could have seemed placed (a probe of an address no service has). */
+  why?: string;
 }
 
 interface Entry {
@@ -121,11 +123,19 @@ export class EstateIndex {
   readonly #names = new Set<string>();
   readonly #alerts = new MatcherIndex(false);
   readonly #workloads = new MatcherIndex(true);
+  /** Services by their health URL, and by its `host:port` (a probe may name either). */
+  readonly #healthUrls = new Map<string, string[]>();
+  readonly #healthHosts = new Map<string, string[]>();
 
   constructor(version: number, services: readonly ServiceView[]) {
     this.version = version;
     for (const s of services) {
       this.#names.add(s.name);
+      const url = s.health_url === null ? null : probedUrl(s.health_url);
+      if (url !== null) {
+        push(this.#healthUrls, url.href, s.name);
+        push(this.#healthHosts, url.host, s.name);
+      }
       for (const l of s.links) {
         if (l.kind === 'alert') this.#alerts.add(s.name, l);
         else if (l.kind === 'workload') this.#workloads.add(s.name, l);
@@ -137,7 +147,9 @@ export class EstateIndex {
     return this.#names.size;
   }
 
-  resolve(signal: Pick<Signal, 'name' | 'service' | 'labels'>): Placement {
+  resolve(signal: Pick<Signal, 'name' | 'service' | 'labels' | 'context'>): Placement {
+    const probed = probeOf(signal);
+    if (probed !== null) return this.#placeProbe(signal, probed);
     const own = signal.service;
     if (own !== null && this.#names.has(own)) return { service: own, rule: 'service', certain: true };
     const a = this.#alerts.find(signal.name, signal.labels, own);
@@ -147,4 +159,55 @@ export class EstateIndex {
     if (own !== null) return { service: own, rule: 'alert_service', certain: false };
     return { service: null, rule: 'none', certain: false };
   }
+
+  /**
+   * An alert about a probe (blackbox style) names the prober's job, not a service: it goes to the
+   * service the estate links it to, else the one whose health URL is the probed address (or, one
+   * service alone, its host and port), else nowhere, with the reason; never to a service named
+   * after the prober.
+   */
+  #placeProbe(signal: Pick<Signal, 'name' | 'labels'>, target: string): Placement {
+    const a = this.#alerts.find(signal.name, signal.labels, null);
+    if (a !== null) return { service: a.service, rule: 'alert_link', certain: a.link.certain, link: a.link };
+    const w = this.#workloads.find(signal.name, signal.labels, null);
+    if (w !== null) return { service: w.service, rule: 'workload_link', certain: w.link.certain, link: w.link };
+    const url = probedUrl(target);
+    const exact = url === null ? [] : (this.#healthUrls.get(url.href) ?? []);
+    if (exact.length === 1) return { service: exact[0]!, rule: 'probe_target', certain: true };
+    const byHost = url === null ? [] : (this.#healthHosts.get(url.host) ?? []);
+    if (exact.length === 0 && byHost.length === 1) return { service: byHost[0]!, rule: 'probe_target', certain: false };
+    const why =
+      exact.length > 1 || byHost.length > 1
+        ? `a probe of ${target}, the health URL of several services (${[...new Set([...exact, ...byHost])].slice(0, 5).join(', ')}): link it to one`
+        : `a probe of ${target}, which is no service's health URL and no link of the estate names: give the service that address as its health_url, or link the alert`;
+    return { service: null, rule: 'none', certain: false, why };
+  }
+}
+
+/** Label names a prober puts the probed address in. */
+const PROBE_TARGET_LABELS = ['instance', 'target'] as const;
+
+/**
+ * The address an alert about a probe is about, or null when it is not one: an alert with no
+ * `service` label of its own whose rule reads `probe_*` series (its expression), or whose name says
+ * it is a probe, or whose `instance` is a URL (a blackbox exporter's relabelled target).
+ */
+export function probeOf(signal: Pick<Signal, 'name' | 'labels' | 'context'>): string | null {
+  const l = signal.labels;
+  if (l.service !== undefined && l.service !== '') return null;
+  const target = PROBE_TARGET_LABELS.map((k) => l[k]).find((v): v is string => typeof v === 'string' && v !== '');
+  if (target === undefined) return null;
+  const expression = signal.context?.expression ?? '';
+  const isProbe = /\bprobe_[a-z_]+/.test(expression) || /probe|blackbox/i.test(signal.name) || /^[a-z][a-z0-9+.-]*:\/\//i.test(target);
+  return isProbe ? target : null;
+}
+
+/** A probed address as a URL (a bare `host:port` read as http), normalised for comparison; null when it is none. */
+function probedUrl(text: string): URL | null {
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `http://${text}`;
+  if (!URL.canParse(withScheme)) return null;
+  const u = new URL(withScheme);
+  u.hash = '';
+  if (u.pathname.length > 1 && u.pathname.endsWith('/')) u.pathname = u.pathname.replace(/\/+$/, '');
+  return u;
 }

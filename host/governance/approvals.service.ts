@@ -31,6 +31,8 @@ export interface ApprovalView {
   approvers: string[] | null;
   /** The episode an action request is for, or null. */
   episode: string | null;
+  /** An estate change: what approving it applies (`{service, before, after, fields}`); null for other kinds. */
+  change: unknown;
   decisions: Array<{ by: string; decision: Decision; note: string | null; at: string }>;
 }
 
@@ -64,6 +66,7 @@ export const view = (r: ApprovalRequest, decisions: ApprovalDecision[]): Approva
   approvals_needed: r.approvals_needed ?? APPROVALS_NEEDED,
   approvers: r.approvers,
   episode: r.trace,
+  change: r.proposed_change ?? null,
   decisions: decisions.filter((d) => d.request_id === r.id).map((d) => ({ by: d.decider, decision: d.decision, note: d.note, at: d.at })),
 });
 
@@ -100,6 +103,11 @@ export class ApprovalsService {
     return this.#repo.decisionsOf(ids);
   }
 
+  /** How many requests wait for a decision. */
+  pendingCount(): Promise<number> {
+    return this.#repo.pendingCount();
+  }
+
   async list(opts: { state?: ApprovalState; limit: number }): Promise<ApprovalView[]> {
     const requests = await this.#repo.list(opts);
     const decisions = await this.#repo.decisionsOf(requests.map((r) => r.id));
@@ -122,6 +130,43 @@ export class ApprovalsService {
     return this.#repo.lockOpenRaise(trx, service);
   }
 
+  /** The pending estate change of `service`, locked for the rest of `trx`. */
+  lockOpenChange(trx: Trx, service: string): Promise<ApprovalRequest | null> {
+    return this.#repo.lockOpen(trx, 'estate_change', service);
+  }
+
+  /** The pending estate changes, one per service. */
+  openChanges(trx?: Trx): Promise<ApprovalRequest[]> {
+    return this.#repo.open('estate_change', trx);
+  }
+
+  /**
+   * Opens an estate change request inside the caller's transaction (the estate's): decided like
+   * an autonomy raise, by two owners or admins other than the requester, within 24 hours.
+   */
+  async openChange(
+    trx: Trx,
+    record: RecordEvent,
+    ask: { service: string; summary: string; change: unknown; shown: unknown; asker: Asker },
+  ): Promise<ApprovalRequest> {
+    return this.#open(
+      trx,
+      record,
+      {
+        kind: 'estate_change',
+        service: ask.service,
+        from_level: null,
+        to_level: null,
+        action: null,
+        summary: clip(ask.summary, 1000),
+        proposed_change: ask.change,
+      },
+      ask.asker,
+      {},
+      ask.shown,
+    );
+  }
+
   /** Opens a raise request inside the caller's transaction (the autonomy service's). */
   async openRaise(trx: Trx, record: RecordEvent, ask: { service: string; from: Level; to: Level; asker: Asker }): Promise<ApprovalRequest> {
     return this.#open(
@@ -134,6 +179,7 @@ export class ApprovalsService {
         to_level: ask.to,
         action: null,
         summary: `raise ${ask.service} from ${ask.from} to ${ask.to}`,
+        proposed_change: null,
       },
       ask.asker,
     );
@@ -163,7 +209,7 @@ export class ApprovalsService {
     return this.#open(
       trx,
       record,
-      { kind: 'action', service: ask.service, from_level: null, to_level: null, action: ask.kind, summary: clip(ask.summary, 1000) },
+      { kind: 'action', service: ask.service, from_level: null, to_level: null, action: ask.kind, summary: clip(ask.summary, 1000), proposed_change: null },
       { actor: ask.by, by: ask.by },
       ask,
     );
@@ -172,9 +218,11 @@ export class ApprovalsService {
   async #open(
     trx: Trx,
     record: RecordEvent,
-    ask: Pick<ApprovalRequest, 'kind' | 'service' | 'from_level' | 'to_level' | 'action' | 'summary'>,
+    ask: Pick<ApprovalRequest, 'kind' | 'service' | 'from_level' | 'to_level' | 'action' | 'summary' | 'proposed_change'>,
     asker: Asker,
     opts: ActionAskOptions = {},
+    /** What the ledger event says the request would change (an estate change's fields), if anything. */
+    shown?: unknown,
   ): Promise<ApprovalRequest> {
     const now = this.#clock.now();
     const r: ApprovalRequest = {
@@ -208,6 +256,7 @@ export class ApprovalsService {
         expires_at: new Date(r.expires_ms).toISOString(),
         needed: r.approvals_needed ?? APPROVALS_NEEDED,
         approvers: r.approvers,
+        ...(shown === undefined ? {} : { change: shown }),
       },
     });
     return r;

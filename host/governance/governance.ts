@@ -36,6 +36,14 @@ export interface Governance extends Area {
 }
 
 /**
+ * The approval requests and decisions, built below the estate (whose guarded changes open
+ * requests) and handed to governance, which owns them.
+ */
+export function createApprovals(deps: { db: Db; ledger: Ledger; clock: Clock }): ApprovalsService {
+  return new ApprovalsService({ repo: new ApprovalsRepo(deps.db), ledger: deps.ledger, clock: deps.clock });
+}
+
+/**
  * Builds governance on `db`; owns `halt`, `approvals`, `autonomy` and `action_runs`, and the
  * `autonomy_file` settings document. Brings autonomy.json into force before it answers.
  */
@@ -54,13 +62,15 @@ export async function createGovernance(deps: {
   facts?: ServiceFacts;
   /** The latest study's report (readiness says what it found); without it no service has been studied. */
   studies?: StudyReports;
+  /** The approvals built below the estate (createApprovals); made here when not given. */
+  approvals?: ApprovalsService;
   /** Mail and the people who may approve a raise; without them nobody is e-mailed of one. */
   raiseMail?: Omit<RaiseMailDeps, 'ledger' | 'log'>;
 }): Promise<Governance> {
   const { db, log, ledger, clock } = deps;
   const haltRepo = new HaltRepo(db);
   const halt = new HaltService({ repo: haltRepo, ledger, clock });
-  const approvals = new ApprovalsService({ repo: new ApprovalsRepo(db), ledger, clock });
+  const approvals = deps.approvals ?? createApprovals({ db, ledger, clock });
   const autonomyRepo = new AutonomyRepo(db);
   const raiseMail = deps.raiseMail === undefined ? null : new RaiseMail({ ...deps.raiseMail, ledger, log: log.child({ component: 'raise-mail' }) });
   const file = new AutonomyFileService({

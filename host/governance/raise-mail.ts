@@ -16,7 +16,8 @@ export interface RaiseMailDeps {
   mail: RaiseMailSender;
   ledger: Ledger;
   log: Logger;
-  publicUrl: string | null;
+  /** The console's address for the link to the Control page (the single sign-on settings' `console_address`). */
+  consoleAddress: { get(): Promise<string | null> };
 }
 
 /**
@@ -49,7 +50,7 @@ export class RaiseMail {
   async #tell(r: ApprovalRequest): Promise<void> {
     const asker = new Set([r.requested_by.trim().toLowerCase(), r.requested_actor.trim().toLowerCase()]);
     const to = (await this.#d.people.withRoles(['owner', 'admin'])).filter((a) => !asker.has(a.trim().toLowerCase()));
-    const { subject, text } = raiseMail(r, this.#d.publicUrl);
+    const { subject, text } = raiseMail(r, await this.#d.consoleAddress.get());
     const failed: Array<{ to: string; reason: string }> = [];
     for (const address of to) {
       let sent = await this.#d.mail.send(address, subject, text, { signInState: false });

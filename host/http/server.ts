@@ -4,6 +4,7 @@ import type { Logger } from '../log.ts';
 import { VERSION } from '../version.ts';
 import { closeIfUnread } from './body.ts';
 import { restifyErrorCode } from './respond.ts';
+import type { TlsMaterial } from './tls.ts';
 
 export { MAX_BODY_BYTES } from './body.ts';
 
@@ -11,12 +12,19 @@ export { MAX_BODY_BYTES } from './body.ts';
  * The one HTTP server: API under /v1 (and /health); the console's files come from console.ts.
  * No body is read here: each route reads its own with `readJson` (http/body.ts) after its
  * authorisation check, so a caller that is not allowed in never has a body read, decompressed
- * or parsed. HEAD is answered as GET without the body (monitoring probes use it).
+ * or parsed. HEAD is answered as GET without the body (monitoring probes use it). With `tls`
+ * (SERVICE_TLS_CERT/KEY) it serves HTTPS on the same port, and only HTTPS.
  */
-export function createServer(log: Logger): Server {
+export function createServer(log: Logger, tls: TlsMaterial | null = null): Server {
   // Restify's own log lines (a response it cannot format, a discarded value) go through our
   // logger, whose serializers keep only method and path of a request: never its headers.
-  const server = restify.createServer({ name: 'oncall', version: VERSION, handleUncaughtExceptions: false, log: log.child({ component: 'http' }) as never });
+  const server = restify.createServer({
+    name: 'oncall',
+    version: VERSION,
+    handleUncaughtExceptions: false,
+    log: log.child({ component: 'http' }) as never,
+    ...(tls === null ? {} : { certificate: tls.cert, key: tls.key }),
+  });
 
   server.pre((req: Request, res: Response, next: () => void) => {
     // Node already decided, from the original method, that a HEAD answer carries no body.

@@ -37,6 +37,8 @@ const bootstrapBody = bodyValidator<BootstrapInput>({
     smtp_user: { type: 'string', minLength: 1, maxLength: 254 },
     smtp_password: { type: 'string', minLength: 1, maxLength: 1024 },
     smtp_security: { type: 'string', enum: ['starttls', 'ssl', 'none'] },
+    // The console's address: http(s), no query, fragment or credentials (as PUT /v1/settings/sso).
+    console_address: { type: 'string', maxLength: 500, pattern: '^https?://[^\\s?#@/]+(/[^\\s?#]*)?$' },
   },
 });
 

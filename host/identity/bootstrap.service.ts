@@ -19,6 +19,8 @@ export interface BootstrapInput {
   smtp_user?: string;
   smtp_password?: string;
   smtp_security?: SmtpSecurity;
+  /** The console's address as people reach it (links in messages, the single sign-on callback). */
+  console_address?: string;
 }
 
 /** The mail settings a bootstrap body gives, or null when it gives none. */
@@ -60,8 +62,11 @@ export class BootstrapService {
   readonly #ledger: Ledger;
   readonly #clock: Clock;
   readonly #access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> };
+  readonly #consoleAddress: { save(trx: Trx, url: string | null, at: string): Promise<void> };
 
   constructor(deps: {
+    /** The single sign-on settings' console address (ignored when SERVICE_PUBLIC_URL sets it). */
+    consoleAddress: { save(trx: Trx, url: string | null, at: string): Promise<void> };
     people: PeopleRepo;
     install: Pick<Install, 'lock'>;
     mail: InitialMail;
@@ -71,6 +76,7 @@ export class BootstrapService {
     access: { initialise(trx: Trx, ownerEmail: string, at: string): Promise<unknown> };
   }) {
     this.#access = deps.access;
+    this.#consoleAddress = deps.consoleAddress;
     this.#people = deps.people;
     this.#install = deps.install;
     this.#mail = deps.mail;
@@ -91,6 +97,7 @@ export class BootstrapService {
       tags: [],
       enabled: true,
       directory: false,
+      suspended: null,
       password_set: false,
       password_expires_at: null,
       created_at: now,
@@ -125,6 +132,7 @@ export class BootstrapService {
               : { provider: 'api', mail_from: mail.mail_from, key_set: mail.resend_key !== null },
         });
       }
+      if (input.console_address !== undefined) await this.#consoleAddress.save(trx, input.console_address, now);
       await this.#modes.recordChange(trx, record);
     });
     return person;

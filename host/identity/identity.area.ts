@@ -9,7 +9,7 @@ import type { MailService } from '../mail/mail.service.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
 import type { ModeService } from '../status/mode.service.ts';
-import type { Db } from '../storage/db.ts';
+import type { Db, Trx } from '../storage/db.ts';
 import type { UnitOfWork } from '../storage/unit-of-work.ts';
 import { accessRoutes } from './access.routes.ts';
 import { AccessPolicyService } from './access.service.ts';
@@ -17,6 +17,7 @@ import { AdminLoginService } from './admin-login.service.ts';
 import { AttemptsRepo } from './attempts.repo.ts';
 import { authRoutes } from './auth.routes.ts';
 import { BootstrapService } from './bootstrap.service.ts';
+import { DirectoryPeople } from './directory-people.service.ts';
 import { LimitLocksRepo } from './limit-locks.repo.ts';
 import type { People } from './people.ts';
 import { peopleRoutes } from './people.routes.ts';
@@ -34,6 +35,10 @@ export interface IdentityArea extends Area {
   readonly access: AccessPolicyService;
   readonly signIn: SignInService;
   readonly refusals: Refusals;
+  /** The sign-in limits, for the single sign-on area's ways in (one mechanism for every limit). */
+  readonly limits: RateLimits;
+  /** People the directory and single sign-on manage (the single sign-on area changes them through it). */
+  readonly directoryPeople: DirectoryPeople;
 }
 
 /**
@@ -57,6 +62,10 @@ export function createIdentityArea(d: {
   clock: Clock;
   log: Logger;
   config: Config;
+  /** Whether hand-added people may sign in by code or password (the single sign-on settings' mixed mode). */
+  localSignIn(): Promise<boolean>;
+  /** The console address the first-start form gives (the single sign-on area's setting). */
+  consoleAddress: { save(trx: Trx, url: string | null, at: string): Promise<void> };
 }): IdentityArea {
   const { db, work, settings, ledger, clock, log, mail } = d;
   const people = d.people.repo;
@@ -68,7 +77,16 @@ export function createIdentityArea(d: {
   const refusals = new Refusals({ locks: limitLocks, limits, ledger, clock });
   const adminLogin = new AdminLoginService({ breakGlass: () => mail.breakGlass(), sessions, limits, refusals, ledger });
   mail.onDelivered(() => adminLogin.breakGlassClosed());
-  const bootstrap = new BootstrapService({ people, install: d.install, mail: mail.initial, modes: d.modes, ledger, clock, access });
+  const bootstrap = new BootstrapService({
+    people,
+    install: d.install,
+    mail: mail.initial,
+    modes: d.modes,
+    ledger,
+    clock,
+    access,
+    consoleAddress: d.consoleAddress,
+  });
   const signIn = new SignInService({
     people,
     codes: new SignInCodesRepo(db),
@@ -81,6 +99,7 @@ export function createIdentityArea(d: {
     clock,
     log,
     codeKey: d.cipher.derive('sign-in-codes'),
+    localSignIn: () => d.localSignIn(),
   });
   const peopleService = new PeopleService({ people, sessions, access, ledger, clock });
   return {
@@ -88,6 +107,8 @@ export function createIdentityArea(d: {
     access,
     signIn,
     refusals,
+    limits,
+    directoryPeople: new DirectoryPeople({ people, sessions, clock }),
     routes: ({ server, log, guard }: Http) => {
       accessRoutes(server, { log, guard, access });
       authRoutes(server, { log, guard, tokens: d.tokens, people, bootstrap, signIn, adminLogin, sessions, client: new ClientAddress(d.config.trustedProxies) });

@@ -11,11 +11,18 @@ export interface Person {
   enabled: boolean;
   /** Managed by the directory (role, teams and tags follow its groups). */
   directory: boolean;
+  /**
+   * Why single sign-on or the directory suspended them (`directory`: in no mapped group;
+   * `provider`: the identity provider refused them), null otherwise. A suspended person is not enabled.
+   */
+  suspended: Suspension | null;
   password_set: boolean;
   password_expires_at: string | null;
   created_at: string;
   updated_at: string;
 }
+
+export type Suspension = 'directory' | 'provider';
 
 /** What sign-in by password needs; never leaves the identity area. */
 export interface PasswordRecord {
@@ -32,6 +39,7 @@ interface PersonRow {
   tags: string;
   enabled: number | boolean;
   directory: number | boolean;
+  suspended: string | null;
   password_hash: string | null;
   password_set_at: string | null;
   password_expires_at: string | null;
@@ -47,6 +55,7 @@ const fromRow = (r: PersonRow): Person => ({
   tags: JSON.parse(r.tags) as string[],
   enabled: Boolean(r.enabled),
   directory: Boolean(r.directory),
+  suspended: (r.suspended as Suspension | null) ?? null,
   password_set: r.password_hash !== null,
   password_expires_at: r.password_hash === null ? null : r.password_expires_at,
   created_at: r.created_at,
@@ -54,7 +63,7 @@ const fromRow = (r: PersonRow): Person => ({
 });
 
 /** The columns a change may set (the password has its own method). */
-export type PersonChange = Partial<Pick<Person, 'name' | 'role' | 'teams' | 'tags' | 'enabled'>> & { updated_at: string };
+export type PersonChange = Partial<Pick<Person, 'name' | 'role' | 'teams' | 'tags' | 'enabled' | 'directory' | 'suspended'>> & { updated_at: string };
 
 /** The only code that touches the `people` table. */
 export class PeopleRepo {
@@ -64,8 +73,8 @@ export class PeopleRepo {
     this.#db = db;
   }
 
-  async list(): Promise<Person[]> {
-    return ((await this.#db('people').orderBy('email')) as PersonRow[]).map(fromRow);
+  async list(trx?: Trx): Promise<Person[]> {
+    return ((await (trx ?? this.#db)('people').orderBy('email')) as PersonRow[]).map(fromRow);
   }
 
   /** The person, locked on MySQL for the rest of `trx`. */
@@ -126,6 +135,7 @@ export class PeopleRepo {
       tags: JSON.stringify(p.tags),
       enabled: p.enabled,
       directory: p.directory,
+      suspended: p.suspended,
       created_at: p.created_at,
       updated_at: p.updated_at,
     });

@@ -66,6 +66,7 @@ export class PeopleService {
       tags: input.tags ?? [],
       enabled: true,
       directory: false,
+      suspended: null,
       password_set: false,
       password_expires_at: null,
       created_at: now,
@@ -111,6 +112,11 @@ export class PeopleService {
         }
         const change: PersonChange = { updated_at: now };
         for (const k of Object.keys(changes) as (keyof PersonPatch)[]) Object.assign(change, { [k]: after[k] });
+        // Enabling or disabling by hand overrides a suspension by the directory or the provider.
+        if (changes.enabled !== undefined) {
+          change.suspended = null;
+          after.suspended = null;
+        }
         await this.#people.update(trx, email, change);
         const reason = changes.enabled !== undefined && !after.enabled ? 'disabled' : changes.role !== undefined ? 'role_changed' : null;
         const ended = reason === null ? 0 : await this.#sessions.endFor(trx, email, reason);

@@ -21,6 +21,18 @@ export const LIMITS = {
   password_lock: { limit: 1, windowMs: 15 * MINUTE },
   /** Wrong admin tokens at POST /v1/login from one client address. */
   token_client: { limit: 30, windowMs: 10 * MINUTE },
+  /** Directory passwords (POST /v1/auth/ldap) from one client address. */
+  ldap_client: { limit: 20, windowMs: 10 * MINUTE },
+  /** Failed directory passwords for one sign-in name (any of its spellings). */
+  ldap_name: { limit: 5, windowMs: 10 * MINUTE },
+  /**
+   * Single sign-on starts and callbacks from one client address (ours: each start keeps a row for
+   * ten minutes and each refused callback is an event). High enough for an office behind one
+   * address signing in at nine (two per sign-in); SERVICE_TRUSTED_PROXIES names the real client.
+   */
+  sso_client: { limit: 300, windowMs: 10 * MINUTE },
+  /** Single sign-on tickets redeemed from one client address (ours: each failure is an event). */
+  redeem_client: { limit: 150, windowMs: 10 * MINUTE },
 } as const;
 export type LimitKind = keyof typeof LIMITS;
 

@@ -66,7 +66,8 @@ export class SessionService implements SessionAuthenticator {
     };
     if (s.ended_ms !== null) throw new AppError('unauthorized', `the session has ended: ${describe(s.end_reason)}`);
     if (now >= s.ends_ms) {
-      const reason = s.via === 'password' && s.ends_ms < s.created_ms + MAX_AGE_MS ? 'password_ended' : 'max_age';
+      const cut = s.ends_ms < s.created_ms + MAX_AGE_MS;
+      const reason = cut && s.via === 'password' ? 'password_ended' : cut && s.via === 'sso' ? 'sso_recheck' : 'max_age';
       await ended(reason, describe(reason));
     }
     if (now - s.last_seen_ms >= IDLE_MS) await ended('idle', describe('idle'));
@@ -93,6 +94,11 @@ export class SessionService implements SessionAuthenticator {
   /** Ends every session of a person (disabled, role changed, password removed). */
   async endFor(trx: Trx, email: string, reason: string, via?: SessionVia): Promise<number> {
     return this.#repo.endFor(trx, email, this.#clock.now().getTime(), reason, via);
+  }
+
+  /** Ends every open session opened a given way (mixed mode turned off ends those of codes and passwords). */
+  async endVia(trx: Trx, via: SessionVia, reason: string): Promise<number> {
+    return this.#repo.endVia(trx, via, this.#clock.now().getTime(), reason);
   }
 
   /** Ends every break-glass session (break-glass has closed: e-mail works). */
@@ -128,6 +134,14 @@ export function describe(reason: string | null): string {
       return 'the role changed';
     case 'access_policy':
       return 'the access policy no longer admits this address';
+    case 'sso_recheck':
+      return 'single sign-on asks again after its recheck interval: sign in through the identity provider again';
+    case 'directory':
+      return 'the directory no longer puts this person in a mapped group';
+    case 'provider_refused':
+      return 'the identity provider no longer accepts this person';
+    case 'local_sign_in_off':
+      return 'sign-in by e-mailed code or password is off: sign in through single sign-on or the directory';
     case 'break_glass_closed':
       return 'break-glass has closed because e-mail works: sign in with your e-mail address';
     default:

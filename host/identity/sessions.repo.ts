@@ -2,7 +2,8 @@ import type { Role } from './principal.ts';
 import { dialect, type Db, type Trx } from '../storage/db.ts';
 import { withStatements } from '../storage/sqlite-statements.ts';
 
-export type SessionVia = 'code' | 'password' | 'break_glass';
+/** How a session was opened: an e-mailed code, a password, break-glass, single sign-on (OIDC) or a directory password. */
+export type SessionVia = 'code' | 'password' | 'break_glass' | 'sso' | 'ldap';
 
 export interface SessionRow {
   token_hash: string;

@@ -36,6 +36,8 @@ export interface SignInDeps {
   log: Logger;
   /** The HMAC key for codes: derived from the secret key, which is not in the database. */
   codeKey: Buffer;
+  /** Whether hand-added people may sign in by code or password (mixed mode, or no single sign-on). */
+  localSignIn(): Promise<boolean>;
 }
 
 const normalise = (email: string): string => email.trim().toLowerCase();
@@ -93,13 +95,17 @@ export class SignInService {
       });
       return;
     }
-    if (!person.enabled || !(await access.allows(email))) {
-      await ledger.append({
-        type: 'identity.code_refused',
-        actor: email,
-        reason: person.enabled ? 'the access policy does not admit this address' : 'the account is disabled',
-        data: { email, client },
-      });
+    const refused = !person.enabled
+      ? 'the account is disabled'
+      : person.directory
+        ? 'directory people sign in through the directory or single sign-on'
+        : !(await this.#d.localSignIn())
+          ? 'sign-in by e-mailed code is off: single sign-on or the directory only'
+          : !(await access.allows(email))
+            ? 'the access policy does not admit this address'
+            : null;
+    if (refused !== null) {
+      await ledger.append({ type: 'identity.code_refused', actor: email, reason: refused, data: { email, client } });
       return;
     }
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -127,7 +133,7 @@ export class SignInService {
     const now = clock.now().getTime();
     // Read before the transaction: on SQLite the transaction holds the only connection.
     const person = await people.get(email);
-    const admitted = person !== null && person.enabled && (await access.allows(email));
+    const admitted = person !== null && person.enabled && !person.directory && (await this.#d.localSignIn()) && (await access.allows(email));
     const outcome = await ledger.transact(async (trx, record) => {
       const usable = await codes.usable(trx, email, now, CODE_TRIES);
       const match = usable.find((c) => timingSafeEqual(Buffer.from(c.code_hmac, 'hex'), Buffer.from(given, 'hex')));
@@ -175,11 +181,12 @@ export class SignInService {
     // outside the transaction that locks it.
     await this.#limits.ensure([address]);
     const stored = locked ? null : await people.password(email);
-    const right = await verifyPassword(password, stored?.hash ?? null);
+    const right = await verifyPassword(password, stored?.hash ?? null, { client, nowMs: clock.now().getTime() });
     const expired = stored?.expires_at != null && Date.parse(stored.expires_at) <= clock.now().getTime();
     // Read before the transaction: on SQLite the transaction holds the only connection.
     const person = right && !expired ? await people.get(email) : null;
-    const admitted = person !== null && person.enabled && person.role !== 'owner' && !person.directory && (await access.allows(email));
+    const admitted =
+      person !== null && person.enabled && person.role !== 'owner' && !person.directory && (await this.#d.localSignIn()) && (await access.allows(email));
     const outcome = await ledger.transact(async (trx, record) => {
       await this.#limits.lock(trx, [address]);
       const lockedNow = (await this.#limits.wait(trx, 'password_lock', email)) > 0;

@@ -32,6 +32,8 @@ export interface HeldAlerts {
   unplaced(limit: number): Promise<Array<{ source: string; name: string; count: number; last_seen: string }>>;
   /** The services alerts were placed under, with their counts (the estate's build reads them). */
   servicesNamed(): Promise<Array<{ service: string; count: number }>>;
+  /** How many alerts are firing now (GET /metrics). */
+  firingCount(): Promise<number>;
   /** The alerts that started firing most often in [fromMs, toMs); `unplaced`: only those under no service (the digest). */
   noisiest(fromMs: number, toMs: number, limit: number, unplaced?: boolean): Promise<NoisyAlert[]>;
 }
@@ -71,6 +73,10 @@ export class IntakeHeldAlerts implements HeldAlerts {
 
   servicesNamed(): Promise<Array<{ service: string; count: number }>> {
     return this.#d.held.servicesNamed();
+  }
+
+  firingCount(): Promise<number> {
+    return this.#d.held.firingCount();
   }
 
   noisiest(fromMs: number, toMs: number, limit: number, unplaced = false): Promise<NoisyAlert[]> {

@@ -1,5 +1,6 @@
 import { dialect, type Db, type Trx } from '../storage/db.ts';
 import { withStatements } from '../storage/sqlite-statements.ts';
+import type { AlertContext } from '../plugins/contract.ts';
 import type { Signal } from './normalise.ts';
 
 export type HeldStatus = 'firing' | 'resolved' | 'released';
@@ -20,6 +21,8 @@ export interface HeldAlert {
   fired_at: string | null;
   /** The episode the alert belongs to while it fires; NULL until grouped, and again after a new firing. */
   episode_id: string | null;
+  /** What the tool said beyond the labels (when the condition began, the rule's expression), or null. */
+  context: AlertContext | null;
 }
 
 /** Firing alerts of one service that no episode has taken yet. */
@@ -30,11 +33,20 @@ export interface UngroupedService {
 }
 
 /** `seen_hour` is `last_seen` cut to the hour: what the release's index reads (see its migration). */
-type Row = Omit<HeldAlert, 'labels'> & { labels: string; seen_hour: string };
-const fromRow = ({ seen_hour: _hour, ...r }: Row): HeldAlert => ({ ...r, labels: JSON.parse(r.labels) as Record<string, string> });
-const toRow = (a: HeldAlert): Row => ({ ...a, labels: JSON.stringify(a.labels), seen_hour: hourOf(a.last_seen) });
+type Row = Omit<HeldAlert, 'labels' | 'context'> & { labels: string; context: string | null; seen_hour: string };
+const fromRow = ({ seen_hour: _hour, ...r }: Row): HeldAlert => ({
+  ...r,
+  labels: JSON.parse(r.labels) as Record<string, string>,
+  context: r.context === null || r.context === undefined ? null : (JSON.parse(r.context) as AlertContext),
+});
+const toRow = (a: HeldAlert): Row => ({
+  ...a,
+  labels: JSON.stringify(a.labels),
+  context: a.context === null ? null : JSON.stringify(a.context),
+  seen_hour: hourOf(a.last_seen),
+});
 const hourOf = (iso: string): string => iso.slice(0, 13);
-/** Rows per multi-row upsert: 14 columns each stays far below both engines' parameter limits. */
+/** Rows per multi-row upsert: 15 columns each stays far below both engines' parameter limits. */
 const UPSERT_CHUNK = 200;
 /** Fingerprints per `IN (…)` on MySQL (SQLite takes them one by one): a group commit's alerts in one or two statements. */
 const IN_CHUNK = 2000;
@@ -53,6 +65,7 @@ const COLUMNS = [
   'fired_at',
   'episode_id',
   'seen_hour',
+  'context',
 ] as const;
 /** SQLite runs the hot path one row at a time on cached statements: no per-call SQL to build or prepare. */
 const SQLITE = {
@@ -68,10 +81,13 @@ const SQLITE = {
 /** True when `after` differs from `before` in `last_seen` alone (what a plain re-send changes). */
 export function onlyLastSeenMoved(before: HeldAlert, after: HeldAlert): boolean {
   for (const c of COLUMNS) {
-    if (c === 'last_seen' || c === 'seen_hour' || c === 'labels') continue;
+    if (c === 'last_seen' || c === 'seen_hour' || c === 'labels' || c === 'context') continue;
     if (before[c] !== after[c]) return false;
   }
-  return before.labels === after.labels || JSON.stringify(before.labels) === JSON.stringify(after.labels);
+  return (
+    (before.labels === after.labels || JSON.stringify(before.labels) === JSON.stringify(after.labels)) &&
+    (before.context === after.context || JSON.stringify(before.context) === JSON.stringify(after.context))
+  );
 }
 
 /** The only code that touches `held_alerts`. */
@@ -158,6 +174,12 @@ export class HeldRepo {
       .orderBy('last_seen')
       .limit(limit);
     return ((await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
+  }
+
+  /** How many alerts are firing (the held set's size; GET /metrics). */
+  async firingCount(): Promise<number> {
+    const row = (await this.#db('held_alerts').count({ n: '*' }).where({ status: 'firing' }).first()) as { n: number | string } | undefined;
+    return Number(row?.n ?? 0);
   }
 
   /** Services with firing alerts that belong to no episode yet, with the oldest firing. */

@@ -7,6 +7,7 @@ import type { FiringsRepo } from './firings.repo.ts';
 import { onlyLastSeenMoved, type HeldAlert, type HeldRepo } from './held.repo.ts';
 import { POLLER_LABEL, type Normalisers, type Signal } from './normalise.ts';
 import { OWN_SERVICE, place, type ServiceResolver } from './placement.ts';
+import type { HeartbeatChange, HeartbeatService } from './heartbeats.ts';
 
 /** A firing alert not sent again for this long is released from the held set. */
 export const HOLD_MS = 4 * HOUR;
@@ -29,6 +30,12 @@ interface Pending {
   source: string;
   actor: string;
   signals: Signal[];
+  /** Heartbeats of the push (dead-man's-switch alerts): noted, never held. */
+  beats?: Signal[];
+  /** Set by the commit: heartbeats that stopped or came back, acted on once committed. */
+  changes?: HeartbeatChange[];
+  /** Alerts the service raised itself (a heartbeat missing): `signal.raised`, not `signal.pushed`. */
+  raised?: boolean;
   /**
    * Set for a poll: the connector, and the fingerprints resolved because the poll no longer
    * returned them (each resolved only while its held row still carries that connector's
@@ -47,6 +54,18 @@ export interface PolledResult {
   refreshed: number;
   /** Held alerts of the connector resolved: no longer returned (or returned resolved). */
   resolved: number;
+}
+
+/** What became of alerts taken in: by the held set's change, or refused (`rejected`: an unreadable body) or lost to a failed commit (`failed`). */
+export type TakenResult = 'fired' | 'refreshed' | 'resolved' | 'unknown_resolved' | 'rejected' | 'failed';
+
+/** Alerts taken in by this process since it started (GET /metrics reads them). */
+export interface TakenCount {
+  /** The source word when a normaliser or alias claims it (else `generic`); a poll's connector kind. */
+  source: string;
+  via: 'push' | 'poll';
+  result: TakenResult;
+  count: number;
 }
 
 export interface PushResult {
@@ -73,6 +92,8 @@ export interface IntakeDeps {
   clock: Clock;
   /** Names each alert's service (the estate's resolver); by default the alert's own `service`. */
   resolver?: ServiceResolver;
+  /** Heartbeats of the alerting pipeline; absent: every alert is held as an alert. */
+  heartbeats?: HeartbeatService;
 }
 
 export class IntakeService {
@@ -84,8 +105,11 @@ export class IntakeService {
   readonly #ended: AlertEndedListener[] = [];
   readonly #changedListeners: Array<() => void> = [];
   readonly #resolver: ServiceResolver;
+  readonly #heartbeats: HeartbeatService | null;
   #queue: Pending[] = [];
   #flushing = false;
+  /** `via source result` → alerts (a refused push counts once): a closed set of keys, so it stays small. */
+  readonly #taken = new Map<string, number>();
 
   constructor(deps: IntakeDeps) {
     this.#normalisers = deps.normalisers;
@@ -94,6 +118,7 @@ export class IntakeService {
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
     this.#resolver = deps.resolver ?? OWN_SERVICE;
+    this.#heartbeats = deps.heartbeats ?? null;
   }
 
   /** The episodes area subscribes at construction: an alert of an episode ended (same transaction). */
@@ -114,28 +139,80 @@ export class IntakeService {
     for (const l of this.#ended) await l(trx, episodeId, fingerprint, status, at);
   }
 
+  /** Alerts taken in since start, by source, way in and result. */
+  taken(): TakenCount[] {
+    return [...this.#taken].map(([key, count]) => {
+      const [via, source, result] = key.split(' ') as ['push' | 'poll', string, TakenResult];
+      return { source, via, result, count };
+    });
+  }
+
+  #count(via: 'push' | 'poll', source: string, counts: Partial<Record<TakenResult, number>>): void {
+    for (const [result, n] of Object.entries(counts)) {
+      if (n === 0) continue;
+      const key = `${via} ${source} ${result}`;
+      this.#taken.set(key, (this.#taken.get(key) ?? 0) + n);
+    }
+  }
+
   async push(source: string, body: unknown, actor: string): Promise<PushResult> {
+    const label = this.#normalisers.sourceLabel(source);
     let signals: Signal[];
     try {
       signals = this.#normalisers.normalise(source, body);
     } catch (e) {
+      this.#count('push', label, { rejected: 1 });
       if (e instanceof AppError && e.code === 'unreadable_alert') {
         // Nothing of the body is kept: only the fact that it was refused.
         await this.#ledger.append({ type: 'signal.rejected', actor, reason: e.message, data: { source } });
       }
       throw e;
     }
-    signals = await place(this.#resolver, signals);
-    const counts = await new Promise<Counts>((resolve, reject) => {
-      this.#queue.push({ source, actor, signals, resolve, reject });
-      if (!this.#flushing) {
-        // Start on the next turn: pushes arriving meanwhile share the commit.
-        this.#flushing = true;
-        setImmediate(() => void this.#flush());
-      }
+    const { alerts, beats } = await this.#split(source, signals);
+    const placed = await place(this.#resolver, alerts);
+    const pending: Omit<Pending, 'resolve' | 'reject'> = { source, actor, signals: placed, ...(beats.length === 0 ? {} : { beats }) };
+    const counts = await this.#enqueue(pending).catch((e: unknown) => {
+      this.#count('push', label, { failed: signals.length });
+      throw e;
     });
+    this.#count('push', label, counts);
     if (counts.fired + counts.refreshed + counts.resolved > 0) this.#changed();
-    return { accepted: signals.length, resolved: counts.resolved + counts.unknown_resolved, signals };
+    await this.#heartbeatChanged(pending.changes);
+    return { accepted: signals.length, resolved: counts.resolved + counts.unknown_resolved, signals: [...placed, ...beats] };
+  }
+
+  /** The heartbeats among a push's alerts (never held as alerts), and the rest. */
+  async #split(source: string, signals: Signal[]): Promise<{ alerts: Signal[]; beats: Signal[] }> {
+    const hb = this.#heartbeats;
+    if (hb === null) return { alerts: signals, beats: [] };
+    await hb.ready();
+    if (!signals.some((s) => hb.isBeat(source, s.name))) return { alerts: signals, beats: [] };
+    return { alerts: signals.filter((s) => !hb.isBeat(source, s.name)), beats: signals.filter((s) => hb.isBeat(source, s.name)) };
+  }
+
+  /** Raises or clears the service's own alert about heartbeats that stopped or came back. */
+  async #heartbeatChanged(changes: HeartbeatChange[] | undefined): Promise<void> {
+    if (changes === undefined || changes.length === 0 || this.#heartbeats === null) return;
+    await this.takeRaised(changes.map((c) => this.#heartbeats!.alertOf(c)));
+  }
+
+  /** The tick's share: heartbeats past their timeout raise the service's own alert (one host each). */
+  async checkHeartbeats(): Promise<number> {
+    if (this.#heartbeats === null) return 0;
+    const changes = await this.#heartbeats.check();
+    await this.#heartbeatChanged(changes);
+    return changes.length;
+  }
+
+  /**
+   * Alerts the service raises itself (a heartbeat of the pipeline missing, or back): placed and
+   * held like any alert, so the estate can link them and an episode opens after the debounce;
+   * recorded as `signal.raised`.
+   */
+  async takeRaised(signals: Signal[]): Promise<void> {
+    const placed = await place(this.#resolver, signals);
+    const counts = await this.#enqueue({ source: placed[0]?.labels.siem ?? 'service', actor: 'system', signals: placed, raised: true });
+    if (counts.fired + counts.refreshed + counts.resolved > 0) this.#changed();
   }
 
   /**
@@ -180,7 +257,9 @@ export class IntakeService {
         const started: string[] = [];
         const ended: HeldAlert[] = [];
         const events: EventInput[] = [];
-        const results = batch.map(({ source, actor, signals, polled }) => {
+        for (const p of batch) if (p.beats !== undefined) p.changes = await this.#heartbeats!.seen(trx, record, p.source, p.beats, nowDate.getTime());
+        const results = batch.map((p) => {
+          const { source, actor, signals, polled } = p;
           const counts: Counts = { fired: 0, refreshed: 0, resolved: 0, unknown_resolved: 0 };
           for (const s of signals) {
             const held = known.get(s.fingerprint);
@@ -202,6 +281,7 @@ export class IntakeService {
                 ended_at: null,
                 fired_at: refresh ? held.fired_at : now,
                 episode_id: refresh ? held.episode_id : null,
+                context: s.context ?? null,
               };
               if (refresh) counts.refreshed++;
               else {
@@ -223,12 +303,21 @@ export class IntakeService {
             changed.set(s.fingerprint, next);
           }
           const fingerprints = signals.slice(0, LISTED).map((s) => s.fingerprint);
-          if (polled === undefined) {
+          const unplaced = unplacedOf(signals);
+          const beats = p.beats === undefined ? {} : { heartbeats: p.beats.length };
+          if (p.raised === true) {
+            events.push({
+              type: 'signal.raised',
+              actor,
+              reason: `${signals.length} alert(s) raised by the service: ${[...new Set(signals.map((s) => `${s.name} ${s.status}`))].join(', ')}`,
+              data: { source, ...counts, fingerprints },
+            });
+          } else if (polled === undefined) {
             events.push({
               type: 'signal.pushed',
               actor,
               reason: `${signals.length} alert(s) from ${source}`,
-              data: { source, ...counts, fingerprints, listed_all: signals.length <= LISTED },
+              data: { source, ...counts, ...beats, fingerprints, listed_all: signals.length <= LISTED, ...unplaced },
             });
           } else {
             const returned = signals.length - polled.absent.size;
@@ -244,6 +333,7 @@ export class IntakeService {
                 ...counts,
                 fingerprints,
                 listed_all: signals.length <= LISTED,
+                ...unplaced,
               },
             });
           }
@@ -277,7 +367,8 @@ export class IntakeService {
    * Throws 400 `unreadable_alert` (nothing taken) when an alert is not in the common shape.
    */
   async takePolled(connector: string, kind: string, alerts: unknown[]): Promise<PolledResult> {
-    const signals = await place(this.#resolver, this.#normalisers.polled(kind, connector, alerts));
+    const { alerts: polledAlerts, beats } = await this.#split(kind, this.#normalisers.polled(kind, connector, alerts));
+    const signals = await place(this.#resolver, polledAlerts);
     const seen = new Set(signals.map((s) => s.fingerprint));
     const absent: Signal[] = (await this.#held.list('firing'))
       .filter((a) => a.labels[POLLER_LABEL] === connector && !seen.has(a.fingerprint))
@@ -291,20 +382,29 @@ export class IntakeService {
         summary: a.summary,
         id: null,
       }));
-    if (signals.length + absent.length === 0) return { returned: 0, fired: 0, refreshed: 0, resolved: 0 };
-    const counts = await this.#enqueue({
+    if (signals.length + absent.length + beats.length === 0) return { returned: 0, fired: 0, refreshed: 0, resolved: 0 };
+    const label = this.#normalisers.sourceLabel(kind);
+    const pending: Omit<Pending, 'resolve' | 'reject'> = {
       source: kind,
       actor: `poller:${connector}`,
       signals: [...signals, ...absent],
       polled: { connector, absent: new Set(absent.map((a) => a.fingerprint)) },
+      ...(beats.length === 0 ? {} : { beats }),
+    };
+    const counts = await this.#enqueue(pending).catch((e: unknown) => {
+      this.#count('poll', label, { failed: signals.length + absent.length });
+      throw e;
     });
+    this.#count('poll', label, counts);
     if (counts.fired + counts.refreshed + counts.resolved > 0) this.#changed();
+    await this.#heartbeatChanged(pending.changes);
     return { returned: signals.length, fired: counts.fired, refreshed: counts.refreshed, resolved: counts.resolved };
   }
 
+  /** Queues `p` for the next group commit (the same object: the commit sets its `changes`). */
   #enqueue(p: Omit<Pending, 'resolve' | 'reject'>): Promise<Counts> {
     return new Promise<Counts>((resolve, reject) => {
-      this.#queue.push({ ...p, resolve, reject });
+      this.#queue.push(Object.assign(p, { resolve, reject }));
       if (!this.#flushing) {
         this.#flushing = true;
         setImmediate(() => void this.#flush());
@@ -342,4 +442,15 @@ export class IntakeService {
       if (released < RELEASE_BATCH) return total;
     }
   }
+}
+
+/** Alerts left unplaced with a reason (a probe of an address no service has), for the push's event: at most 10. */
+function unplacedOf(signals: Signal[]): { unplaced?: Array<{ fingerprint: string; name: string; why: string }> } {
+  const out: Array<{ fingerprint: string; name: string; why: string }> = [];
+  for (const s of signals) {
+    if (s.unplaced === undefined) continue;
+    out.push({ fingerprint: s.fingerprint, name: s.name, why: s.unplaced });
+    if (out.length >= 10) break;
+  }
+  return out.length === 0 ? {} : { unplaced: out };
 }

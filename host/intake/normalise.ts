@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { AppError } from '../errors.ts';
 import { ajv } from '../json-schema.ts';
 import { canonicalJson } from '../ledger/entry.ts';
-import type { AlertSeverity, AlertStatus, NormalisedAlert, NormaliserPlugin } from '../plugins/contract.ts';
+import type { AlertContext, AlertSeverity, AlertStatus, NormalisedAlert, NormaliserPlugin } from '../plugins/contract.ts';
 import type { LoadedPlugin } from '../plugins/loader.ts';
 import { clip } from '../text.ts';
 
@@ -16,6 +16,10 @@ export interface Signal {
   labels: Record<string, string>;
   summary: string;
   id: string | null;
+  /** What the tool said beyond the labels (when the condition began, the rule's expression); absent when it said nothing. */
+  context?: AlertContext;
+  /** Set by placement: why the alert was left unplaced although it named a service (recorded with the push). */
+  unplaced?: string;
 }
 
 /** The catch-all normaliser: any source word that no other normaliser claims. */
@@ -31,6 +35,7 @@ const MAX_DEPTH = 8;
 const MAX_NAME = 500;
 const MAX_SERVICE = 200;
 const MAX_ID = 500;
+const MAX_EXPRESSION = 2000;
 
 const checkAlert = ajv.compile<NormalisedAlert>({
   type: 'object',
@@ -44,6 +49,7 @@ const checkAlert = ajv.compile<NormalisedAlert>({
     summary: { type: 'string' },
     id: { type: ['string', 'null'] },
     identity: { type: 'array', items: { type: 'string' } },
+    context: { type: 'object' },
   },
 });
 
@@ -70,6 +76,12 @@ export class Normalisers {
   /** The normaliser names, in the order `auto` tries them. */
   get names(): string[] {
     return this.#detectOrder.map((n) => n.name);
+  }
+
+  /** A source word as a metric label: the word when a normaliser or alias claims it (or `auto`), else `generic`: a closed set. */
+  sourceLabel(source: string): string {
+    const word = source.toLowerCase();
+    return word === 'auto' || this.#byWord.has(word) ? word : GENERIC;
   }
 
   /**
@@ -140,7 +152,21 @@ function toSignal(normaliser: string, siem: string, alert: unknown, index: numbe
     labels: { ...labels, siem },
     summary: clip(alert.summary, Number.MAX_SAFE_INTEGER),
     id: id === null ? null : clip(id, MAX_ID),
+    ...contextOf(alert.context),
   };
+}
+
+/**
+ * The alert's context as the host keeps it: a valid time (as ISO 8601) and an expression of at
+ * most 2,000 characters; anything else a plugin put there is dropped, never refused.
+ */
+function contextOf(given: unknown): { context?: AlertContext } {
+  if (typeof given !== 'object' || given === null) return {};
+  const c = given as Record<string, unknown>;
+  const out: AlertContext = {};
+  if (typeof c.starts_at === 'string' && !Number.isNaN(Date.parse(c.starts_at))) out.starts_at = new Date(Date.parse(c.starts_at)).toISOString();
+  if (typeof c.expression === 'string' && c.expression.trim() !== '' && c.expression.length <= MAX_EXPRESSION) out.expression = c.expression;
+  return out.starts_at === undefined && out.expression === undefined ? {} : { context: out };
 }
 
 /**

@@ -5,6 +5,8 @@ export interface Placed {
   service: string | null;
   rule: string;
   certain: boolean;
+  /** Why it is unplaced although it named a service (a probe of an address no service has). */
+  why?: string;
 }
 
 /**
@@ -27,7 +29,8 @@ export async function place(resolver: ServiceResolver, signals: Signal[]): Promi
   if (resolver === OWN_SERVICE || signals.length === 0) return signals;
   await resolver.ready?.();
   return signals.map((s) => {
-    const service = resolver.resolve(s).service;
-    return service === s.service ? s : { ...s, service };
+    const placed = resolver.resolve(s);
+    if (placed.service === s.service && placed.why === undefined) return s;
+    return { ...s, service: placed.service, ...(placed.why === undefined ? {} : { unplaced: placed.why }) };
   });
 }

@@ -10,6 +10,8 @@ export interface Cause {
   title: string;
   pack: string;
   specificity: number;
+  /** Causes it explains when both hold on a common subject (it then ranks above them). */
+  explains: string[];
   reads: ReadCapability[];
   defaults: Record<string, number | string | boolean>;
   applies: Applicability;
@@ -48,6 +50,7 @@ export class CauseCatalogue {
           title: d.title,
           pack: p.name,
           specificity: d.specificity,
+          explains: [...(d.explains ?? [])],
           reads: [...d.reads],
           defaults: { ...(d.settings ?? {}) },
           applies: applicability(d.applies),

@@ -22,6 +22,8 @@ export interface CheckRunRequest {
   /** One cause id, or null for every cause of the loaded packs. */
   cause: string | null;
   at: Date;
+  /** Whether `at` was asked for (else it is now). */
+  asked?: boolean;
   /** Write `check.started` / `check.finished` events (actor `actor`); otherwise nothing is written. */
   record: boolean;
   actor: string;
@@ -46,7 +48,7 @@ export async function checksNow(
   if (causes.length === 0)
     throw new AppError('not_found', req.cause === null ? 'no pack is loaded: there is no cause to check' : `no loaded pack declares cause ${req.cause}`);
   const at = req.at.toISOString();
-  const inputs = outsideEpisode(req.service, await d.estate.find(req.service), at);
+  const inputs = outsideEpisode(req.service, await d.estate.find(req.service), at, req.asked === true ? 'asked' : 'now');
   const source = await liveSource({ connectors: d.connectors, ledger: d.ledger }, inputs.service, at);
   if (req.record)
     await d.ledger.transact(async (_trx, record) => {
@@ -94,10 +96,11 @@ export async function checksNow(
  * The inputs of checks run outside any episode (by hand, or by the study): the service's estate
  * entry and its check settings, no alert, no related episodes.
  */
-export function outsideEpisode(service: string, view: Awaited<ReturnType<EstateEntries['find']>>, at: string): CheckInputs {
+export function outsideEpisode(service: string, view: Awaited<ReturnType<EstateEntries['find']>>, at: string, moment: 'asked' | 'now' = 'now'): CheckInputs {
   return {
     episode: { id: null, service, opened_at: at },
     at,
+    moment,
     signals: [],
     service: checkService(service, view),
     related: { dependencies: [], history: [] },

@@ -1,5 +1,6 @@
 import type {
   CheckContext,
+  CheckMoment,
   CheckService,
   CheckSignal,
   ChangesReader,
@@ -11,6 +12,7 @@ import type {
   ReadCapability,
   RelatedEpisode,
 } from '../plugins/contract.ts';
+import { packLibrary } from '../plugins/lib/index.ts';
 import type { Cause } from './catalogue.ts';
 import { readFailure } from './read-failure.ts';
 
@@ -34,7 +36,9 @@ export interface ReaderSource {
 /** What the retrieval step gathered for an episode (or for an ad-hoc run). */
 export interface CheckInputs {
   episode: { id: string | null; service: string; opened_at: string };
+  /** The moment the checks read (metrics at it, changes up to it): one per run, never mixed. */
   at: string;
+  moment: CheckMoment;
   signals: CheckSignal[];
   service: CheckService;
   related: { dependencies: RelatedEpisode[]; history: RelatedEpisode[] };
@@ -58,6 +62,7 @@ export function checkContext(cause: Cause, inputs: CheckInputs, source: ReaderSo
   const ctx: CheckContext = {
     episode: Object.freeze({ ...inputs.episode }),
     at: inputs.at,
+    moment: inputs.moment,
     signals: deepFreeze(structuredClone(inputs.signals)),
     service: deepFreeze(structuredClone(inputs.service)),
     related: deepFreeze(structuredClone(inputs.related)),
@@ -67,6 +72,7 @@ export function checkContext(cause: Cause, inputs: CheckInputs, source: ReaderSo
     http: Object.freeze({ get: guard('http', r.http.get.bind(r.http)) }),
     ledger: Object.freeze({ events: guard('ledger', r.ledger.events.bind(r.ledger)) }),
     log: Object.freeze({ info: log.info.bind(log), warn: log.warn.bind(log), error: log.error.bind(log) }),
+    lib: packLibrary,
     signal,
     deadline,
   };

@@ -10,7 +10,7 @@ import type { VerdictResult } from './run-check.ts';
  */
 export function rank(verdicts: VerdictResult[]): VerdictResult[] {
   const group = (v: VerdictResult) => (v.verdict === 'holds' ? 0 : v.verdict === 'unknown' ? 1 : 2);
-  return [...verdicts].sort(
+  const sorted = [...verdicts].sort(
     (a, b) =>
       group(a) - group(b) ||
       b.specificity - a.specificity ||
@@ -18,10 +18,32 @@ export function rank(verdicts: VerdictResult[]): VerdictResult[] {
       b.evidence.length - a.evidence.length ||
       (a.cause < b.cause ? -1 : a.cause > b.cause ? 1 : 0),
   );
+  return explainedFirst(sorted);
+}
+
+/**
+ * A cause that holds and explains another that holds on a common subject (a crash loop and the
+ * target it keeps down) moves just above it: the cause before its symptom, whatever their
+ * specificity. Applied once per pair, in order, so two causes explaining each other cannot loop.
+ */
+function explainedFirst(ranked: VerdictResult[]): VerdictResult[] {
+  const out = [...ranked];
+  for (const v of ranked) {
+    if (v.verdict !== 'holds' || v.explains.length === 0 || v.subjects.length === 0) continue;
+    const mine = new Set(v.subjects);
+    const at = out.indexOf(v);
+    const first = out.findIndex(
+      (w, i) => i < at && w.verdict === 'holds' && v.explains.includes(w.cause) && !w.explains.includes(v.cause) && w.subjects.some((s) => mine.has(s)),
+    );
+    if (first === -1) continue;
+    out.splice(at, 1);
+    out.splice(first, 0, v);
+  }
+  return out;
 }
 
 /** The diagnosis of ranked verdicts: what holds, what is unknown, and the sentences a person reads first. */
-export function diagnose(ranked: VerdictResult[], service: string): Diagnosis {
+export function diagnose(ranked: VerdictResult[], service: string, read?: { at: string; moment: string }): Diagnosis {
   const holds = ranked.filter((v) => v.verdict === 'holds');
   const unknown = ranked.filter((v) => v.verdict === 'unknown');
   const ruledOut = ranked.filter((v) => v.verdict === 'ruled_out');
@@ -37,8 +59,13 @@ export function diagnose(ranked: VerdictResult[], service: string): Diagnosis {
             .join('; ')}${holds.length > 4 ? '; …' : ''}.`
         : '';
     summary = `Most likely: ${top.title} — ${top.reason}${/[.!?]$/.test(top.reason) ? '' : '.'}${others}`;
-  } else if (unknown.length > 0)
-    summary = `No checked cause holds (${ruledOut.length} ruled out); ${unknown.length} could not be checked, the first because ${unknown[0]!.obstacle ?? 'of an obstacle'}: ${unknown[0]!.title}.`;
-  else summary = `All ${ruledOut.length} checked causes are ruled out: the cause is none the packs know.`;
-  return { holds: holds.map((v) => v.cause), unknown: unknown.map((v) => v.cause), summary: clip(summary, 1000, '…') };
+  } else if (unknown.length > 0) {
+    // Causes that could not be checked are named as questions left open, never as findings.
+    const open = unknown
+      .slice(0, 3)
+      .map((v) => `${v.title} (${v.obstacle ?? 'an obstacle'})`)
+      .join('; ');
+    summary = `No checked cause holds (${ruledOut.length} ruled out). Not known, as ${unknown.length === 1 ? 'it' : `${unknown.length} causes`} could not be checked: ${open}${unknown.length > 3 ? '; …' : ''}.`;
+  } else summary = `All ${ruledOut.length} checked causes are ruled out: the cause is none the packs know.`;
+  return { holds: holds.map((v) => v.cause), unknown: unknown.map((v) => v.cause), summary: clip(summary, 1000, '…'), ...read };
 }

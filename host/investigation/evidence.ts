@@ -1,5 +1,5 @@
 import { scrubJson, scrubText } from '../connectors/secrets.ts';
-import type { EvidenceInput } from '../plugins/contract.ts';
+import type { CheckMoment, EvidenceInput } from '../plugins/contract.ts';
 import { clip } from '../text.ts';
 
 /** The most one evidence item may take, as JSON. */
@@ -7,8 +7,22 @@ export const MAX_EVIDENCE_BYTES = 16 * 1024;
 /** The most evidence items one verdict keeps. */
 export const MAX_EVIDENCE_PER_VERDICT = 20;
 
+/**
+ * Which moment an evidence item was read at: the run's own (`opening`, `newest_signal`, `asked`,
+ * `now`), `now` for a read of the present made while the check ran (a health URL), or `stated`
+ * for another moment the check named (the end of a window it chose).
+ */
+export type EvidenceMoment = CheckMoment | 'stated';
+
 /** An evidence item as it is stored and answered (its id and cause are added when it is recorded). */
-export type Evidence = EvidenceInput;
+export type Evidence = EvidenceInput & { moment: EvidenceMoment };
+
+/** The moment of an item read at `at` by a check of a run at `run` that ran between `fromMs` and `toMs` (wall clock). */
+export function momentOf(at: string, run: { at: string; moment: CheckMoment }, fromMs: number, toMs: number): EvidenceMoment {
+  if (at === run.at) return run.moment;
+  const t = Date.parse(at);
+  return t >= fromMs - 1000 && t <= toMs + 1000 ? 'now' : 'stated';
+}
 
 /**
  * A check's evidence item made safe to keep: every field of the right type, text clipped, the
@@ -27,6 +41,7 @@ export function cleanEvidence(raw: unknown, secrets: string[], fallbackAt: strin
     at,
     observed: plainJson(r.observed, secrets),
     excerpt: text(r.excerpt, 2000),
+    moment: 'stated',
   };
   const size = Buffer.byteLength(JSON.stringify(item));
   if (size > MAX_EVIDENCE_BYTES) item.observed = { omitted: `the observed value was ${size} bytes; at most ${MAX_EVIDENCE_BYTES} are kept` };

@@ -10,6 +10,10 @@ export interface Diagnosis {
   unknown: string[];
   /** One or two sentences a person reads first. */
   summary: string;
+  /** The moment the run read (absent in diagnoses recorded before it was kept). */
+  at?: string;
+  /** What that moment is: the episode's `opening`, or the `newest_signal`'s arrival for a re-run. */
+  moment?: string;
 }
 
 /** A verdict as an episode carries it. */
@@ -122,6 +126,12 @@ export class FindingsRepo {
     return row !== undefined && Number(row.run) === c.run && row.state === 'running' && row.lease_holder === holder;
   }
 
+  /** The episode's current run number (0 when no investigation was asked for). */
+  async currentRun(episodeId: string): Promise<number> {
+    const row = (await this.#db('investigations').select('run').where({ episode_id: episodeId }).first()) as Pick<Row, 'run'> | undefined;
+    return row === undefined ? 0 : Number(row.run);
+  }
+
   /** Records a finished run: its verdicts ranked, the evidence they cite, the diagnosis. */
   async complete(
     trx: Trx,
@@ -141,6 +151,7 @@ export class FindingsRepo {
           at: e.at,
           observed: JSON.stringify(e.observed ?? null),
           excerpt: e.excerpt,
+          moment: e.moment,
         })),
       );
     }
@@ -212,6 +223,12 @@ export class FindingsRepo {
     return out;
   }
 
+  /** How many are running now (GET /metrics). */
+  async runningCount(): Promise<number> {
+    const row = (await this.#db('investigations').count({ n: '*' }).where({ state: 'running' }).first()) as { n: number | string } | undefined;
+    return Number(row?.n ?? 0);
+  }
+
   /** How many wait to run. */
   async pendingCount(): Promise<number> {
     const row = (await this.#db('investigations').count({ n: '*' }).where({ state: 'pending' }).first()) as { n: number | string } | undefined;
@@ -256,6 +273,7 @@ export class FindingsRepo {
         at: String(e.at),
         observed: JSON.parse(String(e.observed)) as unknown,
         excerpt: String(e.excerpt),
+        moment: (e.moment ?? 'stated') as StoredEvidence['moment'],
       }))
       .sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
     return {

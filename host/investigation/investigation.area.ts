@@ -47,8 +47,10 @@ export function createInvestigationArea(d: {
   limits?: Partial<InvestigationLimits>;
   /** Acting's store: a diagnosis asks for the episode's action path. */
   actions?: InvestigationDeps['actions'];
+  /** The causes of the loaded packs, when the host built them already (the estate checks settings against them). */
+  catalogue?: CauseCatalogue;
 }): InvestigationArea {
-  const catalogue = new CauseCatalogue(d.plugins);
+  const catalogue = d.catalogue ?? new CauseCatalogue(d.plugins);
   const log = d.log.child({ component: 'investigation' });
   const investigations = new InvestigationService({
     findings: d.findings,
@@ -59,8 +61,9 @@ export function createInvestigationArea(d: {
     connectors: d.connectors,
     ledger: d.ledger,
     teller: {
-      tellDiagnosis: async (trx, episode, severity, diagnosis) => {
-        await d.notifier.tell(trx, { event: 'incident.diagnosed', episode, severity, diagnosis });
+      // The message carries the diagnosis's published shape: summary, holds, unknown.
+      tellDiagnosis: async (trx, episode, severity, { summary, holds, unknown }) => {
+        await d.notifier.tell(trx, { event: 'incident.diagnosed', episode, severity, diagnosis: { summary, holds, unknown } });
       },
       nudge: () => d.notifier.nudge(),
     },

@@ -48,7 +48,17 @@ export function investigationRoutes(
       const body = runBody(await readJson(req));
       const at = body.at === undefined ? deps.now() : new Date(body.at);
       if (Number.isNaN(at.getTime())) throw new AppError('invalid_body', 'at must be an ISO 8601 time');
-      return [200, await deps.checksNow({ service: body.service, cause: body.cause ?? null, at, record: body.record === true, actor: who.actor })];
+      return [
+        200,
+        await deps.checksNow({
+          service: body.service,
+          cause: body.cause ?? null,
+          at,
+          asked: body.at !== undefined,
+          record: body.record === true,
+          actor: who.actor,
+        }),
+      ];
     }),
   );
 }

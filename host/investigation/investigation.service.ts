@@ -155,7 +155,7 @@ export class InvestigationService {
         );
       });
     const verdicts = await this.checkAll(causes, inputs, source);
-    await this.#conclude(c, episode, verdicts, worstOf(inputs.signals.map((s) => s.severity)));
+    await this.#conclude(c, episode, verdicts, worstOf(inputs.signals.map((s) => s.severity)), { at: inputs.at, moment: inputs.moment });
   }
 
   /**
@@ -196,6 +196,7 @@ export class InvestigationService {
             timeoutMs: Math.min(checkTimeoutMs, left),
             secrets: source.secrets(),
             at: inputs.at,
+            moment: inputs.moment,
           }),
         );
       }
@@ -205,9 +206,9 @@ export class InvestigationService {
   }
 
   /** Step 4: the verdicts, their evidence and the diagnosis recorded together, then people told. */
-  async #conclude(c: Claimed, episode: Episode, verdicts: VerdictResult[], severity: AlertSeverity): Promise<void> {
+  async #conclude(c: Claimed, episode: Episode, verdicts: VerdictResult[], severity: AlertSeverity, read: { at: string; moment: string }): Promise<void> {
     const ranked = rank(verdicts);
-    const diagnosis = diagnose(ranked, c.service);
+    const diagnosis = diagnose(ranked, c.service, read);
     const evidence: StoredEvidence[] = [];
     const recorded: Recorded[] = ranked.map((v) => {
       const ids = v.evidence.map((e) => {
@@ -244,7 +245,15 @@ export class InvestigationService {
           actor: 'system',
           reason: diagnosis.summary,
           trace: c.episode_id,
-          data: { service: c.service, run: c.run, holds: diagnosis.holds, unknown: diagnosis.unknown, checked: recorded.length },
+          data: {
+            service: c.service,
+            run: c.run,
+            holds: diagnosis.holds,
+            unknown: diagnosis.unknown,
+            checked: recorded.length,
+            at: read.at,
+            moment: read.moment,
+          },
         });
         if (episode.kind === 'incident' && recorded.length > 0) await this.#d.teller.tellDiagnosis(trx, episode, severity, diagnosis);
         await this.#d.actions?.request(trx, c.episode_id, c.run, c.service, this.#d.clock.now().getTime());
@@ -255,7 +264,24 @@ export class InvestigationService {
     if (told) {
       this.#d.teller.nudge();
       this.#d.actions?.nudge();
-    }
+    } else if (recorded.length > 0) await this.#closeReplaced(c, recorded.length);
+  }
+
+  /**
+   * A run that was no longer held when it finished (a newer run was asked for as alerts joined,
+   * or another host took it over) is closed with one event, so its `check.started` events are
+   * not left without an end; its verdicts are not kept.
+   */
+  async #closeReplaced(c: Claimed, causes: number): Promise<void> {
+    const current = await this.#d.findings.currentRun(c.episode_id);
+    const by = current > c.run ? `run ${current}, asked for as new alerts joined` : 'another host, which took the run over';
+    await this.#d.ledger.append({
+      type: 'check.replaced',
+      actor: 'system',
+      reason: `run ${c.run} of ${causes} check(s) was replaced by ${by}: its verdicts are not kept`,
+      trace: c.episode_id,
+      data: { service: c.service, run: c.run, causes, by_run: current > c.run ? current : null },
+    });
   }
 
   /**

@@ -138,10 +138,16 @@ export async function liveSource(d: { connectors: ConnectorReads; ledger: Ledger
           let answer = await client.request({ url, timeoutS, maxBodyBytes: HTTP_MAX_BYTES });
           // A pooled connection the server closed (it just restarted) fails at once: one more try
           // on a fresh connection, so a restart is not taken for an endpoint that is down.
-          if (!answer.ok && /UND_ERR_SOCKET|ECONNRESET|other side closed/.test(answer.problem) && !signal.aborted)
-            answer = await client.request({ url, timeoutS, maxBodyBytes: HTTP_MAX_BYTES });
+          if (!answer.ok && answer.failure === 'reset' && !signal.aborted) answer = await client.request({ url, timeoutS, maxBodyBytes: HTTP_MAX_BYTES });
           const base = { source: 'health_url', query: `GET ${url}`, at: new Date().toISOString() };
-          if (!answer.ok) return { ...base, answered: false, took_ms: Math.round(timeoutS * 1000), problem: answer.problem };
+          if (!answer.ok)
+            return {
+              ...base,
+              answered: false,
+              took_ms: answer.took_ms ?? Math.round(timeoutS * 1000),
+              problem: answer.problem,
+              failure: answer.failure ?? 'other',
+            };
           return { ...base, answered: true, status: answer.status, took_ms: answer.took_ms, excerpt: clip(answer.text, 500, '…') };
         },
       },

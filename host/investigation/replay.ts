@@ -12,6 +12,7 @@ import type {
   ServiceEvent,
   CheckService,
   CheckSignal,
+  HttpFailure,
 } from '../plugins/contract.ts';
 import type { Cause } from './catalogue.ts';
 import { checkContext, type CheckInputs, type ReaderSource, type Readers } from './context.ts';
@@ -30,7 +31,12 @@ interface RecordedFailure {
  */
 export interface Scenario {
   name: string;
-  expect: { verdict: 'holds' | 'ruled_out' | 'unknown'; obstacle?: Obstacle };
+  expect: {
+    verdict: 'holds' | 'ruled_out' | 'unknown';
+    obstacle?: Obstacle;
+    /** Words the reason must contain (a refusal is not worded as a timeout). */
+    reason?: string;
+  };
   /** The moment checked (and the episode's opening unless `opened_at` is given). */
   at: string;
   opened_at?: string;
@@ -50,7 +56,7 @@ export interface Scenario {
       events?: ChangeEvent[];
       gaps?: Array<{ source: string } & RecordedFailure>;
     };
-    http?: Array<{ url: string; status?: number; excerpt?: string; took_ms?: number; problem?: string }>;
+    http?: Array<{ url: string; status?: number; excerpt?: string; took_ms?: number; problem?: string; failure?: HttpFailure }>;
     ledger?: ServiceEvent[];
   };
 }
@@ -86,6 +92,7 @@ export function scenarioInputs(cause: Cause, s: Scenario): CheckInputs {
   return {
     episode: { id: 'scenario', service: service.name, opened_at: s.opened_at ?? s.at },
     at: s.at,
+    moment: s.opened_at === undefined || s.opened_at === s.at ? 'opening' : 'newest_signal',
     signals: (s.signals ?? []).map((x, i) => ({
       fingerprint: `fp${i}`,
       severity: 'critical',
@@ -93,6 +100,8 @@ export function scenarioInputs(cause: Cause, s: Scenario): CheckInputs {
       labels: {},
       summary: '',
       joined_at: s.opened_at ?? s.at,
+      starts_at: null,
+      expression: null,
       ...x,
       baseline: { first_seen: s.at, last_seen: s.at, firings_7d: 0, firings_30d: 0, flapping: false, ...x.baseline },
     })),
@@ -147,7 +156,7 @@ export function replaySource(s: Scenario): ReaderSource {
         if (r === undefined) throw notRecorded(`GET ${url}`);
         const base = { source: 'health_url', query: `GET ${url}`, at: s.at, took_ms: r.took_ms ?? 5 };
         return r.problem !== undefined
-          ? { ...base, answered: false, problem: r.problem }
+          ? { ...base, answered: false, problem: r.problem, failure: r.failure ?? 'other' }
           : { ...base, answered: true, status: r.status ?? 200, excerpt: r.excerpt ?? '' };
       },
     },

@@ -58,11 +58,13 @@ export async function retrieve(
     d.episodes.signalsOf(episode.id),
     d.episodes.related(service.depends_on, episode.service, nowMs - 7 * DAY_MS, episode.id, episode.t_open_ms),
   ]);
+  const { at, moment } = momentOf(episode.t_open, signals);
   return {
     view,
     inputs: {
       episode: { id: episode.id, service: episode.service, opened_at: episode.t_open },
-      at: episode.t_open,
+      at,
+      moment,
       signals: signals.map((s) => ({
         fingerprint: s.fingerprint,
         name: s.name,
@@ -72,12 +74,24 @@ export async function retrieve(
         summary: s.summary,
         joined_at: s.joined_at,
         baseline: { ...s.baseline },
+        starts_at: s.context?.starts_at ?? null,
+        expression: s.context?.expression ?? null,
       })),
       service,
       related: { dependencies: rel.open.map(related), history: rel.history.map(related) },
       overrides: view?.check_settings ?? {},
     },
   };
+}
+
+/**
+ * The moment a run reads: the episode's opening for its first run; once alerts joined later
+ * (a re-run), the newest signal's arrival, so a disk that filled after the opening is seen.
+ */
+export function momentOf(openedAt: string, signals: ReadonlyArray<{ joined_at: string }>): { at: string; moment: 'opening' | 'newest_signal' } {
+  const opened = Date.parse(openedAt);
+  const newest = Math.max(opened, ...signals.map((s) => Date.parse(s.joined_at)).filter((t) => !Number.isNaN(t)));
+  return newest > opened ? { at: new Date(newest).toISOString(), moment: 'newest_signal' } : { at: openedAt, moment: 'opening' };
 }
 
 /** The `retrieval.context` event's data: what was gathered, in counts and names (never the signals' labels). */
@@ -96,6 +110,8 @@ export function retrievalData(inputs: CheckInputs, run: number): Record<string, 
     depends_on: s.depends_on.slice(0, 50),
     health_url: s.health_url !== null,
     signals: inputs.signals.length,
+    at: inputs.at,
+    moment: inputs.moment,
     related: {
       dependencies_open: inputs.related.dependencies.map((e) => ({ id: e.id, service: e.service })).slice(0, 20),
       history: inputs.related.history.length,

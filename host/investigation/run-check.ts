@@ -1,7 +1,7 @@
-import type { CheckAnswer, CheckContext, Obstacle, Remedy, Verification } from '../plugins/contract.ts';
+import type { CheckAnswer, CheckContext, CheckMoment, Obstacle, Remedy, Verification } from '../plugins/contract.ts';
 import { clip } from '../text.ts';
 import type { Cause } from './catalogue.ts';
-import { cleanEvidence, MAX_EVIDENCE_PER_VERDICT, type Evidence } from './evidence.ts';
+import { cleanEvidence, MAX_EVIDENCE_PER_VERDICT, momentOf, type Evidence } from './evidence.ts';
 import { asReadFailure, isObstacle } from './read-failure.ts';
 
 /** One cause's verdict as the investigation keeps it. */
@@ -18,6 +18,10 @@ export interface VerdictResult {
   /** How directly the evidence speaks (0-1); ranks causes of equal specificity. */
   strength: number;
   specificity: number;
+  /** What it holds on (instances, targets), for ranking only: a cause that explains another ranks above it on a common subject. */
+  subjects: string[];
+  /** The causes it explains (its declaration). */
+  explains: string[];
   took_ms: number;
 }
 
@@ -36,6 +40,8 @@ export function unknownVerdict(cause: Cause, obstacle: Obstacle, reason: string,
     verification: null,
     strength: 0,
     specificity: cause.specificity,
+    subjects: [],
+    explains: cause.explains,
     took_ms,
   };
 }
@@ -49,9 +55,10 @@ export function unknownVerdict(cause: Cause, obstacle: Obstacle, reason: string,
 export async function runCheck(
   cause: Cause,
   makeContext: (signal: AbortSignal, deadline: number) => CheckContext,
-  opts: { timeoutMs: number; secrets: string[]; at: string },
+  opts: { timeoutMs: number; secrets: string[]; at: string; moment?: CheckMoment },
 ): Promise<VerdictResult> {
   const started = performance.now();
+  const wallStart = Date.now();
   const took = () => Math.round(performance.now() - started);
   const abort = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -63,7 +70,10 @@ export async function runCheck(
     const answer = await Promise.race([Promise.resolve().then(() => cause.check(ctx)), cutOff]);
     if (answer === 'cut_off')
       return unknownVerdict(cause, 'the read was refused or failed', `the check did not answer within ${opts.timeoutMs / 1000} s and was cut off`, took());
-    return readAnswer(cause, answer, opts, took());
+    const verdict = readAnswer(cause, answer, opts, took());
+    const run = { at: opts.at, moment: opts.moment ?? 'opening' };
+    for (const e of verdict.evidence) e.moment = momentOf(e.at, run, wallStart, Date.now());
+    return verdict;
   } catch (e) {
     const failure = asReadFailure(e);
     if (failure !== null) return unknownVerdict(cause, failure.obstacle, failure.problem, took());
@@ -104,8 +114,15 @@ function readAnswer(cause: Cause, raw: unknown, opts: { secrets: string[]; at: s
     verification: holds ? verificationOf(a.verification, cause.id) : null,
     strength: holds && typeof a.strength === 'number' && a.strength >= 0 && a.strength <= 1 ? a.strength : holds ? 1 : 0,
     specificity: cause.specificity,
+    subjects: holds ? subjectsOf(a.subjects) : [],
+    explains: cause.explains,
     took_ms,
   };
+}
+
+function subjectsOf(v: unknown): string[] {
+  if (!Array.isArray(v)) return [];
+  return [...new Set(v.filter((x): x is string => typeof x === 'string' && x !== '').map((x) => x.slice(0, 200)))].slice(0, 50);
 }
 
 function remedyOf(r: unknown): Remedy | null {

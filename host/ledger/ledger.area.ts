@@ -10,11 +10,22 @@ import { ledgerRoutes } from './ledger.routes.ts';
 import { Ledger } from './ledger.service.ts';
 import { verifyChain, type VerifyOptions, type VerifyReport } from './verify.ts';
 import { ledgerWindow, type LedgerWindow } from './window.ts';
+import { Witness, type WitnessTarget } from './witness.ts';
+
+/** A verify's result as GET /metrics shows it. */
+export interface LastVerify {
+  ok: boolean;
+  problem: string | null;
+  /** When it finished, ms (service clock). */
+  atMs: number;
+}
 
 export interface LedgerArea extends Area {
   readonly ledger: Ledger;
   readonly checkpoints: Checkpointer;
   verify(opts?: VerifyOptions): Promise<VerifyReport>;
+  /** The last verify this process ran (GET /v1/ledger/verify, the doctor, the digest, …), or null. */
+  lastVerify(): LastVerify | null;
   /** Reading entries of some types by time (the digest). */
   readonly window: LedgerWindow;
   /** Ends the ledger's own connections (before the database goes). */
@@ -29,21 +40,32 @@ export async function createLedgerArea(d: {
   clock: Clock;
   dataDir: string;
   log: Logger;
+  /** SERVICE_LEDGER_WITNESS: where each checkpoint is also sent. */
+  witnesses?: readonly WitnessTarget[];
 }): Promise<LedgerArea> {
   const repo = new LedgerRepo(d.db);
   const ledger = new Ledger({ repo, clock: d.clock, work: d.work });
-  const checkpoints = new Checkpointer({ repo, identity: d.identity, clock: d.clock, dataDir: d.dataDir, log: d.log });
+  const witness = new Witness({ targets: d.witnesses ?? [], log: d.log });
+  const checkpoints = new Checkpointer({ repo, identity: d.identity, clock: d.clock, dataDir: d.dataDir, log: d.log, witness });
   ledger.onCommit((head) => {
     checkpoints.maybeWrite(head).catch((err: unknown) => d.log.error({ err }, 'checkpoint failed'));
   });
   // A checkpoint the last run owed (it stopped between a commit and its checkpoint) is written
   // before anything else is appended: verify counts on it (CHECKPOINT_MAX_GAP).
   await checkpoints.maybeWrite().catch((err: unknown) => d.log.error({ err }, 'checkpoint failed'));
-  const verify = (opts?: VerifyOptions) => verifyChain(repo, d.identity, checkpoints.file, opts);
+  // A witness that was down, or this host's restart: the latest checkpoint goes out now.
+  void checkpoints.witnessLatest().catch((err: unknown) => d.log.error({ err }, 'checkpoint witness failed'));
+  let last: LastVerify | null = null;
+  const verify = async (opts?: VerifyOptions) => {
+    const report = await verifyChain(repo, d.identity, checkpoints.file, opts);
+    last = { ok: report.ok, problem: report.problem, atMs: d.clock.now().getTime() };
+    return report;
+  };
   return {
     ledger,
     checkpoints,
     verify,
+    lastVerify: () => last,
     window: ledgerWindow(repo),
     close: () => repo.close(),
     routes: ({ server, log, guard }: Http) => ledgerRoutes(server, { log, guard, ledger, verify }),

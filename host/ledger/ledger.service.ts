@@ -22,6 +22,13 @@ interface Waiting {
   reject(err: unknown): void;
 }
 
+/** An event as a commit appended it: its type, its data as the canonical JSON that was hashed, its trace. */
+export interface CommittedEvent {
+  readonly type: string;
+  readonly data: string;
+  readonly trace: string | null;
+}
+
 /** Appends one event, or several in order, inside the current transaction (see Ledger.transact). */
 export type RecordEvent = (event: EventInput | EventInput[]) => Promise<ChainHead>;
 
@@ -42,6 +49,7 @@ export class Ledger {
   #queue: Waiting[] = [];
   #flushing = false;
   #listeners: Array<(head: ChainHead) => void> = [];
+  #eventListeners: Array<(events: readonly CommittedEvent[]) => void> = [];
 
   readonly repo: LedgerRepo;
   readonly #clock: Clock;
@@ -56,6 +64,11 @@ export class Ledger {
   /** Called with the new head after every commit that appended events. */
   onCommit(listener: (head: ChainHead) => void): void {
     this.#listeners.push(listener);
+  }
+
+  /** Called after every commit with the events it appended, in order (this process's own: counters in GET /metrics). */
+  onEvents(listener: (events: readonly CommittedEvent[]) => void): void {
+    this.#eventListeners.push(listener);
   }
 
   append(input: EventInput): Promise<ChainHead> {
@@ -78,7 +91,7 @@ export class Ledger {
 
   /** Runs `fn` in a transaction; `record` appends events to the chain inside that same transaction. */
   async transact<T>(fn: (trx: Trx, record: RecordEvent) => Promise<T>, opts: { headFirst?: boolean } = {}): Promise<T> {
-    const done: { last: ChainHead | null } = { last: null };
+    const done: { last: ChainHead | null; events: Prepared[] } = { last: null, events: [] };
     const result = await this.#withStorage(() =>
       this.#work.run(async (trx) => {
         // Changes that touch rows many writers insert at once (the held set) take the chain
@@ -90,12 +103,13 @@ export class Ledger {
           const events = (Array.isArray(input) ? input : [input]).map(prepare);
           const { head } = await this.#guarded(() => this.repo.appendIn(trx, (h) => this.#chain(h, events)));
           done.last = head;
+          if (this.#eventListeners.length > 0) done.events.push(...events);
           return head;
         };
         return fn(trx, record);
       }),
     );
-    if (done.last !== null) this.#committed(done.last);
+    if (done.last !== null) this.#committed(done.last, done.events);
     return result;
   }
 
@@ -121,7 +135,10 @@ export class Ledger {
           ),
         );
         batch.forEach((w, i) => w.resolve({ seq: rows[i]!.seq, hash: rows[i]!.hash }));
-        this.#committed(head);
+        this.#committed(
+          head,
+          batch.map((w) => w.event),
+        );
       } catch (e) {
         const err = e instanceof AppError ? e : new AppError('ledger_unavailable');
         for (const w of batch) w.reject(err);
@@ -155,8 +172,9 @@ export class Ledger {
     }
   }
 
-  #committed(head: ChainHead): void {
+  #committed(head: ChainHead, events: readonly CommittedEvent[]): void {
     for (const l of this.#listeners) l(head);
+    if (events.length > 0) for (const l of this.#eventListeners) l(events);
   }
 
   async #withStorage<T>(fn: () => Promise<T>): Promise<T> {

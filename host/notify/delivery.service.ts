@@ -232,8 +232,20 @@ export class NotifyDelivery {
   async #told(trx: Trx, d: Delivery, how: string, at: string): Promise<boolean> {
     const episode = await this.#d.episodes.lock(trx, d.episode_id);
     // A mitigated episode stays mitigated: people told of its opening saw it fixed. A notice pages
-    // nobody, so it is never escalated (docs/notifications.md).
+    // nobody, so it is never escalated (docs/notifications.md). One whose action is being verified
+    // stays `verifying` until the verification says (acting ends it).
     if (episode === null || episode.outcome === 'mitigated' || episode.kind === 'notice') return false;
+    if (episode.outcome === 'verifying') {
+      const d0 = episode.outcome_detail;
+      if (d0 === null || d0.told.includes(d.channel)) return false;
+      const how2 = d.channel_kind === 'email' ? 'e-mail' : how;
+      await this.#d.episodes.setOutcome(trx, d.episode_id, 'verifying', {
+        ...d0,
+        told: [...d0.told, d.channel],
+        channels: [...d0.channels, { to: d.channel, how: how2 }],
+      });
+      return false;
+    }
     const prior = episode.outcome === 'escalated' ? episode.outcome_detail : null;
     const channels = [...(prior?.channels ?? [])];
     if (!channels.some((c) => c.to === d.channel)) channels.push({ to: d.channel, how: d.channel_kind === 'email' ? 'e-mail' : how });
@@ -254,7 +266,7 @@ export class NotifyDelivery {
   /** Nobody has been told yet and one message was given up: the episode says so plainly. */
   async #gaveUp(trx: Trx, d: Delivery, label: string, problem: string, attempts: number, minutes: number, at: string): Promise<void> {
     const episode = await this.#d.episodes.lock(trx, d.episode_id);
-    if (episode === null || episode.outcome === 'escalated' || episode.outcome === 'mitigated') return;
+    if (episode === null || episode.outcome === 'escalated' || episode.outcome === 'mitigated' || episode.outcome === 'verifying') return;
     const reason = `nobody told yet: could not tell ${label} after ${attempts} attempts over ${minutes} min (${problem})`.slice(0, 2000);
     await this.#d.episodes.setOutcome(trx, d.episode_id, episode.outcome, { value: null, reason, at, told: [], channels: [] });
   }

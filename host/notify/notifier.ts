@@ -57,14 +57,14 @@ export class Notifier implements EpisodeNotifier {
   readonly #outbox: OutboxRepo;
   readonly #audience: Audience;
   readonly #clock: Clock;
-  readonly #publicUrl: string | null;
+  readonly #address: { get(trx?: Trx): Promise<string | null> };
   readonly #queued: Array<() => void> = [];
 
-  constructor(deps: { outbox: OutboxRepo; audience: Audience; clock: Clock; publicUrl: string | null }) {
+  constructor(deps: { outbox: OutboxRepo; audience: Audience; clock: Clock; consoleAddress: { get(trx?: Trx): Promise<string | null> } }) {
     this.#outbox = deps.outbox;
     this.#audience = deps.audience;
     this.#clock = deps.clock;
-    this.#publicUrl = deps.publicUrl;
+    this.#address = deps.consoleAddress;
   }
 
   async tell(trx: Trx, change: IncidentChange): Promise<{ to: string[]; stale: Array<{ event: NotifyEvent; to: string }> }> {
@@ -90,6 +90,7 @@ export class Notifier implements EpisodeNotifier {
     extra: Partial<NotifyEpisode>,
   ): Promise<void> {
     const now = this.#clock.now();
+    const base = await this.#address.get(trx);
     const episode: NotifyEpisode = outgoing({
       id: e.id,
       service: e.service,
@@ -97,7 +98,7 @@ export class Notifier implements EpisodeNotifier {
       t_open: e.t_open,
       alerts: e.alerts,
       outcome: e.outcome === '' ? null : e.outcome,
-      url: this.#publicUrl === null ? null : `${this.#publicUrl}/episodes/${encodeURIComponent(e.id)}`,
+      url: base === null ? null : `${base}/episodes/${encodeURIComponent(e.id)}`,
       ...extra,
     });
     for (const c of channels) {

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
-import type { Db } from '../storage/db.ts';
+import type { Db, Trx } from '../storage/db.ts';
 import { Notifier, OnCallAudience } from './notifier.ts';
 import { NotifySettingsRepo } from './notify-settings.repo.ts';
 import { OutboxRepo } from './outbox.repo.ts';
@@ -19,9 +19,9 @@ export interface OnCall {
   recipients(): Promise<string[]>;
 }
 
-export function createOnCall(d: { db: Db; settings: SettingsRepo; clock: Clock; publicUrl: string | null }): OnCall {
+export function createOnCall(d: { db: Db; settings: SettingsRepo; clock: Clock; consoleAddress: { get(trx?: Trx): Promise<string | null> } }): OnCall {
   const store = new NotifySettingsRepo(d.settings);
   const outbox = new OutboxRepo(d.db);
-  const notifier = new Notifier({ outbox, audience: new OnCallAudience(store), clock: d.clock, publicUrl: d.publicUrl });
+  const notifier = new Notifier({ outbox, audience: new OnCallAudience(store), clock: d.clock, consoleAddress: d.consoleAddress });
   return { store, outbox, notifier, recipients: async () => (await store.get()).recipients };
 }

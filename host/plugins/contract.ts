@@ -121,6 +121,20 @@ export interface NormalisedAlert {
    * counts) must stay out of it, or a re-send would look like a new alert.
    */
   identity?: string[];
+  /**
+   * What the tool says of the alert beyond its labels, when it says it (plugin API 1.3, optional):
+   * when the condition began and the rule's own expression. Checks read it to look at the moment
+   * and the window the alert saw. Never part of the fingerprint.
+   */
+  context?: AlertContext;
+}
+
+/** What an alerting tool said of an alert beyond its labels. */
+export interface AlertContext {
+  /** When the condition began as the tool says (Alertmanager's `startsAt`), ISO 8601. */
+  starts_at?: string;
+  /** The rule's expression as the tool evaluated it (PromQL from Prometheus's `generatorURL`). */
+  expression?: string;
 }
 
 /**
@@ -266,7 +280,14 @@ export type HttpAnswer =
        * reach <where>: <code>`. Scrubbed of the connector's secret settings.
        */
       problem: string;
+      /** What kind of failure it was (plugin API 1.3): what `problem` says, as a word a program can test. */
+      failure?: HttpFailure;
+      /** How long it took to fail (plugin API 1.3): a refusal takes milliseconds, a timeout its whole timeout. */
+      took_ms?: number;
     };
+
+/** Why a request got no HTTP answer. */
+export type HttpFailure = 'timeout' | 'refused' | 'unresolved' | 'tls' | 'reset' | 'invalid' | 'other';
 
 /**
  * The HTTP client the host hands a connector (`ctx.http`, plugin API 1.x addition). Every
@@ -472,6 +493,9 @@ export interface ConnectorCapabilities {
  */
 export type ReadCapability = 'metrics' | 'changes' | 'http' | 'ledger' | 'episodes';
 
+/** Which moment a check reads: see {@link CheckContext.at}. Reads of the present (a health URL) are always `now`. */
+export type CheckMoment = 'opening' | 'newest_signal' | 'asked' | 'now';
+
 /** Why a check could not answer: the study's five obstacle kinds, word for word. */
 export type Obstacle =
   'nothing connected can read it' | 'several connections could answer' | "the data isn't there" | 'the read was refused or failed' | "it can't be placed";
@@ -537,6 +561,11 @@ export type CheckAnswer =
       evidence: EvidenceInput[];
       /** How much the evidence says directly (0-1, default 1): ranks causes of equal specificity. */
       strength?: number;
+      /**
+       * What it holds on (plugin API 1.3): instances, targets, hosts (at most 50, each at most 200
+       * characters). A cause that `explains` another ranks above it when both hold on one subject.
+       */
+      subjects?: string[];
       remedy?: Remedy;
       verification?: Verification;
     }
@@ -554,6 +583,12 @@ export interface CauseDefinition {
    * ranks above a symptom (a high error rate). The diagnosis ranks by it first.
    */
   specificity: number;
+  /**
+   * Causes this one explains when both hold on a common subject (plugin API 1.3): a process in a
+   * crash loop explains its scrape target being down between restarts, so it then ranks above
+   * them whatever their specificity.
+   */
+  explains?: string[];
   /** When it applies. */
   applies: CauseApplies;
   /** The capabilities its check reads; a cause whose capability no connector offers is `unknown` without running. */
@@ -582,6 +617,10 @@ export interface CheckSignal {
   joined_at: string;
   /** What intake knows of its history. */
   baseline: { first_seen: string; last_seen: string; firings_7d: number; firings_30d: number; flapping: boolean };
+  /** When the tool says the condition began (ISO 8601), or null when it does not say. */
+  starts_at: string | null;
+  /** The alert rule's own expression (PromQL), or null when the tool does not send it. */
+  expression: string | null;
 }
 
 /** A link of the service in the estate. */
@@ -691,7 +730,11 @@ export interface ChangesReader {
 
 /** A GET of a URL: an HTTP answer of any status, or the reason no answer came. */
 export type HttpReading = ReadOrigin &
-  ({ answered: true; status: number; took_ms: number; excerpt: string } | { answered: false; took_ms: number; problem: string });
+  (
+    | { answered: true; status: number; took_ms: number; excerpt: string }
+    /** No answer: `took_ms` is how long it took to fail (a refusal is quick, a timeout takes all of it), `failure` what kind it was. */
+    | { answered: false; took_ms: number; problem: string; failure: HttpFailure }
+  );
 
 export interface HttpReader {
   /** GETs `url` (no redirects followed, at most 64 KiB read), cut off after `timeout_s` (default 5, at most 15). */
@@ -731,8 +774,14 @@ export interface ReadFailure extends Error {
 export interface CheckContext {
   /** The episode checked, or `id: null` when a check runs outside one (`oncall checks run`, the study). */
   episode: { id: string | null; service: string; opened_at: string };
-  /** The moment the check is about (ISO 8601): the episode's opening, or the time asked for. */
+  /**
+   * The moment the check is about (ISO 8601), which `metrics.query` reads by default: for an
+   * episode's first run its opening, for a re-run (new alerts joined) the newest signal's
+   * arrival, outside episodes the time asked for or now. `moment` says which.
+   */
   at: string;
+  /** What `at` is: `opening`, `newest_signal` (a re-run), `asked` (a time given by a person) or `now`. */
+  moment: CheckMoment;
   signals: CheckSignal[];
   service: CheckService;
   /** Episodes of the service's dependencies open when this one opened (or now), and the service's own of the last 7 days. */
@@ -744,10 +793,100 @@ export interface CheckContext {
   http: HttpReader;
   ledger: LedgerReader;
   log: PluginLog;
+  /** Shared helpers (plugin API 1.4): PromQL building and placement, words for numbers. */
+  lib: PackLibrary;
   /** Aborted at the deadline: hand it on to anything that waits. */
   signal: AbortSignal;
   /** When the host stops waiting for the check (epoch milliseconds). */
   deadline: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pack library (plugin API 1.4): helpers every pack may use through `ctx.lib`, instead of a
+// copy of its own. Versioned with the plugin API: `lib.version` is the API version that offers it.
+// ---------------------------------------------------------------------------------------------
+
+/** How a cause's queries select the service's series. */
+export interface Placement {
+  /** PromQL matcher lists without braces (`job="orders"`), joined with `or` by {@link PrometheusLibrary.overAll}. */
+  selectors: string[];
+  /** `workload`: the estate's workload links; `job` / `service`: found by the service's name. */
+  how: 'workload' | 'job' | 'service';
+  /** Workload links that could not be used, with why. */
+  skipped: string[];
+}
+
+/** A placement, or the unknown answer when the service's series cannot be told apart. */
+export type Placed = { ok: true; placement: Placement } | { ok: false; obstacle: Obstacle; reason: string };
+
+/** A window for a rate: PromQL text, seconds, and why it is that long (for the evidence). */
+export interface RateWindow {
+  text: string;
+  s: number;
+  why: string;
+}
+
+/** A cause's settings read with their types checked; `problem()` names every one that cannot be used. */
+export interface SettingsReader {
+  /** A number above `min` (and at most `max`). */
+  number(name: string, min: number, max?: number): number;
+  /** A PromQL duration (`5m`), as written and in seconds. */
+  duration(name: string): { text: string; s: number };
+  /** A metric or label name. */
+  name(name: string): string;
+  /** The unknown answer's reason when a setting cannot be used, else null. */
+  problem(): string | null;
+}
+
+/** PromQL building and placement by the estate's workload links, as the `prometheus` pack uses them. */
+export interface PrometheusLibrary {
+  /** Which series are the service's: its workload links' matchers, else its name as `job` or `service` (one probe query). */
+  place(ctx: CheckContext): Promise<Placed>;
+  /** One expression over every selector of the placement, joined with `or` (a series two links select counts once). */
+  overAll(p: Placement, expr: (selector: string) => string): string;
+  /** The placement's selectors for a reason, with where they came from. */
+  describedAll(p: Placement): string;
+  /** A PromQL double-quoted string literal. */
+  quote(value: string): string;
+  /** The estate's matcher list as PromQL matchers, or why it cannot be one. */
+  promMatchers(text: string): { ok: true; selector: string } | { ok: false; problem: string };
+  /** Seconds in a PromQL duration, or null. */
+  durationSeconds(text: string): number | null;
+  /** The window to read a rate of `metric` over: no longer than the setting, the alert's own range, or the time since the alert began. */
+  alertWindow(ctx: CheckContext, metric: string, setting: { text: string; s: number }): RateWindow;
+  /** The cause's settings, read with their types checked. */
+  settings(ctx: CheckContext): SettingsReader;
+  /** A sample value as a number (recorded answers may hold `"NaN"`). */
+  num(v: unknown): number;
+  /** `12.3 %`. */
+  percent(ratio: number): string;
+  /** `1.5 GiB`. */
+  bytes(n: number): string;
+  /** `850 ms`, `2.41 s`. */
+  seconds(s: number): string;
+  /** A number for `observed`: 6 significant digits, NaN and infinities as text. */
+  rounded(v: number): number | string;
+  /** A series' labels without `__name__`. */
+  labelsOf(metric: Record<string, string>): Record<string, string>;
+  /** A short name of a series: its `instance`, else its labels. */
+  seriesName(metric: Record<string, string>, prefer?: string[]): string;
+  /** Names for a sentence: at most `max`, then how many more. */
+  listed(names: string[], max?: number): string;
+  /** Samples as `observed` keeps them (at most `MAX_SERIES`, with the total). */
+  samplesObserved(samples: MetricSample[], extra?: Record<string, unknown>): Record<string, unknown>;
+  /** An evidence item of a reader's answer: its source, query and time as read. */
+  evidenceOf(answer: ReadOrigin, kind: string, observed: unknown, excerpt: string): EvidenceInput;
+  /** `1 process`, `3 processes`. */
+  count(n: number, one: string, many?: string): string;
+  /** The most series an evidence item lists. */
+  readonly MAX_SERIES: number;
+}
+
+/** What `ctx.lib` offers. */
+export interface PackLibrary {
+  /** The plugin API version that offers this library. */
+  readonly version: string;
+  readonly prometheus: PrometheusLibrary;
 }
 
 // Connector additions for checks (optional, declared by merging into ConnectorCapabilities).

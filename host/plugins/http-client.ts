@@ -1,5 +1,5 @@
 import { scrubText } from '../connectors/secrets.ts';
-import type { HttpAnswer, HttpRequest, PluginHttp } from './contract.ts';
+import type { HttpAnswer, HttpFailure, HttpRequest, PluginHttp } from './contract.ts';
 
 /** The timeout of a request whose connector has no `timeout_s` and that names none. */
 export const DEFAULT_HTTP_TIMEOUT_S = 10;
@@ -17,7 +17,7 @@ export function pluginHttp(opts: { settings: Readonly<Record<string, unknown>>; 
   return {
     request: async (req) => {
       const answer = await send(req, req.timeoutS ?? settingTimeoutS ?? DEFAULT_HTTP_TIMEOUT_S, opts.signal);
-      return answer.ok ? answer : { ok: false, problem: scrubText(answer.problem, opts.secrets) };
+      return answer.ok ? answer : { ...answer, problem: scrubText(answer.problem, opts.secrets) };
     },
   };
 }
@@ -27,10 +27,10 @@ async function send(req: HttpRequest, timeoutS: number, cutOff: AbortSignal | un
   try {
     url = new URL(req.url);
   } catch {
-    return { ok: false, problem: 'the address is not a valid URL' };
+    return { ok: false, problem: 'the address is not a valid URL', failure: 'invalid', took_ms: 0 };
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    return { ok: false, problem: `the address must be http or https, not ${url.protocol.replace(/:$/, '')}` };
+    return { ok: false, problem: `the address must be http or https, not ${url.protocol.replace(/:$/, '')}`, failure: 'invalid', took_ms: 0 };
   for (const [k, v] of req.query ?? []) url.searchParams.append(k, v);
   const where = req.shown === 'origin' ? url.origin : `${url.origin}${url.pathname}`;
   const headers = new Headers(req.headers ?? {});
@@ -49,14 +49,14 @@ async function send(req: HttpRequest, timeoutS: number, cutOff: AbortSignal | un
   try {
     res = await fetch(url, { method, headers, body: req.body, redirect: 'manual', signal: AbortSignal.any(signals) });
   } catch (e) {
-    return { ok: false, problem: reachProblem(e, url, where, timeoutS) };
+    return { ok: false, ...reachProblem(e, url, where, timeoutS), took_ms: Math.round(performance.now() - started) };
   }
   const max = req.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   let body: { text: string; truncated: boolean };
   try {
     body = method === 'HEAD' ? (await res.body?.cancel(), { text: '', truncated: false }) : await readCapped(res, max);
   } catch (e) {
-    return { ok: false, problem: reachProblem(e, url, where, timeoutS) };
+    return { ok: false, ...reachProblem(e, url, where, timeoutS), took_ms: Math.round(performance.now() - started) };
   }
   const out: Record<string, string> = {};
   res.headers.forEach((v, k) => (out[k.toLowerCase()] = v));
@@ -83,13 +83,15 @@ async function readCapped(res: Response, max: number): Promise<{ text: string; t
   return { text: buf.subarray(0, max).toString('utf8'), truncated: buf.length > max };
 }
 
-/** A request that got no HTTP answer, in words: timeout, refused, unknown host, TLS, else the code. */
-function reachProblem(e: unknown, url: URL, where: string, timeoutS: number): string {
+/** A request that got no HTTP answer, in words and as a kind: timeout, refused, unknown host, TLS, reset, else the code. */
+function reachProblem(e: unknown, url: URL, where: string, timeoutS: number): { problem: string; failure: HttpFailure } {
   const err = e as { name?: string; cause?: { code?: string; message?: string } };
-  if (err.name === 'TimeoutError' || err.name === 'AbortError') return `no answer from ${where} within ${timeoutS} s`;
+  if (err.name === 'TimeoutError' || err.name === 'AbortError') return { problem: `no answer from ${where} within ${timeoutS} s`, failure: 'timeout' };
   const code = err.cause?.code;
-  if (code === 'ECONNREFUSED') return `cannot connect to ${url.host}: connection refused`;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `cannot resolve ${url.hostname}`;
-  if (typeof code === 'string' && /CERT|SSL|TLS/.test(code)) return `TLS failed with ${url.host}: ${code}`;
-  return `cannot reach ${where}: ${code ?? err.cause?.message ?? (e instanceof Error ? e.message : String(e))}`;
+  if (code === 'ECONNREFUSED') return { problem: `cannot connect to ${url.host}: connection refused`, failure: 'refused' };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { problem: `cannot resolve ${url.hostname}`, failure: 'unresolved' };
+  if (typeof code === 'string' && /CERT|SSL|TLS/.test(code)) return { problem: `TLS failed with ${url.host}: ${code}`, failure: 'tls' };
+  const detail = code ?? err.cause?.message ?? (e instanceof Error ? e.message : String(e));
+  const reset = code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || /other side closed/.test(detail);
+  return { problem: `cannot reach ${where}: ${detail}`, failure: reset ? 'reset' : 'other' };
 }

@@ -32,6 +32,11 @@ export function checkCauses(pack: string, plugin: Record<string, unknown>): void
     if (!Number.isInteger(c.specificity) || (c.specificity as number) < 1 || (c.specificity as number) > 100)
       throw new PluginProblem(`${shown}: specificity must be an integer 1-100`);
     if (typeof c.check !== 'function') throw new PluginProblem(`${shown} has no check() function`);
+    if (
+      c.explains !== undefined &&
+      (!Array.isArray(c.explains) || c.explains.length > 50 || !c.explains.every((x) => typeof x === 'string' && CAUSE_ID.test(x)))
+    )
+      throw new PluginProblem(`${shown}: explains must be a list of at most 50 cause ids`);
     checkReads(shown, c.reads);
     checkApplies(shown, c.applies);
     checkSettings(shown, c.settings);

@@ -51,6 +51,23 @@ export class LeaseRepo {
     await this.#db('leases').where({ name, holder }).update({ until_ms: 0 });
   }
 
+  /** The names of the leases these holders (one host process's) hold at `nowMs` (GET /metrics: what this host is doing). */
+  async heldBy(holders: readonly string[], nowMs: number): Promise<string[]> {
+    return ((await this.#db('leases').select('name').whereIn('holder', holders).andWhere('until_ms', '>', nowMs)) as Array<{ name: string }>).map(
+      (r) => r.name,
+    );
+  }
+
+  /** Every lease some holder still holds at `nowMs` (oncall restore: is a host running on this database?). */
+  async live(nowMs: number): Promise<Lease[]> {
+    const rows = (await this.#db('leases').select('name', 'holder', 'until_ms').where('until_ms', '>', nowMs)) as Array<{
+      name: string;
+      holder: string;
+      until_ms: number | string;
+    }>;
+    return rows.map((r) => ({ name: r.name, holder: r.holder, until_ms: Number(r.until_ms) }));
+  }
+
   async get(name: string): Promise<Lease | null> {
     const r = (await this.#db('leases').where({ name }).first()) as { name: string; holder: string; until_ms: number | string } | undefined;
     return r === undefined ? null : { name: r.name, holder: r.holder, until_ms: Number(r.until_ms) };

@@ -9,6 +9,7 @@ import type { MailService } from '../mail/mail.service.ts';
 import { ModeService } from './mode.service.ts';
 import { statusRoutes } from './status.routes.ts';
 import { StatusService } from './status.service.ts';
+import type { SsoSummary } from '../sso/sso-store.ts';
 
 export interface StatusArea extends Area {
   readonly modes: ModeService;
@@ -24,6 +25,7 @@ export function createStatusArea(d: {
   ledger: Ledger;
   checkpoints: Pick<Checkpointer, 'latest'>;
   mail: Pick<MailService, 'publicBreakGlass' | 'emailCodes'>;
+  sso: { summary(): Promise<SsoSummary> };
 }): StatusArea {
   const { licences, limits } = d.licence;
   const modes = new ModeService({ licences, people: d.people, install: d.install, ledger: d.ledger });
@@ -35,6 +37,7 @@ export function createStatusArea(d: {
     ledger: d.ledger,
     checkpoints: d.checkpoints,
     mail: d.mail,
+    sso: d.sso,
     usage: () => limits.usage(),
   });
   return { modes, status, routes: ({ server, log }: Http) => statusRoutes(server, { log, status }) };

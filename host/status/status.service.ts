@@ -9,6 +9,7 @@ import type { LicenceService } from '../licence/licence.service.ts';
 import type { EmailCodes } from '../mail/mail.service.ts';
 import { VERSION } from '../version.ts';
 import type { ModeService } from './mode.service.ts';
+import type { SsoSummary } from '../sso/sso-store.ts';
 
 export interface SetupStep {
   step: 'licence' | 'owner';
@@ -27,7 +28,8 @@ export interface Status {
   /** The newest signed checkpoint (docs/ledger.md), null before the first; a copy of the head that can leave the machine. */
   ledger_checkpoint: { seq: number; hash: string; at: string } | null;
   auth: {
-    sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean };
+    /** The ways in besides codes (docs/sign-in.md): `off`, `oidc`, `ldap` or `both`; the button's label; whether codes and passwords work. */
+    sso: SsoSummary;
     break_glass: { open: boolean; reason: string | null };
     /** Whether e-mailed sign-in codes can be sent (docs/sign-in.md): off, untested, working, failing. */
     email_codes: EmailCodes;
@@ -45,8 +47,11 @@ export class StatusService {
   readonly #breakGlass: () => Promise<{ open: boolean; reason: string | null }>;
   readonly #emailCodes: () => Promise<EmailCodes>;
   readonly #usage: () => Promise<{ services_used: number; services_allowed: number | null }>;
+  readonly #sso: () => Promise<SsoSummary>;
 
   constructor(deps: {
+    /** From the single sign-on settings: what the sign-in page offers. */
+    sso: { summary(): Promise<SsoSummary> };
     identity: InstallIdentity;
     licences: LicenceService;
     modes: ModeService;
@@ -68,6 +73,7 @@ export class StatusService {
     this.#breakGlass = () => mail.publicBreakGlass();
     this.#emailCodes = () => mail.emailCodes();
     this.#usage = deps.usage;
+    this.#sso = () => deps.sso.summary();
   }
 
   async status(): Promise<Status> {
@@ -87,6 +93,7 @@ export class StatusService {
     const glass = owners > 0 ? await this.#breakGlass() : { open: false, reason: null };
     const usage = await this.#usage();
     const emailCodes = await this.#emailCodes();
+    const sso = await this.#sso();
     return {
       version: VERSION,
       fingerprint: this.#identity.fingerprint,
@@ -95,7 +102,7 @@ export class StatusService {
       setup: { steps, done, total: steps.length, next: steps.find((s) => !s.done)?.step ?? null },
       ledger_head: head,
       ledger_checkpoint: checkpoint,
-      auth: { sso: { mode: 'off', label: null, local: true }, break_glass: glass, email_codes: emailCodes },
+      auth: { sso, break_glass: glass, email_codes: emailCodes },
     };
   }
 }

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import type { Config } from '../config.ts';
@@ -9,6 +9,22 @@ export type Trx = Knex.Transaction;
 /** Which engine a Knex instance talks to; the few engine-specific statements branch on it. */
 export function dialect(db: Knex): 'mysql' | 'sqlite' {
   return db.client.config.client === 'mysql2' ? 'mysql' : 'sqlite';
+}
+
+/**
+ * Creates the SQLite file readable by its owner only (0600) before SQLite opens it: SQLite gives
+ * its write-ahead log and shared-memory files the database file's mode. An existing file (and its
+ * -wal, -shm) that others may read is narrowed to 0600 where we own it.
+ */
+function ownerOnly(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      if ((statSync(f).mode & 0o077) !== 0) chmodSync(f, 0o600);
+    } catch {
+      // Absent, or not ours to change (a CLI run by another user): left as it is.
+    }
+  }
 }
 
 /**
@@ -41,7 +57,8 @@ export function openDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>, opts: { 
       log,
     });
   }
-  mkdirSync(config.dataDir, { recursive: true });
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  ownerOnly(path.join(config.dataDir, 'service.db'));
   return knex({
     client: 'better-sqlite3',
     connection: { filename: path.join(config.dataDir, 'service.db') },

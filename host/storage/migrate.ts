@@ -28,14 +28,63 @@ class FolderSource implements Knex.MigrationSource<string> {
 
 const options = (): Knex.MigratorConfig => ({ migrationSource: new FolderSource(), tableName: 'knex_migrations' });
 
+/** Where the database's schema stands against this version's migrations. */
+export interface SchemaState {
+  /** The migrations the database has had, in name order. */
+  applied: string[];
+  /** This version's migrations the database has not had yet. */
+  pending: string[];
+  /** Migrations the database has had that this version does not know: a newer version ran them. */
+  unknown: string[];
+}
+
+/**
+ * The database was migrated by a newer version: this one would run on a schema it does not
+ * know. Refused before anything is read or written (docs/install.md, upgrades and rollbacks).
+ */
+export class SchemaNewerError extends Error {
+  readonly unknown: string[];
+
+  constructor(unknown: string[]) {
+    super(
+      `the database was migrated by a newer version of oncall (${unknown.length} migration${unknown.length === 1 ? '' : 's'} this version does not know, ` +
+        `the newest ${unknown[unknown.length - 1]}): run that version again, or restore the backup taken before the upgrade (docs/install.md)`,
+    );
+    this.unknown = unknown;
+  }
+}
+
+/** This version's migrations, in name order. */
+export function knownMigrations(): Promise<string[]> {
+  return new FolderSource().getMigrations();
+}
+
+/** Reads the migrations the database has had (none on an empty database) and compares them with this version's. */
+export async function schemaState(db: Db): Promise<SchemaState> {
+  const known = await new FolderSource().getMigrations();
+  const done = (await db.schema.hasTable('knex_migrations'))
+    ? ((await db('knex_migrations').select('name')) as Array<{ name: string }>).map((r) => r.name)
+    : [];
+  const had = new Set(done);
+  const mine = new Set(known);
+  return { applied: [...done].sort(), pending: known.filter((n) => !had.has(n)), unknown: done.filter((n) => !mine.has(n)).sort() };
+}
+
+async function refuseNewer(db: Db): Promise<void> {
+  const { unknown } = await schemaState(db);
+  if (unknown.length > 0) throw new SchemaNewerError(unknown);
+}
+
 /**
  * Brings the schema up to date. On MySQL, hosts starting together take a server-side named lock
  * first: Knex's own lock table is created and seeded with a check-then-act, so simultaneous
  * first starts can leave it with two rows and every later start "already locked" for good.
- * SQLite has one process per file, so Knex's lock is enough there.
+ * SQLite has one process per file, so Knex's lock is enough there. A database migrated by a
+ * newer version (migrations this one does not know) is refused with SchemaNewerError, untouched.
  */
 export async function migrate(db: Db): Promise<void> {
   if (dialect(db) === 'sqlite') {
+    await refuseNewer(db);
     await db.migrate.latest(options());
     return;
   }
@@ -45,6 +94,7 @@ export async function migrate(db: Db): Promise<void> {
     const [rows] = (await db.raw('select get_lock(?, ?) as got', [MIGRATION_LOCK, 120]).connection(conn)) as [Array<{ got: number | null }>];
     if (rows[0]?.got !== 1) throw new Error(`could not take the migration lock ${MIGRATION_LOCK} within 120 s`);
     try {
+      await refuseNewer(db);
       await db.migrate.latest(options());
     } finally {
       await db.raw('select release_lock(?)', [MIGRATION_LOCK]).connection(conn);
@@ -54,8 +104,9 @@ export async function migrate(db: Db): Promise<void> {
   }
 }
 
-/** How many migrations have not run yet (0 = current). */
+/** How many migrations have not run yet (0 = current); SchemaNewerError when a newer version migrated the database. */
 export async function pendingMigrations(db: Db): Promise<number> {
-  const [, pending] = (await db.migrate.list(options())) as [unknown[], unknown[]];
+  const { pending, unknown } = await schemaState(db);
+  if (unknown.length > 0) throw new SchemaNewerError(unknown);
   return pending.length;
 }

@@ -77,6 +77,11 @@ export class StudyService {
   readonly #d: StudyDeps;
   readonly #holder = randomUUID();
   readonly #wait: (ms: number) => Promise<void>;
+
+  /** This process's name on the study's lease (GET /metrics counts the leases this host holds). */
+  get holder(): string {
+    return this.#holder;
+  }
   #current: Promise<void> | null = null;
   #starting: Promise<unknown> = Promise.resolve();
   #abort = new AbortController();

@@ -8,10 +8,12 @@ export function cut(text: string, max: number): string {
   return `${whole.substring(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max)}…`;
 }
 
-/** "20 minutes before", "1 minute before", "at" the moment `to`, for a reason a person reads. */
+/** "20 minutes before", "1 minute before", "as", "3 minutes after" the moment `to`, for a reason a person reads. */
 export function minutesBefore(at: string, to: string): string {
   const m = Math.round((Date.parse(to) - Date.parse(at)) / 60_000);
-  return m <= 0 ? 'as' : m === 1 ? '1 minute before' : `${m} minutes before`;
+  if (m === 0) return 'as';
+  const n = Math.abs(m);
+  return `${n} minute${n === 1 ? '' : 's'} ${m > 0 ? 'before' : 'after'}`;
 }
 
 /** A moment as people read it in a reason: `2026-11-24 08:10:00Z`. */

@@ -156,6 +156,7 @@ async function startService(
   profileDir: string | null,
   secrets: Secrets,
   extraEnv: Record<string, string> = {},
+  bootS = 30,
 ): Promise<Service> {
   const port = await freePort();
   const env: Record<string, string | undefined> = {
@@ -184,11 +185,11 @@ async function startService(
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const base = `http://${HOST}:${port}`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + bootS * 1000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service ended at start-up: ${out.trim()}`);
     if (out.includes('Console and API on')) break;
-    if (Date.now() > deadline) throw new Error(`the service did not start within 30 s: ${out.trim()}`);
+    if (Date.now() > deadline) throw new Error(`the service did not start within ${bootS} s: ${out.trim()}`);
     await sleep(50);
   }
   return { child, base, output: () => out, tail: () => out.trim().split('\n').slice(-3).join('\n').slice(0, 3000) };
@@ -219,14 +220,14 @@ export interface ServiceRun {
 /**
  * Runs `body` against a service of its own on a fresh store of `engine` (named `oncall-bench-<name>-…`),
  * under --cpu-prof when `profile`, with `env` added to its environment (such as
- * SERVICE_DEBOUNCE_S); prints the service's output if anything fails, and always stops
- * the service and removes the store and the profile.
+ * SERVICE_DEBOUNCE_S), waiting `bootS` (30) for it to listen; prints the service's output if
+ * anything fails, and always stops the service and removes the store and the profile.
  */
 export async function withService<T>(
   engine: Engine,
   serverUrl: string | null,
   name: string,
-  o: Secrets & { profile: boolean; env?: Record<string, string> },
+  o: Secrets & { profile: boolean; env?: Record<string, string>; bootS?: number },
   body: (run: ServiceRun) => Promise<T>,
 ): Promise<T> {
   const log = (s: string) => process.stderr.write(`[${engine}] ${s}\n`);
@@ -236,7 +237,7 @@ export async function withService<T>(
   try {
     const load_before = loadAverage();
     log(`load average before: ${load_before}`);
-    service = await startService(store.dataDir, store.databaseUrl, profileDir, o, o.env);
+    service = await startService(store.dataDir, store.databaseUrl, profileDir, o, o.env, o.bootS);
     return await body({ service, store, log, load_before, profileDir });
   } catch (e) {
     if (service !== null) process.stderr.write(`[${engine}] service output:\n${service.output()}\n`);

@@ -9,10 +9,14 @@ import type { ExecutionContext } from 'ava';
  * ruled out 60 s later; and a connector kind `fixer` that performs `restart` (rehearsable,
  * reversible) by writing a line to the file in its `log` setting. `acted(log)` reads the lines.
  * Options: the rehearsal fails (`rehearsalFails`), the action's key ends each action's line
- * (`logKey`), the rehearsal repeats the episode's summary, words from the alert (`echo`). A
- * `fixer` connector whose `log` setting ends in `broken` fails its test.
+ * (`logKey`), the cause holds even once the alert resolved (`stillHolds`: a fix that did not work),
+ * the rehearsal repeats the episode's summary, words from the alert (`echo`). A `fixer` connector
+ * whose `log` setting ends in `broken` fails its test.
  */
-export function fixVendor(t: ExecutionContext, opts: { rehearsalFails?: boolean; logKey?: boolean; echo?: boolean } = {}): { dir: string; log: string } {
+export function fixVendor(
+  t: ExecutionContext,
+  opts: { rehearsalFails?: boolean; logKey?: boolean; stillHolds?: boolean; echo?: boolean } = {},
+): { dir: string; log: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-fix-vendor-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const log = path.join(dir, 'actions.log');
@@ -24,7 +28,7 @@ export function fixVendor(t: ExecutionContext, opts: { rehearsalFails?: boolean;
   writeFileSync(
     path.join(dir, 'fixpack', 'index.mjs'),
     `export default { causes: [{ id: 'fixpack/stuck', title: 'The worker is stuck', specificity: 95, applies: { alerts: ['WorkerStuck'] }, reads: [],
-      check: (ctx) => ctx.signals.every((s) => s.status !== 'firing')
+      check: (ctx) => !${opts.stillHolds === true} && ctx.signals.every((s) => s.status !== 'firing')
         ? { verdict: 'ruled_out', reason: 'no stuck worker', evidence: [{ source: 'signals', kind: 'x', query: 'q', at: ctx.at, observed: 0, excerpt: 'fine' }] }
         : { verdict: 'holds', reason: 'the worker is stuck', evidence: [{ source: 'signals', kind: 'x', query: 'q', at: ctx.at, observed: 1, excerpt: 'stuck' }],
             remedy: { action: 'restart', params: { target: 'worker' } }, verification: { cause: 'fixpack/stuck', expect: 'ruled_out', after_s: 60 } } }] };`,

@@ -51,6 +51,7 @@ export function checkInputs(at: string, more: Partial<Omit<CheckInputs, 'service
   return {
     episode: { id: 'ep-live', service: service.name, opened_at: at },
     at,
+    moment: 'opening',
     signals: [],
     related: { dependencies: [], history: [] },
     overrides: {},
@@ -125,7 +126,7 @@ export function liveSource(inputs: CheckInputs, world: LiveWorld): ReaderSource 
         const base = { source: 'health_url', query: `GET ${url}`, at: new Date().toISOString() };
         return a.ok
           ? { ...base, answered: true, status: a.status, took_ms: a.took_ms, excerpt: clip(a.text, 2000, '…') }
-          : { ...base, answered: false, took_ms: Math.round(performance.now() - started), problem: a.problem };
+          : { ...base, answered: false, took_ms: a.took_ms ?? Math.round(performance.now() - started), problem: a.problem, failure: a.failure ?? 'other' };
       },
     },
   });

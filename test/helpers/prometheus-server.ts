@@ -39,6 +39,8 @@ export interface ScrapeJob {
   targets: string[];
   /** Labels added to every target of the job. */
   labels?: Record<string, string>;
+  /** A file holding the bearer token the job sends (`authorization.credentials_file`). */
+  credentialsFile?: string;
 }
 
 /**
@@ -66,7 +68,9 @@ export async function startPrometheus(
   const jobs = (opts.jobs ?? [])
     .map(
       (j) =>
-        `  - job_name: '${j.job}'\n    static_configs:\n      - targets: [${j.targets.map((x) => `'${x}'`).join(', ')}]` +
+        `  - job_name: '${j.job}'\n` +
+        (j.credentialsFile === undefined ? '' : `    authorization:\n      type: Bearer\n      credentials_file: '${j.credentialsFile}'\n`) +
+        `    static_configs:\n      - targets: [${j.targets.map((x) => `'${x}'`).join(', ')}]` +
         (j.labels === undefined
           ? ''
           : `\n        labels:\n${Object.entries(j.labels)

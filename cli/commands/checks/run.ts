@@ -46,7 +46,7 @@ export default class ChecksRun extends ServiceCommand {
       }
       if (checks.catalogue.causes.length === 0)
         throw new CliProblem('no_causes', 'no pack is loaded: there is no cause to check (see oncall packs list)', EXIT_USAGE);
-      return checks.run({ service: flags.service, cause: flags.cause ?? null, at, record: flags.record });
+      return checks.run({ service: flags.service, cause: flags.cause ?? null, at, asked: flags.at !== undefined, record: flags.record });
     });
     this.#print(result, flags.record);
     return this.outcome(result, true);

@@ -11,7 +11,7 @@ const MAX_LISTED = 20;
  */
 export const dependencyIncident: CauseDefinition = {
   id: 'core/dependency-incident',
-  title: 'A dependency has an incident',
+  title: 'Incident in a dependency',
   specificity: 90,
   applies: { always: true },
   reads: ['episodes'],

@@ -14,7 +14,7 @@ const HOST_LABELS = new Set(['siem']);
  */
 export const flappingAlert: CauseDefinition = {
   id: 'core/flapping-alert',
-  title: 'The alert flaps',
+  title: 'Flapping alert',
   specificity: 20,
   applies: { always: true },
   reads: [],

@@ -7,6 +7,8 @@ const CHANGE_EVENTS = new Set(['human.deploy', 'human.action']);
 const MAX_LISTED = 20;
 /** Event data copied into a runbook remedy's parameters, when present. */
 const RUNBOOK_FIELDS = ['pipeline', 'runbook', 'run', 'version', 'previous_version', 'environment'] as const;
+/** Event data that name the commit a deploy shipped (a full or abbreviated sha). */
+const COMMIT_FIELDS = ['commit', 'sha', 'revision'] as const;
 
 type Change = { kind: 'commit'; at: string; commit: Commit } | { kind: 'event'; at: string; event: ChangeEvent };
 
@@ -17,7 +19,7 @@ type Change = { kind: 'commit'; at: string; commit: Commit } | { kind: 'event'; 
  */
 export const recentChange: CauseDefinition = {
   id: 'core/recent-change',
-  title: 'A recent change to the service',
+  title: 'Recent change to the service',
   specificity: 80,
   applies: { always: true },
   reads: ['changes'],
@@ -28,15 +30,20 @@ export const recentChange: CauseDefinition = {
 async function check(ctx: CheckContext): Promise<CheckAnswer> {
   const w = ctx.settings.window_minutes;
   const minutes = typeof w === 'number' && w > 0 ? w : 60;
-  const until = ctx.episode.opened_at;
-  const since = new Date(Date.parse(until) - minutes * 60_000).toISOString();
+  // From the window before the opening up to the run's moment (for a re-run, the newest signal).
+  const opened = ctx.episode.opened_at;
+  const until = Date.parse(ctx.at) > Date.parse(opened) ? ctx.at : opened;
+  const since = new Date(Date.parse(opened) - minutes * 60_000).toISOString();
   const inWindow = (at: string) => Date.parse(at) >= Date.parse(since) && Date.parse(at) <= Date.parse(until);
   const found = await ctx.changes.since(since, until);
   const newestFirst = (a: { at: string }, b: { at: string }) => Date.parse(b.at) - Date.parse(a.at);
   const commits = found.commits.filter((c) => inWindow(c.at)).sort(newestFirst);
   const events = found.events.filter((e) => CHANGE_EVENTS.has(e.type) && inWindow(e.at)).sort(newestFirst);
   const evidence = [...commitEvidence(ctx, commits, since, until, found.gaps), ...eventEvidence(ctx, events, since, until, found.gaps)];
-  const window = `the ${minutes} minutes before the episode opened (${shownTime(since)} to ${shownTime(until)})`;
+  const window =
+    until === opened
+      ? `the ${minutes} minutes before the episode opened (${shownTime(since)} to ${shownTime(until)})`
+      : `the ${minutes} minutes before the episode opened and since (${shownTime(since)} to ${shownTime(until)})`;
   const gaps = found.gaps.map((g) => `${g.source}: ${g.problem}`).join('; ');
 
   const changes: Change[] = [
@@ -47,14 +54,14 @@ async function check(ctx: CheckContext): Promise<CheckAnswer> {
   if (latest !== undefined) {
     const more = changes.length > 1 ? ` It is the latest of ${changes.length} changes in the ${minutes} minutes before.` : '';
     const unread = gaps === '' ? '' : ` Not read: ${gaps}.`;
-    const remedy = remedyFor(latest);
+    const remedy = remedyFor(latest, commits, ctx.service.links);
     return {
       verdict: 'holds',
-      reason: `${describe(latest)}, ${minutesBefore(latest.at, until)} the episode opened.${more}${unread}`,
+      reason: `${describe(latest)}, ${minutesBefore(latest.at, opened)} the episode opened.${more}${unread}${'none' in remedy ? ` No remedy is proposed: ${remedy.none}.` : ''}`,
       evidence,
       // A deploy changed what runs for certain; a commit may not have been deployed yet.
       strength: events.some((e) => e.type === 'human.deploy') ? 1 : 0.8,
-      ...(remedy === null ? {} : { remedy }),
+      ...('none' in remedy ? {} : { remedy }),
     };
   }
   const firstGap = found.gaps[0];
@@ -84,19 +91,34 @@ function describe(c: Change): string {
  * What undoes the latest change: a revert of a commit; the runbook of the pipeline a deploy came
  * from; nothing for a change made by hand (the diagnosis points at it, a person undoes it).
  */
-function remedyFor(c: Change): Remedy | null {
-  if (c.kind === 'commit')
-    return {
-      action: 'revert',
-      params: { connector: c.commit.source, sha: c.commit.sha, path: c.commit.path },
-      undo: 'revert the revert commit',
-    };
+function remedyFor(c: Change, commits: Commit[], links: CheckContext['service']['links']): Remedy | { none: string } {
+  if (c.kind === 'commit') return revertOf(c.commit.source, c.commit.sha, c.commit.path);
   const data = c.event.data;
-  const named = (k: string) => typeof data[k] === 'string' && (data[k] as string).trim() !== '';
-  if (!named('pipeline') && !named('runbook')) return null;
-  const params: Record<string, unknown> = { event: c.event.seq };
-  for (const k of RUNBOOK_FIELDS) if (typeof data[k] === 'string' || typeof data[k] === 'number') params[k] = data[k];
-  return { action: 'runbook', params, undo: 'run the pipeline again for the version it rolled back' };
+  const text = (k: string) => (typeof data[k] === 'string' && (data[k] as string).trim() !== '' ? (data[k] as string).trim() : null);
+  // A deploy that names the commit it shipped: that commit's revert, found in a linked repository
+  // (or, with one repository linked, the full sha named), comes first.
+  const sha = COMMIT_FIELDS.map(text)
+    .find((v): v is string => v !== null && /^[0-9a-f]{7,40}$/i.test(v))
+    ?.toLowerCase();
+  if (sha !== undefined) {
+    const found = commits.find((x) => x.sha.toLowerCase().startsWith(sha));
+    if (found !== undefined) return revertOf(found.source, found.sha, found.path);
+    const repos = links.filter((l) => l.kind === 'repository' && l.connector !== undefined);
+    if (sha.length === 40 && repos.length === 1) return revertOf(repos[0]!.connector!, sha, repos[0]!.path ?? '.');
+  }
+  const runbook = text('runbook') ?? text('pipeline');
+  if (runbook !== null) {
+    const params: Record<string, unknown> = { name: runbook, event: c.event.seq };
+    for (const k of RUNBOOK_FIELDS) if (typeof data[k] === 'string' || typeof data[k] === 'number') params[k] = data[k];
+    return { action: 'runbook', params, undo: 'run the pipeline again for the version it rolled back' };
+  }
+  if (sha !== undefined) return { none: `the ${c.event.type} names commit ${sha.slice(0, 12)}, which no linked repository holds, and no pipeline or runbook` };
+  return { none: `the ${c.event.type} by ${cut(c.event.actor, 80)} names no commit, pipeline or runbook: a person undoes what a person did` };
+}
+
+/** The revert of a commit through the connector that read it; the whole repository's folder (`.`) is no `path`. */
+function revertOf(connector: string, sha: string, path: string): Remedy {
+  return { action: 'revert', params: { connector, sha, ...(path === '.' || path === '' ? {} : { path }) }, undo: 'revert the revert commit' };
 }
 
 /** One item per linked repository read (and per source the reader answered from), listing its commits. */

@@ -18,7 +18,7 @@ function cut(text: string, max: number): string {
  */
 export const endpointDown: CauseDefinition = {
   id: 'http/endpoint-down',
-  title: 'The health endpoint does not answer 2xx',
+  title: 'Health endpoint not answering 2xx',
   specificity: 40,
   applies: { always: true },
   reads: ['http'],
@@ -47,16 +47,16 @@ async function check(ctx: CheckContext): Promise<CheckAnswer> {
     at: r.at,
     observed: r.answered
       ? { status: r.status, took_ms: r.took_ms, excerpt: cut(r.excerpt, EXCERPT_MAX) }
-      : { status: null, took_ms: r.took_ms, problem: r.problem },
+      : { status: null, took_ms: r.took_ms, failure: r.failure, problem: r.problem },
     excerpt: r.answered
       ? `${r.query} answered ${r.status} in ${r.took_ms} ms${r.excerpt.trim() === '' ? '' : `: ${cut(r.excerpt.trim(), 200)}`}`
-      : `${r.query} got no answer: ${r.problem}`,
+      : `${r.query} ${failed(r.failure, r.took_ms, timeout)}: ${r.problem}`,
   };
   const verification = { cause: 'http/endpoint-down', expect: 'ruled_out' as const };
   if (!r.answered)
     return {
       verdict: 'holds',
-      reason: `The health URL of ${name} got no answer (timeout ${timeout} s): ${r.problem}.`,
+      reason: `The health URL of ${name} ${failed(r.failure, r.took_ms, timeout)}: ${r.problem}.`,
       evidence: [evidence],
       verification,
       ...restartRunbook(ctx.service),
@@ -70,6 +70,24 @@ async function check(ctx: CheckContext): Promise<CheckAnswer> {
     verification,
     ...restartRunbook(ctx.service),
   };
+}
+
+/** What happened to a request that got no answer, as it happened: a refusal is not a timeout. */
+function failed(failure: string, tookMs: number, timeoutS: number): string {
+  switch (failure) {
+    case 'timeout':
+      return `got no answer within ${timeoutS} s`;
+    case 'refused':
+      return `refused the connection after ${tookMs} ms`;
+    case 'unresolved':
+      return `has a host name that could not be resolved (after ${tookMs} ms)`;
+    case 'tls':
+      return `failed its TLS handshake after ${tookMs} ms`;
+    case 'reset':
+      return `closed the connection without an answer after ${tookMs} ms`;
+    default:
+      return `could not be reached (after ${tookMs} ms)`;
+  }
 }
 
 /** The remedy when the estate links the service to a runbook named `restart` (acting runs it through that link's connector). */

@@ -1,8 +1,4 @@
-import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, MetricSample } from '../../../host/plugins/contract.ts';
-import { described, place } from '../lib/place.ts';
-import { bytes, num, percent, rounded } from '../lib/promql.ts';
-import { count, evidenceOf, labelsOf, listed, MAX_SERIES } from '../lib/series.ts';
-import { Settings } from '../lib/settings.ts';
+import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, MetricSample, PrometheusLibrary } from '../../../host/plugins/contract.ts';
 
 const ID = 'prometheus/disk-full';
 
@@ -10,7 +6,14 @@ const ID = 'prometheus/disk-full';
 const fsName = (m: Record<string, string>) => `${m.instance ?? m.job ?? '?'}:${m.mountpoint ?? m.device ?? '?'}`;
 
 /** Filesystems as `observed` keeps them: the riskiest first, at most MAX_SERIES. */
-function fsObserved(samples: MetricSample[], key: string, risky: (v: number) => boolean, extra: Record<string, unknown>): Record<string, unknown> {
+function fsObserved(
+  lib: PrometheusLibrary,
+  samples: MetricSample[],
+  key: string,
+  risky: (v: number) => boolean,
+  extra: Record<string, unknown>,
+): Record<string, unknown> {
+  const { num, MAX_SERIES, labelsOf, rounded } = lib;
   const sorted = [...samples].sort((a, b) => num(a.value) - num(b.value));
   return {
     ...extra,
@@ -38,7 +41,8 @@ export const diskFull: CauseDefinition = {
   reads: ['metrics'],
   settings: { free_ratio: 0.05, predict_window: '1h', predict_hours: 4 },
   async check(ctx: CheckContext): Promise<CheckAnswer> {
-    const set = new Settings(ctx);
+    const { bytes, count, describedAll, evidenceOf, listed, num, overAll, percent, place } = ctx.lib.prometheus;
+    const set = ctx.lib.prometheus.settings(ctx);
     const threshold = set.number('free_ratio', 0, 1);
     const predictWindow = set.duration('predict_window');
     const hours = set.number('predict_hours', 0, 24 * 30);
@@ -48,67 +52,64 @@ export const diskFull: CauseDefinition = {
     if (!placed.ok) return { verdict: 'unknown', obstacle: placed.obstacle, reason: placed.reason };
     const p = placed.placement;
 
-    const evidence: EvidenceInput[] = [];
-    const full: string[] = [];
-    const filling: string[] = [];
-    const missing: string[] = [];
-    const seen: string[] = [];
-    let filesystems = 0;
-    for (const sel of p.selectors) {
-      const fs = `${sel},fstype!=""`;
-      const readonly = `node_filesystem_readonly{${sel}} == 1`;
-      const ratio = await ctx.metrics.query(`(node_filesystem_avail_bytes{${fs}} / node_filesystem_size_bytes{${fs}}) unless ${readonly}`);
-      if (ratio.samples.length === 0) {
-        missing.push(described(p, sel));
-        continue;
-      }
-      seen.push(described(p, sel));
-      filesystems += ratio.samples.length;
-      const low = ratio.samples.filter((s) => num(s.value) < threshold);
-      full.push(...low.map((s) => `${fsName(s.metric)} (${percent(num(s.value))} free)`));
-      evidence.push(
-        evidenceOf(
-          ratio,
-          'metric',
-          fsObserved(ratio.samples, 'free_ratio', (v) => v < threshold, { threshold }),
-          low.length > 0
-            ? `${low.length} of ${ratio.samples.length} filesystems of {${sel}} ${low.length === 1 ? 'has' : 'have'} less than ${percent(threshold)} free: ${listed(low.map((s) => `${fsName(s.metric)} ${percent(num(s.value))}`))}.`
-            : `${ratio.samples.length === 1 ? 'The one filesystem' : `All ${ratio.samples.length} filesystems`} of {${sel}} ${ratio.samples.length === 1 ? 'has' : 'have'} at least ${percent(threshold)} free (least: ${percent(Math.min(...ratio.samples.map((s) => num(s.value))))}).`,
-        ),
-      );
-      const trend = await ctx.metrics.query(`predict_linear(node_filesystem_avail_bytes{${fs}}[${predictWindow.text}], ${hours} * 3600) unless ${readonly}`);
-      const gone = trend.samples.filter((s) => num(s.value) < 0);
-      filling.push(...gone.map((s) => fsName(s.metric)));
-      evidence.push(
-        evidenceOf(
-          trend,
-          'metric',
-          fsObserved(trend.samples, 'predicted_avail_bytes', (v) => v < 0, { hours }),
-          gone.length > 0
-            ? `At the rate of the last ${predictWindow.text}, ${count(gone.length, 'filesystem')} of {${sel}} will be full within ${hours} h: ${listed(gone.map((s) => fsName(s.metric)))}.`
-            : trend.samples.length > 0
-              ? `At the rate of the last ${predictWindow.text}, no filesystem of {${sel}} fills up within ${hours} h (least predicted free: ${bytes(Math.min(...trend.samples.map((s) => num(s.value))))}).`
-              : `No trend of the last ${predictWindow.text} for the filesystems of {${sel}} (too few samples).`,
-        ),
-      );
-    }
-    if (evidence.length === 0)
+    const where = describedAll(p);
+    const fs = (sel: string) => `${sel},fstype!=""`;
+    const readonly = (sel: string) => `node_filesystem_readonly{${sel}} == 1`;
+    const ratio = await ctx.metrics.query(
+      overAll(p, (sel) => `(node_filesystem_avail_bytes{${fs(sel)}} / node_filesystem_size_bytes{${fs(sel)}}) unless ${readonly(sel)}`),
+    );
+    if (ratio.samples.length === 0)
       return {
         verdict: 'unknown',
         obstacle: "the data isn't there",
-        reason: `no node_exporter filesystem series (node_filesystem_avail_bytes) for ${listed(missing)}: link the service's node_exporter targets as workloads`,
+        reason: `no node_exporter filesystem series (node_filesystem_avail_bytes) for ${where}: link the service's node_exporter targets as workloads`,
       };
-    const also = missing.length > 0 ? ` (no filesystem series for ${listed(missing)})` : '';
+    const filesystems = ratio.samples.length;
+    const low = ratio.samples.filter((s) => num(s.value) < threshold);
+    const full = low.map((s) => `${fsName(s.metric)} (${percent(num(s.value))} free)`);
+    const evidence: EvidenceInput[] = [
+      evidenceOf(
+        ratio,
+        'metric',
+        fsObserved(ctx.lib.prometheus, ratio.samples, 'free_ratio', (v) => v < threshold, { threshold }),
+        low.length > 0
+          ? `${low.length} of ${filesystems} filesystems ${low.length === 1 ? 'has' : 'have'} less than ${percent(threshold)} free: ${listed(low.map((s) => `${fsName(s.metric)} ${percent(num(s.value))}`))}.`
+          : `${filesystems === 1 ? 'The one filesystem' : `All ${filesystems} filesystems`} ${filesystems === 1 ? 'has' : 'have'} at least ${percent(threshold)} free (least: ${percent(Math.min(...ratio.samples.map((s) => num(s.value))))}).`,
+      ),
+    ];
+    const trend = await ctx.metrics.query(
+      overAll(p, (sel) => `predict_linear(node_filesystem_avail_bytes{${fs(sel)}}[${predictWindow.text}], ${hours} * 3600) unless ${readonly(sel)}`),
+    );
+    const gone = trend.samples.filter((s) => num(s.value) < 0);
+    const filling = gone.map((s) => fsName(s.metric));
+    evidence.push(
+      evidenceOf(
+        trend,
+        'metric',
+        fsObserved(ctx.lib.prometheus, trend.samples, 'predicted_avail_bytes', (v) => v < 0, { hours }),
+        gone.length > 0
+          ? `At the rate of the last ${predictWindow.text}, ${count(gone.length, 'filesystem')} will be full within ${hours} h: ${listed(filling)}.`
+          : trend.samples.length > 0
+            ? `At the rate of the last ${predictWindow.text}, no filesystem fills up within ${hours} h (least predicted free: ${bytes(Math.min(...trend.samples.map((s) => num(s.value))))}).`
+            : `No trend of the last ${predictWindow.text} for the filesystems (too few samples).`,
+      ),
+    );
     if (full.length > 0 || filling.length > 0) {
       const parts = [
         ...(full.length > 0 ? [`less than ${percent(threshold)} free on ${listed(full)}`] : []),
         ...(filling.length > 0 ? [`predicted full within ${hours} h on ${listed(filling)}`] : []),
       ];
-      return { verdict: 'holds', reason: `disk space: ${parts.join('; ')}${also}`, evidence, verification: { cause: ID, expect: 'ruled_out' } };
+      return {
+        verdict: 'holds',
+        reason: `disk space of ${where}: ${parts.join('; ')}`,
+        evidence,
+        subjects: [...new Set([...low, ...gone].map((s) => s.metric.instance ?? fsName(s.metric)))],
+        verification: { cause: ID, expect: 'ruled_out' },
+      };
     }
     return {
       verdict: 'ruled_out',
-      reason: `${filesystems === 1 ? 'the one filesystem' : `all ${filesystems} filesystems`} of ${listed(seen)} ${filesystems === 1 ? 'has' : 'have'} at least ${percent(threshold)} free and none fills up within ${hours} h${also}`,
+      reason: `${filesystems === 1 ? 'the one filesystem' : `all ${filesystems} filesystems`} of ${where} ${filesystems === 1 ? 'has' : 'have'} at least ${percent(threshold)} free and none fills up within ${hours} h`,
       evidence,
     };
   },

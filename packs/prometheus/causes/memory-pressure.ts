@@ -1,8 +1,4 @@
-import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, MetricSeries } from '../../../host/plugins/contract.ts';
-import { described, place } from '../lib/place.ts';
-import { num, percent, rounded } from '../lib/promql.ts';
-import { evidenceOf, labelsOf, listed, MAX_SERIES, seriesName } from '../lib/series.ts';
-import { Settings } from '../lib/settings.ts';
+import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, MetricSeries, PrometheusLibrary } from '../../../host/plugins/contract.ts';
 
 const ID = 'prometheus/memory-pressure';
 
@@ -18,7 +14,8 @@ interface Summary {
 }
 
 /** Min, max and last of a series' values (NaN points skipped); null when it has none. */
-function summarise(s: MetricSeries): Summary | null {
+function summarise(lib: PrometheusLibrary, s: MetricSeries): Summary | null {
+  const { num, labelsOf } = lib;
   const vs = s.values.map(([, v]) => num(v)).filter((v) => !Number.isNaN(v));
   if (vs.length === 0) return null;
   return { labels: labelsOf(s.metric), min: Math.min(...vs), max: Math.max(...vs), last: vs[vs.length - 1]!, points: vs.length };
@@ -42,7 +39,8 @@ export const memoryPressure: CauseDefinition = {
   reads: ['metrics'],
   settings: { available_ratio: 0.1, window: '5m' },
   async check(ctx: CheckContext): Promise<CheckAnswer> {
-    const set = new Settings(ctx);
+    const { MAX_SERIES, describedAll, evidenceOf, listed, overAll, percent, place, rounded, seriesName } = ctx.lib.prometheus;
+    const set = ctx.lib.prometheus.settings(ctx);
     const threshold = set.number('available_ratio', 0, 1);
     const window = set.duration('window');
     const bad = set.problem();
@@ -54,56 +52,48 @@ export const memoryPressure: CauseDefinition = {
     const end = Date.parse(ctx.at);
     const start = new Date(end - window.s * 1000).toISOString();
     const step_s = Math.max(1, Math.round(window.s / POINTS));
-    const evidence: EvidenceInput[] = [];
-    const pressed: string[] = [];
-    const fine: string[] = [];
-    const missing: string[] = [];
-    for (const sel of p.selectors) {
-      const r = await ctx.metrics.range(`node_memory_MemAvailable_bytes{${sel}} / node_memory_MemTotal_bytes{${sel}}`, { start, end: ctx.at, step_s });
-      const hosts = r.series.map(summarise).filter((s): s is Summary => s !== null);
-      if (hosts.length === 0) {
-        missing.push(described(p, sel));
-        continue;
-      }
-      hosts.sort((a, b) => a.min - b.min);
-      const low = hosts.filter((h) => h.min < threshold);
-      const name = (h: Summary) => `${seriesName(h.labels)} (min ${percent(h.min)}, now ${percent(h.last)})`;
-      pressed.push(...low.map(name));
-      if (low.length === 0) fine.push(`${described(p, sel)}, least ${seriesName(hosts[0]!.labels)} at ${percent(hosts[0]!.min)}`);
-      evidence.push(
-        evidenceOf(
-          r,
-          'series',
-          {
-            threshold,
-            start,
-            step_s,
-            hosts: hosts.slice(0, MAX_SERIES).map((h) => ({ labels: h.labels, min: rounded(h.min), max: rounded(h.max), last: rounded(h.last) })),
-            total: hosts.length,
-          },
-          low.length > 0
-            ? `Over the last ${window.text}, ${low.length} of ${hosts.length} hosts of {${sel}} had less than ${percent(threshold)} of memory available: ${listed(low.map(name))}.`
-            : `Over the last ${window.text}, every host of {${sel}} kept at least ${percent(threshold)} of memory available (least: ${seriesName(hosts[0]!.labels)}, min ${percent(hosts[0]!.min)}).`,
-        ),
-      );
-    }
-    if (evidence.length === 0)
+    const where = describedAll(p);
+    const r = await ctx.metrics.range(
+      overAll(p, (sel) => `node_memory_MemAvailable_bytes{${sel}} / node_memory_MemTotal_bytes{${sel}}`),
+      { start, end: ctx.at, step_s },
+    );
+    const hosts = r.series.map((x) => summarise(ctx.lib.prometheus, x)).filter((s): s is Summary => s !== null);
+    if (hosts.length === 0)
       return {
         verdict: 'unknown',
         obstacle: "the data isn't there",
-        reason: `no node_exporter memory series (node_memory_MemAvailable_bytes) for ${listed(missing)}: link the service's node_exporter targets as workloads`,
+        reason: `no node_exporter memory series (node_memory_MemAvailable_bytes) for ${where}: link the service's node_exporter targets as workloads`,
       };
-    const also = missing.length > 0 ? ` (no memory series for ${listed(missing)})` : '';
-    if (pressed.length > 0)
+    hosts.sort((a, b) => a.min - b.min);
+    const low = hosts.filter((h) => h.min < threshold);
+    const name = (h: Summary) => `${seriesName(h.labels)} (min ${percent(h.min)}, now ${percent(h.last)})`;
+    const evidence: EvidenceInput[] = [
+      evidenceOf(
+        r,
+        'series',
+        {
+          threshold,
+          start,
+          step_s,
+          hosts: hosts.slice(0, MAX_SERIES).map((h) => ({ labels: h.labels, min: rounded(h.min), max: rounded(h.max), last: rounded(h.last) })),
+          total: hosts.length,
+        },
+        low.length > 0
+          ? `Over the last ${window.text}, ${low.length} of ${hosts.length} hosts had less than ${percent(threshold)} of memory available: ${listed(low.map(name))}.`
+          : `Over the last ${window.text}, every host kept at least ${percent(threshold)} of memory available (least: ${seriesName(hosts[0]!.labels)}, min ${percent(hosts[0]!.min)}).`,
+      ),
+    ];
+    if (low.length > 0)
       return {
         verdict: 'holds',
-        reason: `memory available fell below ${percent(threshold)} in the last ${window.text} on ${listed(pressed)}${also}`,
+        reason: `memory available fell below ${percent(threshold)} in the last ${window.text} on ${listed(low.map(name))} (${where})`,
         evidence,
+        subjects: low.map((h) => h.labels.instance ?? seriesName(h.labels)),
         verification: { cause: ID, expect: 'ruled_out', after_s: Math.min(3600, window.s + 60) },
       };
     return {
       verdict: 'ruled_out',
-      reason: `memory available stayed at or above ${percent(threshold)} over the last ${window.text}: ${listed(fine)}${also}`,
+      reason: `memory available stayed at or above ${percent(threshold)} over the last ${window.text} on ${where}, least ${seriesName(hosts[0]!.labels)} at ${percent(hosts[0]!.min)}`,
       evidence,
     };
   },

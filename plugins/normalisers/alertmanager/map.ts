@@ -1,4 +1,4 @@
-import type { AlertSeverity, AlertStatus, NormalisedAlert } from '../../../host/plugins/contract.ts';
+import type { AlertContext, AlertSeverity, AlertStatus, NormalisedAlert } from '../../../host/plugins/contract.ts';
 
 /**
  * How one Alertmanager alert becomes a common alert. The `alertmanager` normaliser (webhooks,
@@ -79,6 +79,26 @@ function statusOf(alert: Obj, envelope: Obj | null): AlertStatus {
   return 'firing';
 }
 
+/** The longest rule expression kept (a longer one is left out rather than cut into other PromQL). */
+const MAX_EXPRESSION = 2000;
+
+/**
+ * What the alert says beyond its labels: `startsAt` (Alertmanager's zero time `0001-…` is no
+ * time), and the rule's PromQL from a Prometheus `generatorURL` (`…/graph?g0.expr=<PromQL>`).
+ * Grafana's generatorURL points at its own rule page and carries no expression.
+ */
+export function contextOf(alert: Obj): AlertContext | undefined {
+  const out: AlertContext = {};
+  const starts = text(alert.startsAt);
+  if (starts !== null && !starts.startsWith('0001-') && !Number.isNaN(Date.parse(starts))) out.starts_at = new Date(Date.parse(starts)).toISOString();
+  const url = text(alert.generatorURL);
+  if (url !== null && URL.canParse(url)) {
+    const expr = new URL(url).searchParams.get('g0.expr');
+    if (expr !== null && expr.trim() !== '' && expr.length <= MAX_EXPRESSION) out.expression = expr;
+  }
+  return out.starts_at === undefined && out.expression === undefined ? undefined : out;
+}
+
 /**
  * One Alertmanager alert (an element of a webhook's `alerts[]`, a bare alert, or an element of
  * `GET /api/v2/alerts`): null when it has no `labels` object, or when it has a `name` but no
@@ -90,6 +110,7 @@ export function mapAlertmanagerAlert(alert: unknown, envelope: Obj | null): Norm
   if (typeof alert.name === 'string' && typeof labels.alertname !== 'string') return null;
   const annotations = isObj(alert.annotations) ? alert.annotations : null;
   const fingerprint = text(alert.fingerprint);
+  const context = contextOf(alert);
   return {
     name: text(labels.alertname) ?? UNNAMED,
     severity: severityOf(labels),
@@ -100,5 +121,6 @@ export function mapAlertmanagerAlert(alert: unknown, envelope: Obj | null): Norm
     labels: { ...labels },
     summary: firstText(annotations, SUMMARY_ANNOTATIONS) ?? '',
     id: fingerprint,
+    ...(context === undefined ? {} : { context }),
   };
 }

@@ -104,6 +104,16 @@ export function describe(code: string): string {
     invalid_body: 'Some of what was entered is not valid.',
     storage_unavailable: 'The service cannot reach its database right now.',
     internal: 'The service failed to answer. Try again.',
+    invalid_ticket: 'The single sign-on did not finish in time or was used already: sign in again.',
+    directory_unavailable: 'The directory cannot be reached right now: try again later.',
+    sso_unavailable: 'The identity provider cannot be reached right now: try again later.',
+    directory_not_configured: 'No directory is configured.',
+    sso_not_configured: 'Single sign-on is not configured.',
+    sync_running: 'A sync is running already: its result shows here when it ends.',
+    secret_required: 'Give the password or secret again: the address or account changed.',
+    console_address_managed: 'SERVICE_PUBLIC_URL sets the console address on the server.',
+    console_address_required: 'Single sign-on needs the console address.',
+    would_lock_out_owners: 'That would shut out every owner.',
   };
   return words[code] ?? `The service answered: ${code}.`;
 }
@@ -123,7 +133,8 @@ export interface Status {
   licence: { state: string; customer: string | null; expires_at: string | null; in_grace: boolean };
   setup: { steps: SetupStep[]; done: number; total: number; next: SetupStep['step'] | null };
   auth: {
-    sso: { mode: 'off' | 'oidc' | 'ldap'; label: string | null; local: boolean };
+    /** Single sign-on and directory sign-in (docs/sign-in.md): which are on, the button's label, whether codes and passwords work. */
+    sso: { mode: 'off' | 'oidc' | 'ldap' | 'both'; label: string | null; local: boolean };
     break_glass: { open: boolean; reason: string | null };
     /** Whether e-mailed sign-in codes can be sent (docs/sign-in.md). */
     email_codes: EmailCodes;
@@ -154,6 +165,8 @@ export interface BootstrapBody {
   smtp_user?: string;
   smtp_password?: string;
   smtp_security?: 'starttls' | 'ssl' | 'none';
+  /** The console's address as people reach it (links in messages, the single sign-on callback). */
+  console_address?: string;
 }
 export interface SessionAnswer {
   token: string;
@@ -170,6 +183,10 @@ export const api = {
   requestCode: (email: string) => call<{ sent: true }>('POST', '/v1/auth/request', { email }, 'none'),
   verifyCode: (email: string, code: string) => call<SessionAnswer>('POST', '/v1/auth/verify', { email, code }, 'none'),
   password: (email: string, password: string) => call<SessionAnswer>('POST', '/v1/auth/password', { email, password }, 'none'),
+  /** A directory password (LDAP / Active Directory): `name`, `name@domain` or `DOMAIN\\name`. */
+  directory: (username: string, password: string) => call<SessionAnswer>('POST', '/v1/auth/ldap', { username, password }, 'none'),
+  /** The ticket single sign-on ended with (`/?sso=<ticket>`): the session, once, within 60 s. */
+  redeemSso: (ticket: string) => call<SessionAnswer & { return_to: string }>('POST', '/v1/auth/sso/redeem', { ticket }, 'none'),
 
   // Setup: called with the admin token, which the console holds in memory only.
   startTrial: (adminToken: string) => call<{ licence: unknown }>('POST', '/v1/licence/redeem', {}, { bearer: adminToken }),
@@ -308,12 +325,17 @@ export interface Evidence {
   at: string;
   observed: unknown;
   excerpt: string;
+  /** Which moment it was read at: the run's (`opening`, `newest_signal`, `asked`, `now`), `now` for a read of the present, `stated` for a moment the check named. */
+  moment?: 'opening' | 'newest_signal' | 'asked' | 'now' | 'stated';
 }
 /** What holds (ranked, best first), what could not be checked, and the sentences read first. */
 export interface Diagnosis {
   holds: string[];
   unknown: string[];
   summary: string;
+  /** The moment the run read, and what it is (absent in older diagnoses). */
+  at?: string;
+  moment?: 'opening' | 'newest_signal' | 'asked' | 'now';
 }
 export interface EpisodeDetail extends EpisodeSummary {
   signals: Signal[];
@@ -393,6 +415,8 @@ export interface Verification {
   at: string;
   cause: string;
   expected: string;
+  /** `check`: the cause re-checked decides; `alerts`: nothing can re-check it, every alert must clear after the action. */
+  by?: 'check' | 'alerts';
   verdict: string | null;
   reason: string | null;
   alerts_resolved: boolean;
@@ -439,7 +463,7 @@ export interface HaltAnswer {
 export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired';
 export interface Approval {
   id: string;
-  kind: 'autonomy_raise' | 'action';
+  kind: 'autonomy_raise' | 'action' | 'estate_change';
   state: ApprovalState;
   service: string;
   from: Level | null;
@@ -605,6 +629,8 @@ export interface Person {
   tags: string[];
   enabled: boolean;
   directory: boolean;
+  /** Suspended by the directory (in no mapped group) or by the identity provider; null otherwise. */
+  suspended: 'directory' | 'provider' | null;
   password_set: boolean;
   password_expires_at: string | null;
   created_at: string;
@@ -645,6 +671,112 @@ export interface MailSettings {
   smtp_user?: string | null;
   smtp_password?: string | null;
   smtp_security?: 'starttls' | 'ssl' | 'none';
+}
+
+/** Single sign-on and directory settings (docs/sign-in.md): GET /v1/settings/sso. */
+export interface GroupMapping {
+  group: string;
+  role: Role;
+  teams: string[];
+  tags: string[];
+}
+export interface LdapSettingsView {
+  urls: string[];
+  bind_dn: string;
+  bind_password_set: boolean;
+  fingerprint: string | null;
+  kind: 'active_directory' | 'openldap' | 'other';
+  base_dn: string;
+  login_attributes: string[];
+  email_attribute: string;
+  name_attribute: string;
+  domain: string | null;
+  netbios: string | null;
+  person_filter: string;
+  group_filter: string;
+  disabled_filter: string | null;
+  membership: 'memberOf' | 'member' | 'uniqueMember' | 'memberUid';
+  page_size: number;
+  size_limit: number | null;
+}
+export interface SyncResult {
+  ok: boolean;
+  at: string;
+  by: string;
+  reason: string | null;
+  members: number;
+  added?: string[];
+  changed?: Array<{ email: string; changes: Record<string, { from: unknown; to: unknown }> }>;
+  suspended?: string[];
+  restored?: string[];
+  kept_last_owner?: string[];
+  hand_added?: string[];
+  skipped: { disabled: number; no_address: string[]; outside_policy: string[]; same_address: string[] };
+}
+export interface SsoView {
+  version: number;
+  updated_at: string | null;
+  updated_by: string | null;
+  mode: Status['auth']['sso']['mode'];
+  console_address: string | null;
+  console_address_source: 'env' | 'setting';
+  label: string;
+  mixed_mode: boolean;
+  sync_minutes: number;
+  recheck_hours: number;
+  oidc: {
+    issuer: string;
+    client_id: string;
+    client_secret_set: boolean;
+    redirect_uri: string | null;
+    scopes: string;
+    email_claim: string;
+    groups_claim: string;
+  } | null;
+  ldap: LdapSettingsView | null;
+  mappings: GroupMapping[];
+  last_sync: SyncResult | null;
+}
+export type SsoInput = Partial<Omit<SsoView, 'oidc' | 'ldap' | 'last_sync' | 'mode' | 'console_address_source'>> & {
+  oidc?: { issuer: string; client_id: string; client_secret?: string; scopes?: string; email_claim?: string; groups_claim?: string } | null;
+  ldap?: (Partial<LdapSettingsView> & { urls: string[]; bind_dn: string; bind_password?: string }) | null;
+};
+export interface Certificate {
+  subject: string;
+  issuer: string;
+  fingerprint: string;
+  valid_from: string;
+  valid_to: string;
+}
+export interface DirectoryAttempt {
+  url: string;
+  ok: boolean;
+  problem: string | null;
+}
+export type Discovery =
+  | {
+      ok: true;
+      found: Omit<LdapSettingsView, 'bind_password_set'>;
+      tried: DirectoryAttempt[];
+      vendor: string | null;
+      naming_contexts: string[];
+      failover: string[];
+      paging: boolean;
+      referrals: string[];
+      people: number;
+      groups: number;
+    }
+  | { ok: false; problem: 'untrusted_certificate'; certificate: Certificate; tried: DirectoryAttempt[] }
+  | { ok: false; problem: 'unreachable' | 'bind_refused' | 'failed'; message: string; tried: DirectoryAttempt[] };
+export interface DirectoryGroup {
+  dn: string;
+  name: string;
+  aliases: string[];
+  ids: string[];
+}
+export interface SsoTestReport {
+  oidc: { ok: boolean; problem: string | null; issuer: string } | null;
+  ldap: { ok: boolean; problem: string | null; url: string | null; tls: string | null; mappings: Array<{ group: string; found: boolean }> } | null;
 }
 
 /** The on-call recipients and notification targets (docs/notifications.md). */
@@ -719,6 +851,16 @@ export const settingsApi = {
   mail: () => call<MailView>('GET', '/v1/settings/mail'),
   saveMail: (s: MailSettings) => call<MailView>('PUT', '/v1/settings/mail', s),
   testMail: (to?: string) => call<{ ok: true; to: string; recipients: string[]; provider: string }>('POST', '/v1/settings/mail/test', to ? { to } : {}),
+
+  sso: () => call<SsoView>('GET', '/v1/settings/sso'),
+  /** `version` makes a change since the settings were read a 409 `version_conflict`. */
+  saveSso: (s: SsoInput) => call<SsoView>('PUT', '/v1/settings/sso', s),
+  /** Nothing is saved; without a password, the saved one (same addresses and account). */
+  discoverDirectory: (d: { addresses: string[]; bind_dn: string; bind_password?: string; fingerprint?: string | null }) =>
+    call<Discovery>('POST', '/v1/settings/sso/discover', d),
+  directoryGroups: (q: string) => call<{ groups: DirectoryGroup[] }>('GET', `/v1/settings/sso/groups${params({ q })}`),
+  testSso: () => call<SsoTestReport>('POST', '/v1/settings/sso/test'),
+  syncNow: () => call<SyncResult>('POST', '/v1/settings/sso/sync'),
 };
 
 /** Owners only: give or remove passwords, add or change owners (docs/sign-in.md). */
@@ -785,12 +927,22 @@ export interface OverrideEntry {
   depends_on?: string[];
   health_url?: string;
 }
+/** What makes an estate change wait for two approvals: a lower tier, a removal, who approves a tier-1 or tier-2 service. */
+export interface GuardedFields {
+  tier?: { from: number | null; to: number | null };
+  removed?: true;
+  approvers?: { from: string[]; to: string[] };
+}
 export interface EstateOverrides {
   services: Record<string, OverrideEntry>;
   version: number;
   updated_at: string | null;
   updated_by: string | null;
   source: 'file' | 'api';
+  /** Changes waiting for two approvals, by service. */
+  pending: { service: string; request_id: string; fields: GuardedFields }[];
+  /** After a PUT: the approval requests it opened. */
+  asked?: string[];
 }
 export interface Suggestion {
   id: string;

@@ -1,18 +1,5 @@
-import type { CheckContext, Obstacle } from '../../../host/plugins/contract.ts';
+import type { CheckContext, Placed, Placement } from '../../contract.ts';
 import { promMatchers, quote } from './promql.ts';
-
-/** How a cause's queries select the service's series. */
-export interface Placement {
-  /** PromQL matcher lists without braces (`job="orders"`), each queried on its own. */
-  selectors: string[];
-  /** `workload`: the estate's workload links; `job` / `service`: found by the service's name. */
-  how: 'workload' | 'job' | 'service';
-  /** Workload links that could not be used, with why. */
-  skipped: string[];
-}
-
-/** A placement, or the unknown answer when the service's series cannot be told apart. */
-export type Placed = { ok: true; placement: Placement } | { ok: false; obstacle: Obstacle; reason: string };
 
 /** The most workload links read per check: each is one query (or two) per cause. */
 export const MAX_SELECTORS = 5;
@@ -59,4 +46,19 @@ export function described(p: Placement, selector: string): string {
   if (p.how === 'workload') return `{${selector}} (a workload link of the service)`;
   if (p.skipped.length === 0) return `{${selector}} (no workload link: found by the service's name)`;
   return `{${selector}} (found by the service's name, as ${p.skipped.join('; ')})`;
+}
+
+/**
+ * One PromQL expression over every selector of the placement: each selector's expression joined
+ * with `or`, which keeps one series per label set, so a target that two workload links select
+ * (`job=` and `service=`) is counted once. One selector: its expression alone.
+ */
+export function overAll(p: Placement, expr: (selector: string) => string): string {
+  return p.selectors.length === 1 ? expr(p.selectors[0]!) : p.selectors.map((s) => `(${expr(s)})`).join(' or ');
+}
+
+/** The placement's selectors for a reason: `{job="orders"} (a workload link of the service)`, several joined. */
+export function describedAll(p: Placement): string {
+  if (p.selectors.length === 1) return described(p, p.selectors[0]!);
+  return `${p.selectors.map((s) => `{${s}}`).join(' or ')} (the workload links of the service)`;
 }

@@ -1,6 +1,6 @@
 /**
  * PromQL text helpers of the pack: label matchers as the estate writes them turned into PromQL,
- * durations, and numbers for people. No imports: the pack folder stands alone.
+ * durations, and numbers for people.
  */
 
 /** A PromQL double-quoted string literal of `value`. */

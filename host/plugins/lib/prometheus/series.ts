@@ -1,22 +1,8 @@
-import type { CheckContext, EvidenceInput, MetricSample, ReadOrigin } from '../../../host/plugins/contract.ts';
-import type { Placement } from './place.ts';
+import type { EvidenceInput, MetricSample, ReadOrigin } from '../../contract.ts';
 import { num, rounded } from './promql.ts';
 
 /** The most series an evidence item lists; the rest are counted. */
 export const MAX_SERIES = 20;
-
-/** An instant query's answer for one selector of the placement. */
-export interface SelectorReading {
-  selector: string;
-  answer: ReadOrigin & { samples: MetricSample[] };
-}
-
-/** Runs `promql(selector)` as an instant query for every selector of the placement, in turn. */
-export async function readEach(ctx: CheckContext, p: Placement, promql: (selector: string) => string): Promise<SelectorReading[]> {
-  const out: SelectorReading[] = [];
-  for (const selector of p.selectors) out.push({ selector, answer: await ctx.metrics.query(promql(selector)) });
-  return out;
-}
 
 /** A series' labels without the metric name. */
 export function labelsOf(metric: Record<string, string>): Record<string, string> {

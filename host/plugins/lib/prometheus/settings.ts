@@ -1,4 +1,4 @@
-import type { CheckContext } from '../../../host/plugins/contract.ts';
+import type { CheckContext, SettingsReader } from '../../contract.ts';
 import { durationSeconds, quote } from './promql.ts';
 
 /**
@@ -6,7 +6,7 @@ import { durationSeconds, quote } from './promql.ts';
  * the defaults). A setting that cannot be used makes the check answer unknown with the reason,
  * instead of sending PromQL that cannot mean what the operator wanted.
  */
-export class Settings {
+export class Settings implements SettingsReader {
   readonly #ctx: CheckContext;
   readonly #problems: string[] = [];
 

@@ -1,0 +1,92 @@
+/**
+ * The alert rules Prometheus evaluates in the eval: written the way operators write them, from
+ * the community sets (awesome-prometheus-alerts, node-mixin, the blackbox exporter's examples, the
+ * Watchdog of kube-prometheus), not fitted to the service's checks. Only `for:` is shortened
+ * (30 s instead of minutes) so that a run takes minutes, not hours; the windows are the rules' own.
+ */
+
+/** Every rule, with the always-firing Watchdog unless `watchdog` is false (the heartbeat scenario reloads the file without it). */
+export function rulesYaml(o: { watchdog: boolean }): string {
+  const watchdog = `  - name: meta
+    rules:
+      # kube-prometheus: "An alert that should always be firing to certify that Alertmanager is working properly."
+      - alert: Watchdog
+        expr: vector(1)
+        labels:
+          severity: none
+        annotations:
+          summary: Alerting pipeline heartbeat
+`;
+  return `groups:
+${o.watchdog ? watchdog : ''}  - name: availability
+    rules:
+      # awesome-prometheus-alerts: PrometheusTargetMissing (probes are judged by probe_success).
+      - alert: TargetDown
+        expr: up{job!="blackbox"} == 0
+        for: 30s
+        labels:
+          severity: critical
+        annotations:
+          summary: 'Prometheus target missing (instance {{ $labels.instance }})'
+      # blackbox exporter: BlackboxProbeFailed.
+      - alert: BlackboxProbeFailed
+        expr: probe_success == 0
+        for: 30s
+        labels:
+          severity: critical
+        annotations:
+          summary: 'Blackbox probe failed (instance {{ $labels.instance }})'
+      # A process restarting again and again (a crash loop under a supervisor).
+      - alert: ProcessCrashLooping
+        expr: changes(process_start_time_seconds{job!="node"}[2m]) >= 3
+        for: 30s
+        labels:
+          severity: critical
+        annotations:
+          summary: '{{ $labels.job }} restarted {{ $value }} times in 2 minutes'
+  - name: http
+    rules:
+      # awesome-prometheus-alerts: the 5xx share of requests, over 1 minute.
+      - alert: HighErrorRate
+        expr: sum by (job) (rate(http_requests_total{code=~"5.."}[1m])) / sum by (job) (rate(http_requests_total[1m])) > 0.05
+        for: 30s
+        labels:
+          severity: critical
+        annotations:
+          summary: '{{ $labels.job }}: {{ $value | humanizePercentage }} of requests fail'
+      - alert: ErrorRateElevated
+        expr: sum by (job) (rate(http_requests_total{code=~"5.."}[1m])) / sum by (job) (rate(http_requests_total[1m])) > 0.01
+        for: 30s
+        labels:
+          severity: warning
+        annotations:
+          summary: '{{ $labels.job }}: {{ $value | humanizePercentage }} of requests fail'
+      - alert: HighLatencyP99
+        expr: histogram_quantile(0.99, sum by (job, le) (rate(http_request_duration_seconds_bucket[1m]))) > 0.5
+        for: 30s
+        labels:
+          severity: warning
+        annotations:
+          summary: '{{ $labels.job }}: p99 latency {{ $value | humanizeDuration }}'
+  - name: node
+    rules:
+      # awesome-prometheus-alerts: HostOutOfDiskSpace.
+      - alert: HostOutOfDiskSpace
+        expr: (node_filesystem_avail_bytes * 100) / node_filesystem_size_bytes < 10 and on (instance, device, mountpoint) node_filesystem_readonly == 0
+        for: 30s
+        labels:
+          severity: warning
+        annotations:
+          summary: 'Host out of disk space (instance {{ $labels.instance }}, {{ $labels.mountpoint }})'
+  - name: catalog
+    rules:
+      # A team's own rule, set too tight: the catalog is healthy, and this fires all the same.
+      - alert: CatalogTrafficHigh
+        expr: sum by (job) (rate(http_requests_total{job="catalog"}[1m])) > 2
+        for: 30s
+        labels:
+          severity: warning
+        annotations:
+          summary: 'catalog serves {{ $value }} requests/s'
+`;
+}
