@@ -290,6 +290,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       clock,
       log,
       debounceS: config.debounceS,
+      storms: { estate: estate.estate, limits: { perSource: config.stormPerSource, perService: config.stormPerService } },
     }),
   );
   const governance = mount(
@@ -319,7 +320,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       connectors,
       notifier: onCall.notifier,
       actions: {
-        request: (trx, episodeId, run, service, nowMs) => paths.request(trx, episodeId, run, service, nowMs),
+        // Acting (built below) closes the approval a replaced path waited on, in this transaction.
+        request: (trx, record, episodeId, run, service, nowMs) => acting.acting.request(trx, record, episodeId, run, service, nowMs),
         nudge: () => acting.acting.nudge(),
       },
       ledger,
@@ -341,6 +343,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       connectors: actionConnectors(connectors),
       verifier: investigation.investigations,
       notifier: onCall.notifier,
+      normaliserOf: (source) => intake.normaliserOf(source),
       ledger,
       clock,
       log,

@@ -22,6 +22,10 @@ export interface Config {
   readonly licencePublicKey: string | null;
   readonly discoverTimeoutS: number;
   readonly debounceS: number;
+  /** New episodes a minute one source may open for services the estate does not have; beyond, its storm episode (host/episodes/storm.ts). */
+  readonly stormPerSource: number;
+  /** New episodes a minute for one service the estate does not have; beyond, the source's storm episode. */
+  readonly stormPerService: number;
   readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /** Proxies whose X-Forwarded-For is believed (addresses or CIDR blocks); empty: none. */
   readonly trustedProxies: readonly string[];
@@ -155,6 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     licencePublicKey: text('SERVICE_LICENCE_PUBKEY'),
     discoverTimeoutS: int('SERVICE_DISCOVER_TIMEOUT_S', 45, 1, 3600),
     debounceS: int('SERVICE_DEBOUNCE_S', 20, 0, 3600),
+    stormPerSource: int('SERVICE_STORM_PER_SOURCE', 20, 1, 10_000),
+    stormPerService: int('SERVICE_STORM_PER_SERVICE', 2, 1, 1000),
     logLevel: oneOf('SERVICE_LOG_LEVEL', LOG_LEVELS, 'info'),
     trustedProxies: Object.freeze(trustedProxies),
     mailApiUrl: mailApiUrl.replace(/\/+$/, ''),

@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   storage_unavailable: 503,
   ledger_unavailable: 503,
   invalid_event_type: 400,
+  reserved_actor: 400,
   // licence and first owner
   bad_licence: 400,
   licence_file_managed: 409,

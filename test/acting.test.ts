@@ -286,7 +286,7 @@ test("a change's remedy is verified by the symptom that held beside it, and with
   const v = (cause: string, remedy: unknown = null, verification: unknown = null) =>
     ({ cause, title: cause, verdict: 'holds', reason: 'r', obstacle: null, evidence: [], took_ms: 1, remedy, verification }) as StoredVerdict;
   const revert = { action: 'revert', params: { connector: 'git', sha: 'a'.repeat(40) } };
-  const git: Performer = { name: 'git', declaration: { description: 'd', params: {}, rehearsable: true, reversible: true }, fault: null };
+  const git: Performer = { name: 'git', kind: 'git', declaration: { description: 'd', params: {}, rehearsable: true, reversible: true }, fault: null };
   const withSymptom = propose([v('core/recent-change', revert), v('prometheus/error-rate')], null, () => [git]);
   t.true(withSymptom.ok);
   if (withSymptom.ok) t.like(withSymptom.proposal.verify, { cause: 'prometheus/error-rate', expect: 'ruled_out', by: 'check' });

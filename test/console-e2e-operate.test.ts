@@ -390,7 +390,7 @@ browserTest(
     );
     await ta.call('POST', '/v1/events', {
       token: INGEST_TOKEN,
-      body: { type: 'human.deploy', actor: 'ops@bank.example', reason: 'release', data: { service: 'billing', repository: 'git@example:billing.git' } },
+      body: { type: 'human.deploy', actor: 'release-pipeline', reason: 'release', data: { service: 'billing', repository: 'git@example:billing.git' } },
     });
     await ta.call('POST', '/v1/alerts/generic', {
       token: INGEST_TOKEN,

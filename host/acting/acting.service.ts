@@ -15,10 +15,12 @@ import type { Logger } from '../log.ts';
 import type { ActionRequest, ActionResult } from '../plugins/contract.ts';
 import type { PolicyDocument } from '../policy/policy.schema.ts';
 import type { Trx } from '../storage/db.ts';
+import { markdownText } from '../escape.ts';
 import { clip } from '../text.ts';
-import type { ActionPath, ActionPathsRepo } from './paths.repo.ts';
+import { replaceable, type ActionPath, type ActionPathsRepo } from './paths.repo.ts';
 import { decide, type PolicyDecision } from './policy-decision.ts';
 import { propose, type Performer, type Proposal } from './proposal.ts';
+import { scopeOf } from './scope.ts';
 import { approvalReport, escalationReport } from './report.ts';
 import { Passes } from '../passes.ts';
 
@@ -33,7 +35,8 @@ const NUDGE_MS = 50;
 
 /** What acting needs of the episodes area. */
 export interface ActedEpisodes {
-  get(id: string): Promise<Episode | null>;
+  get(id: string, trx?: Trx): Promise<Episode | null>;
+  worstSeverity(trx: Trx, id: string): Promise<'critical' | 'warning' | 'info'>;
   signalsOf(id: string): Promise<EpisodeMember[]>;
   setDecision(trx: Trx, id: string, decision: 'act' | 'abstain'): Promise<void>;
   setOutcome(trx: Trx, id: string, outcome: string, detail: OutcomeDetail): Promise<void>;
@@ -51,6 +54,8 @@ export interface ActingGovernance {
   authorise(ask: ActionAsk): Promise<void>;
   ran(ask: ActionAsk): Promise<void>;
   openAction(trx: Trx, record: RecordEvent, ask: { service: string; kind: string; summary: string; by: string } & ActionAskOptions): Promise<ApprovalRequest>;
+  /** Closes a pending action request as `superseded` in `trx`; answers it as found (null: none). */
+  supersede(trx: Trx, record: RecordEvent, id: string, why: string): Promise<ApprovalRequest | null>;
   approval(id: string): Promise<ApprovalView>;
 }
 
@@ -68,6 +73,8 @@ export interface EscalationTeller {
   escalate(trx: Trx, change: PeopleMessage): Promise<string[]>;
   /** The approval request, by e-mail to the approvers only. */
   askApproval(trx: Trx, change: PeopleMessage): Promise<string[]>;
+  /** The request no longer stands (superseded), by e-mail to its approvers only. */
+  withdrawApproval(trx: Trx, change: PeopleMessage): Promise<string[]>;
   nudge(): void;
 }
 
@@ -92,6 +99,8 @@ export interface ActingDeps {
   /** Re-runs one cause for the episode now (the verification). */
   verifier: { verify(episodeId: string, cause: string): Promise<VerdictResult | null> };
   teller: EscalationTeller;
+  /** Which normaliser reads a source word (intake): the kind of tool a pushed alert came from. */
+  normaliserOf(source: string): string;
   ledger: Ledger;
   clock: Clock;
   log: Logger;
@@ -110,6 +119,8 @@ export class ActingService {
   readonly #d: ActingDeps;
   readonly #holder = `act-${randomUUID()}`;
   readonly #passes: Passes;
+  /** A request was withdrawn in a transaction: nudge delivery after it. */
+  #withdrew = false;
 
   constructor(deps: ActingDeps) {
     this.#d = deps;
@@ -121,6 +132,10 @@ export class ActingService {
   }
 
   nudge(): void {
+    if (this.#withdrew) {
+      this.#withdrew = false;
+      this.#d.teller.nudge();
+    }
     this.#passes.nudge();
   }
 
@@ -169,6 +184,47 @@ export class ActingService {
     delete shown.undo;
     delete shown.key;
     return shown;
+  }
+
+  /**
+   * Asks for the path of a diagnosed run, in the diagnosis's transaction. One action path per
+   * episode at a time: a later run replaces a path that has not acted, and the approval request
+   * that path waited on is closed as `superseded` (approving it answers 409) and its approvers are
+   * told. A request approved just before stands: its action goes ahead, and this run is
+   * diagnosed without a path of its own.
+   */
+  async request(trx: Trx, record: RecordEvent, episodeId: string, run: number, service: string, nowMs: number): Promise<void> {
+    const old = await this.#d.paths.lock(trx, episodeId);
+    if (old !== null && old.state === 'awaiting_approval' && old.approval_id !== null && replaceable(old)) {
+      const why = `run ${run} of the episode (new alerts joined) decides again`;
+      const r = await this.#d.governance.supersede(trx, record, old.approval_id, why);
+      if (r !== null && r.state === 'approved') return;
+      if (r !== null && r.state === 'pending') await this.#withdrawn(trx, record, old, r, why);
+    }
+    await this.#d.paths.request(trx, episodeId, run, service, nowMs);
+  }
+
+  /** The replaced path's request is superseded: the path's view and timeline say so, its approvers are told. */
+  async #withdrawn(trx: Trx, record: RecordEvent, p: ActionPath, r: ApprovalRequest, why: string): Promise<void> {
+    const approvers = r.approvers ?? [];
+    await record({
+      type: 'approval.superseded',
+      actor: 'system',
+      reason: `the request to ${r.action ?? 'act'} no longer stands: ${why}`,
+      trace: p.episode_id,
+      data: { service: p.service, request_id: r.id, run: p.run, approvers },
+    });
+    const episode = await this.#d.episodes.get(p.episode_id, trx);
+    if (episode === null || approvers.length === 0) return;
+    const severity = await this.#d.episodes.worstSeverity(trx, p.episode_id);
+    const report = [
+      `Approval no longer needed: ${markdownText(r.summary)}`,
+      '',
+      `New alerts joined the incident and the service is deciding again (${markdownText(why)}). This request is closed as superseded: approving it now answers 409 and runs nothing.`,
+      'If the new decision needs an approval, a new request follows.',
+    ].join('\n');
+    await this.#d.teller.withdrawApproval(trx, { episode, severity, report, people: approvers.map((email) => ({ email, as: 'approver' as const })) });
+    this.#withdrew = true;
   }
 
   /** The path of an episode, for the episode view. */
@@ -279,14 +335,23 @@ export class ActingService {
       });
       return this.#escalate({ ...p, policy_decision: { ...decision } }, `nothing to do: ${proposed.why}`);
     }
-    const proposal = proposed.proposal;
-    const [level, halted, policy, ran] = await Promise.all([
+    const [level, halted, policy, ran, signals] = await Promise.all([
       this.#d.governance.levelOf(p.service),
       this.#d.governance.halted(),
       this.#d.governance.policy(),
       this.#d.governance.ranSince(p.service, now.getTime() - HOUR_MS),
+      this.#d.episodes.signalsOf(p.episode_id),
     ]);
-    const decision = decide(proposal, { level, halted, policy, ranLastHour: ran, now });
+    const scope = scopeOf(proposed.proposal, {
+      service: p.service,
+      view: service,
+      signals,
+      performers: performers.get(proposed.proposal.action) ?? [],
+      normaliserOf: this.#d.normaliserOf,
+    });
+    // Bounded, the proposal is what runs: the silence's matchers and connector narrowed to its alert.
+    const proposal = scope.bounded ? scope.proposal : proposed.proposal;
+    const decision = decide(proposal, { level, halted, policy, ranLastHour: ran, now, scope });
     const held = await ledger.transact(async (trx, record) => {
       if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return false;
       await this.#d.paths.save(trx, p.episode_id, { proposal: { ...proposal }, policy_decision: { ...decision }, updated_at: now.toISOString() }, false);
@@ -355,6 +420,8 @@ export class ActingService {
     const severity = await this.#severity(p.episode_id);
     await this.#d.ledger.transact(
       async (trx, record) => {
+        // A later run took the path over meanwhile: this run asks nobody.
+        if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
         const r = await this.#d.governance.openAction(trx, record, {
           service: p.service,
           kind: proposal.action,
@@ -407,10 +474,14 @@ export class ActingService {
       decisions: view.decisions,
     };
     if (view.state === 'pending' && !expired) {
-      await this.#d.ledger.transact(async (trx) => this.#d.paths.save(trx, p.episode_id, { approvals: [seen] }));
+      await this.#d.ledger.transact(async (trx) => {
+        if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) !== null) await this.#d.paths.save(trx, p.episode_id, { approvals: [seen] });
+      });
       return;
     }
-    await this.#d.ledger.transact(async (trx, record) => {
+    // A request superseded by a later run belongs to a path that run replaced: nothing to do here.
+    const held = await this.#d.ledger.transact(async (trx, record) => {
+      if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return false;
       await this.#d.paths.save(trx, p.episode_id, { approvals: [seen] }, false);
       await record({
         type: 'approval.decided',
@@ -424,7 +495,9 @@ export class ActingService {
           decisions: view.decisions.map((d) => ({ by: d.by, decision: d.decision, at: d.at })),
         },
       });
+      return true;
     });
+    if (!held) return;
     if (view.state !== 'approved') return this.#escalate(p, expired ? 'nobody approved the action within 30 minutes' : `the action was ${view.state}`);
     const episode = await this.#d.episodes.get(p.episode_id);
     if (episode === null || p.proposal === null) return this.#finish(p, null, 'the episode is gone');

@@ -67,6 +67,7 @@ export class ActionPathsRepo {
   /**
    * Asks for the path of a diagnosed run. A later run (new alerts joined) replaces a path that has
    * not acted yet; once an action was taken (or is being taken) the path is never started again.
+   * The caller (ActingService.request) first closes the request a replaced path waited on.
    */
   async request(trx: Trx, episodeId: string, run: number, service: string, nowMs: number): Promise<void> {
     const at = new Date(nowMs).toISOString();
@@ -76,7 +77,7 @@ export class ActionPathsRepo {
       await trx('action_paths').insert({ episode_id: episodeId, run, service, state: 'pending', due_ms: nowMs, updated_at: at });
       return;
     }
-    if (existing.action !== null || existing.state === 'executing' || existing.state === 'verifying') return;
+    if (!replaceable(existing)) return;
     await trx('action_paths').where({ episode_id: episodeId }).update(startedAgain(run, nowMs));
   }
 
@@ -100,6 +101,13 @@ export class ActionPathsRepo {
     const held = trx('action_paths').where({ episode_id: episodeId, run, state: 'done' }).whereNotNull('held_by_halt');
     const n = again ? await held.update(startedAgain(run + 1, nowMs)) : await held.update({ held_by_halt: null });
     return Number(n) === 1;
+  }
+
+  /** The path as it stands, locked for the rest of `trx` (MySQL). */
+  async lock(trx: Trx, episodeId: string): Promise<ActionPath | null> {
+    const q = trx('action_paths').select('*').where({ episode_id: episodeId });
+    const row = (await (dialect(trx) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
+    return row === undefined ? null : fromRow(row);
   }
 
   /** Takes up to `limit` paths whose next step is due and that no live lease holds (but those in `except`), one conditional update each. */
@@ -146,4 +154,9 @@ export class ActionPathsRepo {
     const row = (await trx('action_paths').select('*').where({ episode_id: episodeId }).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
   }
+}
+
+/** Whether a later run may replace the path: it has not acted, nor begun to. */
+export function replaceable(p: { state: string; action: unknown }): boolean {
+  return p.action === null && p.state !== 'executing' && p.state !== 'verifying';
 }

@@ -231,6 +231,11 @@ export class EstateService implements ServiceResolver {
   }
 
   /** Added services, the earliest added first: what counts toward the licence. */
+  /** The names of the services people added (the estate "has" them), from the index kept current every few seconds. */
+  async names(): Promise<string[]> {
+    return [...(await this.#refresh(false)).byName.keys()];
+  }
+
   async addedInOrder(): Promise<string[]> {
     return (await this.#refresh(true)).overrides.map((o) => o.name);
   }

@@ -2,7 +2,8 @@ import { dialect, type Db, type Trx } from '../storage/db.ts';
 import type { Level } from './levels.ts';
 
 export type ApprovalKind = 'autonomy_raise' | 'action' | 'estate_change';
-export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired';
+/** `superseded`: an action request closed because a newer run of its episode took the action path over. */
+export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired' | 'superseded';
 export type Decision = 'approve' | 'reject';
 
 export interface ApprovalRequest {

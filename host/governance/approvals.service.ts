@@ -264,7 +264,7 @@ export class ApprovalsService {
 
   /**
    * One decision by `decider` (an e-mail, or `admin-token`, which counts as one approver).
-   * 409 `approval_closed` once the request is approved, rejected or expired (an overdue request
+   * 409 `approval_closed` once the request is approved, rejected, expired or superseded (an overdue request
    * is expired here, and that is kept); 403 `own_request` for the requester; 409
    * `already_decided` for a second decision by the same person.
    */
@@ -321,6 +321,26 @@ export class ApprovalsService {
     );
     if (outcome === 'expired') throw new AppError('approval_closed', 'this request expired before it was decided');
     return this.get(id);
+  }
+
+  /**
+   * Closes a pending action request as `superseded` inside the caller's transaction (the acting
+   * path's, when a newer run of its episode takes the path over): nobody can approve it any more
+   * (409 `approval_closed`). Answers the request as it was found (`pending`: superseded now; any
+   * other state: left as it was, e.g. approved a moment before), or null when there is none.
+   */
+  async supersede(trx: Trx, record: RecordEvent, id: string, why: string): Promise<ApprovalRequest | null> {
+    const r = await this.#repo.lock(trx, id);
+    if (r === null || r.state !== 'pending' || r.kind !== 'action') return r;
+    await this.#repo.close(trx, id, 'superseded', this.#clock.now().toISOString());
+    await record({
+      type: 'governance.approval_superseded',
+      actor: 'system',
+      reason: clip(`${why}: ${r.summary}`, 4000, '…'),
+      trace: r.trace,
+      data: { request_id: r.id, kind: r.kind, service: r.service, action: r.action, approvers: r.approvers },
+    });
+    return r;
   }
 
   /** Expires every pending request whose 24 hours are up (the tick calls this). */

@@ -4,6 +4,7 @@ import type { InstallIdentity } from '../install/identity.ts';
 import type { Logger } from '../log.ts';
 import type { Db } from '../storage/db.ts';
 import type { UnitOfWork } from '../storage/unit-of-work.ts';
+import { CallerEvents } from './caller-events.ts';
 import { Checkpointer } from './checkpoints.ts';
 import { LedgerRepo } from './ledger.repo.ts';
 import { ledgerRoutes } from './ledger.routes.ts';
@@ -68,6 +69,6 @@ export async function createLedgerArea(d: {
     lastVerify: () => last,
     window: ledgerWindow(repo),
     close: () => repo.close(),
-    routes: ({ server, log, guard }: Http) => ledgerRoutes(server, { log, guard, ledger, verify }),
+    routes: ({ server, log, guard }: Http) => ledgerRoutes(server, { log, guard, ledger, callers: new CallerEvents(ledger), verify }),
   };
 }

@@ -9,7 +9,8 @@ export interface LedgerSpan {
 
 /**
  * What other areas may read of the ledger by time (the digest): the seqs a time window covers,
- * then counts or entries of some types inside them. The window is found by a binary search on
+ * then counts or entries of some types inside them, the service's own only (never an event a
+ * caller recorded through POST /v1/events: host/ledger/caller-events.ts). The window is found by a binary search on
  * the primary key (seq), since `at` has no index; the types are then read within that seq range
  * only (MySQL by its `type` index, SQLite by scanning the range, which has none), in chunks of
  * WINDOW_CHUNK seqs that give the event loop a turn between them.
@@ -43,7 +44,8 @@ export function ledgerWindow(repo: LedgerRepo): LedgerWindow {
       const total = new Map<string, number>();
       for (let from = span.from_seq; from < span.to_seq; from += WINDOW_CHUNK) {
         if (from > span.from_seq) await yieldTurn();
-        for (const [type, n] of await repo.countTypes(from, Math.min(from + WINDOW_CHUNK, span.to_seq), types)) total.set(type, (total.get(type) ?? 0) + n);
+        for (const [type, n] of await repo.countTypes(from, Math.min(from + WINDOW_CHUNK, span.to_seq), types, true))
+          total.set(type, (total.get(type) ?? 0) + n);
       }
       return total;
     },
@@ -52,7 +54,7 @@ export function ledgerWindow(repo: LedgerRepo): LedgerWindow {
       let rows: Awaited<ReturnType<LedgerRepo['ofTypes']>> = [];
       for (let to = span.to_seq; to > span.from_seq && rows.length < limit; to -= WINDOW_CHUNK) {
         if (to < span.to_seq) await yieldTurn();
-        rows = [...(await repo.ofTypes(Math.max(span.from_seq, to - WINDOW_CHUNK), to, types, limit - rows.length)), ...rows];
+        rows = [...(await repo.ofTypes(Math.max(span.from_seq, to - WINDOW_CHUNK), to, types, limit - rows.length, true)), ...rows];
       }
       return rows.map((r) => ({ ...r, seq: Number(r.seq), data: JSON.parse(r.data) as Record<string, unknown> }));
     },

@@ -17,6 +17,7 @@ const WHAT: Record<NotifyMessage['event'], string> = {
   'incident.closed': 'Incident closed',
   'incident.diagnosed': 'Incident diagnosed',
   'incident.approval_requested': 'Approval needed',
+  'incident.approval_superseded': 'Approval no longer needed',
 };
 
 /**

@@ -120,13 +120,14 @@ export class Notifier implements EpisodeNotifier {
   /**
    * The acting path's messages (host/acting), in its transaction: an escalation goes to whoever was
    * told of the opening and, by e-mail, to `people` (the service's owner and approvers); an
-   * approval request goes to `people` only. Each carries the Markdown `report` and, when there is
-   * one, the diagnosis; each e-mail says what its recipient is to the service. Answers who.
+   * approval request, and its withdrawal when superseded, go to `people` only. Each carries the
+   * Markdown `report` and, when there is one, the diagnosis; each e-mail says what its recipient
+   * is to the service. Answers who.
    */
   async tellPeople(
     trx: Trx,
     change: {
-      event: 'incident.escalated' | 'incident.approval_requested';
+      event: 'incident.escalated' | 'incident.approval_requested' | 'incident.approval_superseded';
       episode: IncidentChange['episode'];
       severity: IncidentChange['severity'];
       report: string;

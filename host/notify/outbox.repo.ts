@@ -64,6 +64,7 @@ export class OutboxRepo {
 
   async add(trx: Trx, d: Omit<Delivery, 'state' | 'attempts' | 'last_problem'>): Promise<void> {
     await trx('notify_outbox').insert({
+      priority: priorityOf(d.episode.severity),
       id: d.id,
       episode_id: d.episode_id,
       event: d.event,
@@ -119,16 +120,48 @@ export class OutboxRepo {
     return dropped;
   }
 
-  /** Pending deliveries due at `nowMs` whose lease is free or expired, oldest first. */
+  /** Pending deliveries due at `nowMs` whose lease is free or expired: critical first, then warning, then info; oldest first in each. */
   async due(nowMs: number, limit: number): Promise<Delivery[]> {
     const rows = (await this.#db('notify_outbox')
       .select(COLUMNS)
       .where({ state: 'pending' })
       .andWhere('next_ms', '<=', nowMs)
       .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
-      .orderBy([{ column: 'next_ms' }, { column: 'id' }])
+      .orderBy([{ column: 'priority', order: 'desc' }, { column: 'next_ms' }, { column: 'id' }])
       .limit(limit)) as Row[];
     return rows.map(fromRow);
+  }
+
+  /** A recipient's first attempts held back until at most `untilMs` (paced e-mails), to go with a critical one now. */
+  async heldBack(kind: ChannelKind, channel: string, nowMs: number, untilMs: number, limit: number): Promise<Delivery[]> {
+    const rows = (await this.#db('notify_outbox')
+      .select(COLUMNS)
+      .where({ state: 'pending', channel_kind: kind, channel, attempts: 0 })
+      .andWhere('next_ms', '>', nowMs)
+      .andWhere('next_ms', '<=', untilMs)
+      .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
+      .orderBy([{ column: 'priority', order: 'desc' }, { column: 'next_ms' }, { column: 'id' }])
+      .limit(limit)) as Row[];
+    return rows.map(fromRow);
+  }
+
+  /** Takes a delivery held back until later (see heldBack) for `holder`: as `claim`, without the due check. */
+  async claimEarly(id: string, holder: string, nowMs: number, untilMs: number): Promise<boolean> {
+    const n = await this.#db('notify_outbox')
+      .where({ id, state: 'pending', attempts: 0 })
+      .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
+      .update({ lease_holder: holder, lease_until_ms: untilMs });
+    return n === 1;
+  }
+
+  /** Moves pending deliveries nobody holds to `nextMs` without counting an attempt (a person's e-mails paced). */
+  async defer(ids: string[], nowMs: number, nextMs: number): Promise<void> {
+    for (let i = 0; i < ids.length; i += 500)
+      await this.#db('notify_outbox')
+        .whereIn('id', ids.slice(i, i + 500))
+        .andWhere({ state: 'pending' })
+        .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
+        .update({ next_ms: nextMs });
   }
 
   /** Takes a delivery for `holder` until `untilMs`; false when another holder has it or it is no longer due. */
@@ -175,8 +208,9 @@ export class OutboxRepo {
     await trx('notify_channels').insert(row).onConflict('channel').merge();
   }
 
-  async channel(trx: Trx, kind: ChannelKind, name: string): Promise<ChannelState | null> {
-    const r = (await trx('notify_channels')
+  /** The last attempt to reach a recipient or target, read in `trx` (null: on its own). */
+  async channel(trx: Trx | null, kind: ChannelKind, name: string): Promise<ChannelState | null> {
+    const r = (await (trx ?? this.#db)('notify_channels')
       .select('*')
       .where({ channel: `${kind}:${name}` })
       .first()) as (Omit<ChannelState, 'ok'> & { ok: number | boolean }) | undefined;
@@ -203,4 +237,9 @@ export class OutboxRepo {
       last_ok_at: r.last_ok_at,
     }));
   }
+}
+
+/** The order delivery takes messages in: critical 2, warning 1, info 0. */
+export function priorityOf(severity: string): number {
+  return severity === 'critical' ? 2 : severity === 'info' ? 0 : 1;
 }

@@ -73,3 +73,10 @@ export default {
 
 /** The lines the `fixer` connector wrote: one per action or undo. */
 export const acted = (log: string): string[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : []);
+
+/** The estate overrides of a `jobs` service the `fixer` connector `fix` serves, with one approver (tier 3). */
+export const JOBS_ESTATE = {
+  services: {
+    jobs: { owner: 'owner@bank.example', approvers: ['approver@bank.example'], tier: 3, links: [{ kind: 'workload', match: 'job="jobs"', connector: 'fix' }] },
+  },
+};

@@ -106,3 +106,14 @@ async function stop(child: ChildProcess): Promise<void> {
   await gone;
   clearTimeout(timer);
 }
+
+/** A JSON request to a host process: `token` as the bearer, `body` as JSON; the answer's status and parsed body. */
+export async function callHost(h: HostProcess, method: string, route: string, token: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(h.base + route, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text === '' ? null : JSON.parse(text) };
+}

@@ -5,9 +5,17 @@
  */
 import type { EpisodeDetail, LedgerEvent } from './api.ts';
 
-/** The time of the last event of `type` in the episode's timeline, or null. */
+/**
+ * Who recorded an event a caller recorded (POST /v1/events: `data.recorded_by`, the ingest
+ * token), or null for the service's own. A caller's event is never read as a step of the path.
+ */
+export function recordedBy(e: LedgerEvent): string | null {
+  return typeof e.data.recorded_by === 'string' ? e.data.recorded_by : null;
+}
+
+/** The time of the service's last event of `type` in the episode's timeline, or null. */
 export function stepAt(timeline: LedgerEvent[], type: string): string | null {
-  for (let i = timeline.length - 1; i >= 0; i--) if (timeline[i]!.type === type) return timeline[i]!.at;
+  for (let i = timeline.length - 1; i >= 0; i--) if (timeline[i]!.type === type && recordedBy(timeline[i]!) === null) return timeline[i]!.at;
   return null;
 }
 
@@ -29,12 +37,12 @@ const ENDS: Record<string, PathOutcome['value']> = {
   'outcome.not_escalated': 'not_escalated',
 };
 
-/** The path's end as the ledger recorded it (the last of those `outcome.*` events of the episode), or null. */
+/** The path's end as the service recorded it (its last of those `outcome.*` events of the episode; a caller's are not), or null. */
 export function pathOutcome(timeline: LedgerEvent[]): PathOutcome | null {
   for (let i = timeline.length - 1; i >= 0; i--) {
     const e = timeline[i]!;
     const value = ENDS[e.type];
-    if (value === undefined) continue;
+    if (value === undefined || recordedBy(e) !== null) continue;
     const to = Array.isArray(e.data.to) ? e.data.to.filter((x): x is string => typeof x === 'string') : [];
     return { value, reason: e.reason, at: e.at, to };
   }

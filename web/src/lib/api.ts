@@ -258,10 +258,13 @@ export interface EpisodeSummary {
   id: string;
   /** The worst severity of its alerts (critical, warning, info); null without alerts. */
   severity: string | null;
-  kind: 'incident' | 'notice';
+  /** `storm`: the alerts a source sent beyond its limits, held in one episode (docs/episodes.md#storms). */
+  kind: 'incident' | 'notice' | 'storm';
   state: 'open' | 'closed';
   service: string;
   alerts: string[];
+  /** A storm's source and how many alerts and services it holds (the services holding most, on the episode); null for others. */
+  storm?: { source: string; alerts: number; services: number; held?: Array<{ service: string; alerts: number }> } | null;
   t_open: string;
   t_close: string | null;
   duration_s: number;
@@ -460,7 +463,7 @@ export interface HaltAnswer {
   halt: Halt | null;
   changed: boolean;
 }
-export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired';
+export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired' | 'superseded';
 export interface Approval {
   id: string;
   kind: 'autonomy_raise' | 'action' | 'estate_change';
