@@ -40,7 +40,7 @@ test('the ledger window counts and lists across chunks exactly as one statement 
   ta.app.db.on('query', spy);
   const counted = await window.count(span, ['action.executed', 'check.finished', 'human.note']);
   const chunks = Math.ceil((span.to_seq - span.from_seq) / WINDOW_CHUNK);
-  t.is(statements.filter((s) => /count\(/i.test(s)).length, chunks, 'one bounded statement per chunk');
+  t.is(statements.filter((s) => /count\(/i.test(s) && /ledger_events/.test(s)).length, chunks, 'one bounded statement per chunk');
   t.deepEqual(
     Object.fromEntries(counted),
     Object.fromEntries(await repo.countTypes(span.from_seq, span.to_seq, ['action.executed', 'check.finished', 'human.note'])),
