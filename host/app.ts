@@ -307,6 +307,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       studies: studies.reports,
       configDir: config.configDir,
       approvals,
+      raiseMail: { people: people.directory, mail, consoleAddress: sso.consoleAddress },
     }),
   );
   const investigation = mount(
@@ -585,6 +586,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await investigation.investigations.stop();
       await acting.acting.stop();
       await notifications.stop();
+      await governance.raiseMail?.idle();
       await signIn.idle();
       await ssoArea.idle();
       // Checkpoints the last commits made due are written before the database goes.

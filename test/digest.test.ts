@@ -4,7 +4,8 @@
 import test from 'ava';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DAY, HOUR, MINUTE, TestClock } from '../host/clock.ts';
-import { escapeMarkdown, renderDigest } from '../host/digest/markdown.ts';
+import { markdownText as escapeMarkdown } from '../host/escape.ts';
+import { renderDigest } from '../host/digest/markdown.ts';
 import { LedgerStanding } from '../host/digest/ledger-standing.ts';
 import type { VerifyReport } from '../host/ledger/verify.ts';
 import { startApp, makeOperating } from './helpers/app.ts';

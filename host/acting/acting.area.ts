@@ -78,6 +78,8 @@ export function createActingArea(d: {
     log: d.log.child({ component: 'acting' }),
     consoleAddress: d.consoleAddress,
   });
+  // What the halt held back is proposed again at once after a resume, not at the next tick.
+  g.halt.onResumed(() => acting.nudge());
   // An approved action request runs at once, not at the next tick.
   g.approvals.onApproved('action', async () => {
     setImmediate(() => acting.nudge());

@@ -15,15 +15,18 @@ import type { Logger } from '../log.ts';
 import type { ActionRequest, ActionResult } from '../plugins/contract.ts';
 import type { PolicyDocument } from '../policy/policy.schema.ts';
 import type { Trx } from '../storage/db.ts';
+import { markdownText } from '../escape.ts';
 import { clip } from '../text.ts';
 import { replaceable, type ActionPath, type ActionPathsRepo } from './paths.repo.ts';
 import { decide, type PolicyDecision } from './policy-decision.ts';
 import { propose, type Performer, type Proposal } from './proposal.ts';
 import { scopeOf } from './scope.ts';
-import { escalationReport } from './report.ts';
+import { approvalReport, escalationReport } from './report.ts';
 import { Passes } from '../passes.ts';
 
 const HOUR_MS = 3600_000;
+/** Why a notice's path tells nobody (docs/notifications.md: notices page nobody). */
+const NOTICE = 'a notice (information only): nobody is paged';
 /** An action request stays open this long, then the path escalates. */
 export const ACTION_APPROVAL_TTL_MS = 30 * 60_000;
 const LEASE_MS = 120_000;
@@ -75,12 +78,14 @@ export interface EscalationTeller {
   nudge(): void;
 }
 
-/** A message of the action path to people, with its Markdown report. */
+/** A message of the action path to people, with its Markdown report and the diagnosis when there is one. */
 export interface PeopleMessage {
   episode: Episode;
   severity: 'critical' | 'warning' | 'info';
   report: string;
-  people: string[];
+  diagnosis?: { summary: string; holds: string[]; unknown: string[] };
+  /** Who is told by e-mail, and what each is to the service (said in their e-mail). */
+  people: Array<{ email: string; as: 'owner' | 'approver' | 'first_owner' }>;
 }
 
 export interface ActingDeps {
@@ -158,7 +163,7 @@ export class ActingService {
       throw new AppError('not_reversible', a.undone_at !== null ? 'the action was undone already' : 'this action cannot be undone');
     const episode = await this.#d.episodes.get(episodeId);
     if (episode === null) throw new AppError('not_found', 'no such episode');
-    const ask: ActionAsk = { service: p.service, kind: a.kind, ...(typeof a.approval_id === 'string' ? { approvalId: a.approval_id } : {}) };
+    const ask: ActionAsk = { service: p.service, kind: a.kind, trace: episodeId, ...(typeof a.approval_id === 'string' ? { approvalId: a.approval_id } : {}) };
     await this.#d.governance.authorise(ask);
     const proposal = p.proposal as unknown as Proposal;
     const r = await this.#d.connectors.undo(a.connector, { ...(await this.#request(episode, proposal, p)), undo: a.undo });
@@ -213,12 +218,12 @@ export class ActingService {
     if (episode === null || approvers.length === 0) return;
     const severity = await this.#d.episodes.worstSeverity(trx, p.episode_id);
     const report = [
-      `Approval no longer needed: ${r.summary}`,
+      `Approval no longer needed: ${markdownText(r.summary)}`,
       '',
-      `New alerts joined the incident and the service is deciding again (${why}). This request is closed as superseded: approving it now answers 409 and runs nothing.`,
+      `New alerts joined the incident and the service is deciding again (${markdownText(why)}). This request is closed as superseded: approving it now answers 409 and runs nothing.`,
       'If the new decision needs an approval, a new request follows.',
     ].join('\n');
-    await this.#d.teller.withdrawApproval(trx, { episode, severity, report, people: approvers });
+    await this.#d.teller.withdrawApproval(trx, { episode, severity, report, people: approvers.map((email) => ({ email, as: 'approver' as const })) });
     this.#withdrew = true;
   }
 
@@ -228,6 +233,7 @@ export class ActingService {
   }
 
   async #pass(): Promise<void> {
+    await this.#proposeHeldAgain();
     // Each path takes at most one step per pass (a step may run several stages: approved → act).
     const done: string[] = [];
     for (;;) {
@@ -241,6 +247,35 @@ export class ActingService {
         });
       }
       if (done.length >= 500) return;
+    }
+  }
+
+  /**
+   * Once the halt is released, every path whose fix the halt held back starts again as a new run
+   * (`decision.reproposed`), when its episode is still open: the incident is not left open with
+   * nothing proposed. Read on every pass, so whichever host's worker runs first after a resume
+   * (or after a restart) does it, once.
+   */
+  async #proposeHeldAgain(): Promise<void> {
+    const held = await this.#d.paths.heldByHalt(BATCH);
+    if (held.length === 0 || (await this.#d.governance.halted())) return;
+    for (const h of held) {
+      const episode = await this.#d.episodes.get(h.episode_id);
+      const open = episode !== null && episode.state === 'open';
+      await this.#d.ledger.transact(
+        async (trx, record) => {
+          const changed = await this.#d.paths.reopenHeld(trx, h.episode_id, h.run, this.#d.clock.now().getTime(), open);
+          if (!changed || !open) return;
+          await record({
+            type: 'decision.reproposed',
+            actor: 'system',
+            reason: 'the halt was released: the fix it held back is proposed again',
+            trace: h.episode_id,
+            data: { service: episode.service, run: h.run + 1 },
+          });
+        },
+        { headFirst: true },
+      );
     }
   }
 
@@ -341,7 +376,7 @@ export class ActingService {
     });
     if (!held) return;
     const planned: ActionPath = { ...p, proposal: { ...proposal }, policy_decision: { ...decision } };
-    if (decision.decision === 'abstain') return this.#escalate(planned, decision.reason);
+    if (decision.decision === 'abstain') return this.#escalate(planned, decision.reason, halted && (level === 'L1' || level === 'L2'));
     if (proposal.rehearsable) {
       const r = await this.#d.connectors.rehearse(proposal.connector, await this.#request(episode, proposal, p));
       // A connector that cannot rehearse with its settings is not a failed rehearsal: the path goes on.
@@ -367,18 +402,18 @@ export class ActingService {
       planned.rehearsal = rehearsal;
       if (!r.ok && r.not_rehearsable !== true) return this.#escalate(planned, `the rehearsal failed: ${r.problem}`);
     }
+    // A notice pages nobody (docs/notifications.md): asking approvers is paging them.
+    if (decision.approval && episode.kind === 'notice') return this.#endUntold(planned, `${decision.reason}; approval would be needed`, NOTICE);
     if (decision.approval) return this.#askApproval(planned, episode, proposal, service, findings);
     return this.#execute(planned, episode, proposal, null);
   }
 
   /** Step 8: an approval request to the service's approvers (else its owner, else the first owner). */
   async #askApproval(p: ActionPath, episode: Episode, proposal: Proposal, service: ServiceView | null, findings: Findings): Promise<void> {
+    const as: 'approver' | 'owner' | 'first_owner' =
+      service !== null && service.approvers.length > 0 ? 'approver' : service?.owner != null ? 'owner' : 'first_owner';
     const approvers =
-      service !== null && service.approvers.length > 0
-        ? service.approvers
-        : service?.owner != null
-          ? [service.owner]
-          : [await this.#d.people.firstOwner()].filter((x): x is string => x !== null);
+      as === 'approver' ? service!.approvers : as === 'owner' ? [service!.owner!] : [await this.#d.people.firstOwner()].filter((x): x is string => x !== null);
     const needed = service?.tier === 1 ? 2 : 1;
     const now = this.#d.clock.now();
     const summary = `${proposal.action} on ${p.service} via ${proposal.connector}: ${proposal.why}`;
@@ -416,7 +451,8 @@ export class ActingService {
           episode,
           severity,
           report: approvalReport(summary, proposal, findings, await this.#d.consoleAddress.get(trx), p.episode_id),
-          people: approvers,
+          ...diagnosisOf(findings),
+          people: approvers.map((email) => ({ email, as })),
         });
       },
       { headFirst: true },
@@ -470,12 +506,12 @@ export class ActingService {
 
   /** Step 9: the gate right before the call, then the connector's `act`. */
   async #execute(p: ActionPath, episode: Episode, proposal: Proposal, approvalId: string | null): Promise<void> {
-    const ask: ActionAsk = { service: p.service, kind: proposal.action, ...(approvalId === null ? {} : { approvalId }) };
+    const ask: ActionAsk = { service: p.service, kind: proposal.action, trace: p.episode_id, ...(approvalId === null ? {} : { approvalId }) };
     try {
       await this.#d.governance.authorise(ask);
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
-      return this.#escalate(p, `the action gate refused it: ${e.message}`);
+      return this.#escalate(p, `the action gate refused it: ${e.message}`, e.code === 'halted');
     }
     const request = await this.#request(episode, proposal, p);
     const marked = await this.#d.ledger.transact(async (trx) => {
@@ -607,25 +643,51 @@ export class ActingService {
     return { told: [...(e?.outcome_detail?.told ?? [])], channels: [...(e?.outcome_detail?.channels ?? [])] };
   }
 
-  /** The path ends without a mitigation: the owner and approvers get the report, the targets `incident.escalated`. */
-  async #escalate(p: ActionPath, why: string): Promise<void> {
+  /**
+   * The path ends without a mitigation: the owner and approvers get the report, the targets
+   * `incident.escalated`. Not for a notice (notices page nobody), nor for an incident that closed
+   * before anything was done (a stale "escalated" would send people to a fixed incident).
+   * `heldByHalt`: the halt held the fix back; it is proposed again once the halt is released.
+   */
+  async #escalate(p: ActionPath, why: string, heldByHalt = false): Promise<void> {
     const episode = await this.#d.episodes.get(p.episode_id);
     if (episode === null) return this.#finish(p, null, why);
+    if (episode.kind === 'notice') return this.#endUntold(p, why, NOTICE);
+    if (episode.state === 'closed' && p.action === null) return this.#endUntold(p, why, 'the incident closed before anything was done: nobody is told');
     const [findings, service] = await Promise.all([this.#d.findings.of(p.episode_id), this.#d.estate.find(p.service)]);
-    const people = [...new Set([service?.owner, ...(service?.approvers ?? [])].filter((x): x is string => typeof x === 'string'))];
+    const people: PeopleMessage['people'] = [];
+    if (typeof service?.owner === 'string') people.push({ email: service.owner, as: 'owner' });
+    for (const a of service?.approvers ?? []) if (!people.some((x) => x.email === a)) people.push({ email: a, as: 'approver' });
     if (people.length === 0) {
       const first = await this.#d.people.firstOwner();
-      if (first !== null) people.push(first);
+      if (first !== null) people.push({ email: first, as: 'first_owner' });
     }
     const report = escalationReport({ episode, findings, path: p, why, publicUrl: await this.#d.consoleAddress.get() });
     const severity = await this.#severity(p.episode_id);
     await this.#d.ledger.transact(
       async (trx, record) => {
         if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
-        const to = await this.#d.teller.escalate(trx, { episode, severity, report, people });
-        await this.#endVerifying(trx, p.episode_id, why);
-        await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', updated_at: this.#d.clock.now().toISOString() });
-        await record({ type: 'outcome.escalated', actor: 'system', reason: clip(why, 1000, '…'), trace: p.episode_id, data: { service: p.service, to } });
+        const to = await this.#d.teller.escalate(trx, { episode, severity, report, ...(findings === null ? {} : diagnosisOf(findings)), people });
+        const now = this.#d.clock.now().toISOString();
+        // Until somebody is told, the episode says who is about to be, not an older "nobody to tell".
+        const current = to.length === 0 ? null : await this.#d.episodes.lock(trx, p.episode_id);
+        if (current !== null && current.outcome === '')
+          await this.#d.episodes.setOutcome(trx, p.episode_id, '', {
+            value: null,
+            reason: `telling ${to.join(', ')}: not delivered yet`,
+            at: now,
+            told: [],
+            channels: [],
+          });
+        await this.#endVerifying(trx, p.episode_id, why, to);
+        await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', held_by_halt: heldByHalt ? now : null, updated_at: now });
+        await record({
+          type: 'outcome.escalated',
+          actor: 'system',
+          reason: clip(`${why}${to.length === 0 ? '; nobody to tell: no owner, approver, on-call recipient or target is known' : ''}`, 1000, '…'),
+          trace: p.episode_id,
+          data: { service: p.service, to, ...(heldByHalt ? { held_by_halt: true } : {}) },
+        });
       },
       { headFirst: true },
     );
@@ -635,19 +697,36 @@ export class ActingService {
   /**
    * A path that ends without a mitigation after its action ran: the `verifying` outcome gives way
    * to `escalated` when people were told of the incident already, else to none (the escalation's
-   * delivery makes it `escalated`, as for any incident).
+   * delivery makes it `escalated`, as for any incident; until then the reason also says who is
+   * being told, `to`).
    */
-  async #endVerifying(trx: Trx, episodeId: string, why: string): Promise<void> {
+  async #endVerifying(trx: Trx, episodeId: string, why: string, to: string[]): Promise<void> {
     const e = await this.#d.episodes.lock(trx, episodeId);
     if (e === null || e.outcome !== 'verifying') return;
     const told = { told: [...(e.outcome_detail?.told ?? [])], channels: [...(e.outcome_detail?.channels ?? [])] };
     const at = this.#d.clock.now().toISOString();
-    const reason = clip(`not mitigated: ${why}`, 2000, '…');
+    const telling = told.told.length === 0 && to.length > 0 ? `; telling ${to.join(', ')}: not delivered yet` : '';
+    const reason = clip(`not mitigated: ${why}${telling}`, 2000, '…');
     await this.#d.episodes.setOutcome(trx, episodeId, told.told.length > 0 ? 'escalated' : '', {
       value: told.told.length > 0 ? 'escalated' : null,
       reason,
       at,
       ...told,
+    });
+  }
+
+  /** The path ends without a mitigation and without telling anyone (`outcome.not_escalated`): `because` says why nobody is. */
+  async #endUntold(p: ActionPath, why: string, because: string): Promise<void> {
+    await this.#d.ledger.transact(async (trx, record) => {
+      if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
+      await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: null, updated_at: this.#d.clock.now().toISOString() });
+      await record({
+        type: 'outcome.not_escalated',
+        actor: 'system',
+        reason: clip(`${because}; ${why}`, 1000, '…'),
+        trace: p.episode_id,
+        data: { service: p.service, why: clip(why, 1000, '…') },
+      });
     });
   }
 
@@ -693,24 +772,8 @@ function proposalData(p: Proposal): Record<string, unknown> {
   };
 }
 
-/** The approval e-mail's body: what would run, why, the evidence in short, and where to decide. */
-function approvalReport(summary: string, p: Proposal, findings: Findings, publicUrl: string | null, episodeId: string): string {
-  const top = findings.verdicts.find((v) => v.cause === p.cause);
-  const evidence = (top?.evidence ?? [])
-    .map((id) => findings.evidence.find((e) => e.id === id))
-    .filter((e) => e !== undefined)
-    .slice(0, 5)
-    .map((e) => `- ${e.source}: ${e.query} @ ${e.at}: ${e.excerpt}`);
-  return [
-    `Approval needed: ${summary}`,
-    '',
-    `Diagnosis: ${findings.diagnosis?.summary ?? 'none'}`,
-    ...(evidence.length === 0 ? [] : ['', 'Evidence:', ...evidence]),
-    '',
-    `Parameters: ${JSON.stringify(p.params)}`,
-    `Undo: ${p.undo}`,
-    `Verified by: ${p.verify.cause} expected ${p.verify.expect} after ${p.verify.after_s} s`,
-    '',
-    `Approve or reject it in the console${publicUrl === null ? '' : `: ${publicUrl}/episodes/${encodeURIComponent(episodeId)}`} (within 30 minutes).`,
-  ].join('\n');
+/** The diagnosis as notifications carry it, when the findings have one. */
+function diagnosisOf(f: Findings): Pick<PeopleMessage, 'diagnosis'> {
+  const d = f.diagnosis;
+  return d === null ? {} : { diagnosis: { summary: d.summary, holds: d.holds, unknown: d.unknown } };
 }

@@ -18,6 +18,8 @@ export interface ActionPath {
   action: Record<string, unknown> | null;
   verification: Record<string, unknown> | null;
   outcome: 'mitigated' | 'escalated' | null;
+  /** When the halt switch held its fix back (the path is proposed again once the halt is released), else null. */
+  held_by_halt: string | null;
   updated_at: string;
 }
 
@@ -29,6 +31,26 @@ function fromRow(r: Row): ActionPath {
   const out: Record<string, unknown> = { ...r, due_ms: Number(r.due_ms), run: Number(r.run) };
   for (const f of JSON_FIELDS) out[f] = r[f] === null ? null : (JSON.parse(r[f]) as unknown);
   return out as unknown as ActionPath;
+}
+
+/** A path started again as `run`, due at `nowMs`: every step's record cleared, the lease free. */
+function startedAgain(run: number, nowMs: number): Record<string, unknown> {
+  return {
+    run,
+    state: 'pending',
+    due_ms: nowMs,
+    proposal: null,
+    policy_decision: null,
+    rehearsal: null,
+    approval_id: null,
+    approvals: null,
+    verification: null,
+    outcome: null,
+    held_by_halt: null,
+    lease_holder: null,
+    lease_until_ms: null,
+    updated_at: new Date(nowMs).toISOString(),
+  };
 }
 
 /**
@@ -56,21 +78,29 @@ export class ActionPathsRepo {
       return;
     }
     if (!replaceable(existing)) return;
-    await trx('action_paths').where({ episode_id: episodeId }).update({
-      run,
-      state: 'pending',
-      due_ms: nowMs,
-      proposal: null,
-      policy_decision: null,
-      rehearsal: null,
-      approval_id: null,
-      approvals: null,
-      verification: null,
-      outcome: null,
-      lease_holder: null,
-      lease_until_ms: null,
-      updated_at: at,
-    });
+    await trx('action_paths').where({ episode_id: episodeId }).update(startedAgain(run, nowMs));
+  }
+
+  /** The ended paths whose fix the halt held back (`held_by_halt` set), oldest first. */
+  async heldByHalt(limit: number): Promise<Array<{ episode_id: string; run: number }>> {
+    const rows = (await this.#db('action_paths')
+      .select('episode_id', 'run')
+      .whereNotNull('held_by_halt')
+      .andWhere({ state: 'done' })
+      .orderBy('held_by_halt')
+      .limit(limit)) as Array<{ episode_id: string; run: number | string }>;
+    return rows.map((r) => ({ episode_id: r.episode_id, run: Number(r.run) }));
+  }
+
+  /**
+   * Starts a held path again as the next run (one conditional update, so of several hosts exactly
+   * one does it); `again` false only forgets that the halt held it (its episode closed meanwhile).
+   * Answers whether this call changed it.
+   */
+  async reopenHeld(trx: Trx, episodeId: string, run: number, nowMs: number, again: boolean): Promise<boolean> {
+    const held = trx('action_paths').where({ episode_id: episodeId, run, state: 'done' }).whereNotNull('held_by_halt');
+    const n = again ? await held.update(startedAgain(run + 1, nowMs)) : await held.update({ held_by_halt: null });
+    return Number(n) === 1;
   }
 
   /** The path as it stands, locked for the rest of `trx` (MySQL). */

@@ -1,6 +1,7 @@
 import { DAY, type Clock } from '../clock.ts';
 import type { ConnectorService } from '../connectors/connectors.service.ts';
 import type { EpisodeFigures } from '../episodes/episode-store.ts';
+import type { ApprovalDecision } from '../governance/approvals.repo.ts';
 import type { ApprovalsService } from '../governance/approvals.service.ts';
 import type { HeldAlerts } from '../intake/held-alerts.ts';
 import type { FindingsRepo } from '../investigation/findings.repo.ts';
@@ -28,7 +29,8 @@ const HALT_TYPES = ['governance.halted', 'governance.resumed'] as const;
 export interface DigestSources {
   episodes: EpisodeFigures;
   findings: Pick<FindingsRepo, 'diagnosedAt'>;
-  approvals: Pick<ApprovalsService, 'requestedBetween'>;
+  /** `decisionsOf`: who approved a raise (the autonomy change names the request). */
+  approvals: Pick<ApprovalsService, 'requestedBetween' | 'decisionsOf'>;
   alerts: Pick<HeldAlerts, 'noisiest'>;
   ledger: LedgerWindow;
   connectors: Pick<ConnectorService, 'list'>;
@@ -95,6 +97,8 @@ export class DigestService {
       s.standing.standing({ fresh: opts.freshLedger === true }),
     ]);
     const diagnosed = await s.findings.diagnosedAt(opened.map((e) => e.id));
+    const requests = autonomy.map((e) => text(e.data.request_id)).filter((id): id is string => id !== null);
+    const decisions = requests.length === 0 ? [] : await s.approvals.decisionsOf(requests);
 
     const services = new Map<string, ServiceLine>();
     const line = (service: string): ServiceLine => {
@@ -151,7 +155,7 @@ export class DigestService {
         ),
       },
       governance: {
-        autonomy_changes: autonomy.map(autonomyChange),
+        autonomy_changes: autonomy.map((e) => autonomyChange(e, decisions)),
         autonomy_changes_left_out: Math.max(0, (actions.get(AUTONOMY_TYPE) ?? 0) - autonomy.length),
         halts: halts.map(haltLine),
         halts_left_out: Math.max(0, HALT_TYPES.reduce((n, type) => n + (actions.get(type) ?? 0), 0) - halts.length),
@@ -179,13 +183,16 @@ export class DigestService {
 
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-function autonomyChange(e: LedgerEvent): AutonomyChange {
+/** An autonomy change: who asked for it and, for an approved raise, who approved it (the request's decisions). */
+function autonomyChange(e: LedgerEvent, decisions: ApprovalDecision[]): AutonomyChange {
+  const requestId = text(e.data.request_id);
   return {
     at: e.at,
     service: text(e.data.service) ?? '',
     from: text(e.data.from),
     to: text(e.data.to),
     by: text(e.data.by) ?? e.actor,
+    approved_by: decisions.filter((d) => requestId !== null && d.request_id === requestId && d.decision === 'approve').map((d) => d.decider),
     reason: e.reason,
   };
 }

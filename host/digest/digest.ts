@@ -39,7 +39,10 @@ export interface AutonomyChange {
   service: string;
   from: string | null;
   to: string | null;
+  /** Who asked for the change (for a raise: the requester). */
   by: string;
+  /** For an approved raise, the approvers who approved it; empty for a change that needed no approval. */
+  approved_by: string[];
   reason: string;
 }
 

@@ -54,8 +54,11 @@ export interface IncidentChange {
  * outbox), so the change and its notifications commit together or not at all.
  */
 export interface EpisodeNotifier {
-  /** Queues the messages about `change` in `trx`; answers who they go to (empty: nobody). */
-  tell(trx: Trx, change: IncidentChange): Promise<{ to: string[] }>;
+  /**
+   * Queues the messages about `change` in `trx`; answers who they go to (empty: nobody) and, for a
+   * close, the messages still waiting that the close made untrue and dropped (`stale`).
+   */
+  tell(trx: Trx, change: IncidentChange): Promise<{ to: string[]; stale?: Array<{ event: NotifyEvent; to: string }> }>;
   /** Called after a commit that queued messages: deliver them soon. */
   nudge(): void;
 }
@@ -236,13 +239,27 @@ export class EpisodeService {
             trace: id,
             data: { service: episode?.service ?? null, duration_s, ...ended },
           });
-          if (episode !== null && episode.kind !== 'notice')
-            await this.#tell(
+          // An incident or a storm is closed to those told of it; a notice told nobody.
+          if (episode !== null && episode.kind !== 'notice') {
+            const { stale } = await this.#tell(
               trx,
               'incident.closed',
               { ...episode, state: 'closed', t_close: now.toISOString(), t_close_ms: now.getTime() },
               await episodes.worstSeverity(trx, id),
             );
+            if (stale.length > 0)
+              await record({
+                type: 'outcome.notify_dropped',
+                actor: 'system',
+                reason: clip(
+                  `the incident closed before ${stale.length} message(s) were delivered: not sent (${stale.map((d) => `${d.event} to ${d.to}`).join(', ')})`,
+                  2000,
+                  '…',
+                ),
+                trace: id,
+                data: { service: episode.service, dropped: stale.slice(0, LISTED) },
+              });
+          }
         }
       },
       { headFirst: true },
@@ -312,7 +329,7 @@ export class EpisodeService {
       data: { service, kind: 'storm', source, why },
     });
     await this.#join(trx, record, episode, alerts, now, true);
-    const to = await this.#tell(trx, 'incident.opened', { ...episode, alerts: namesOf([], alerts) }, worstOf(alerts.map((a) => a.severity)));
+    const { to } = await this.#tell(trx, 'incident.opened', { ...episode, alerts: namesOf([], alerts) }, worstOf(alerts.map((a) => a.severity)));
     const detail = this.#pending(to, now);
     await this.#d.episodes.setOutcome(trx, episode.id, DECISION.outcome, detail);
     await record({
@@ -375,7 +392,7 @@ export class EpisodeService {
         flapping: members.filter((m) => m.baseline.flapping).length,
       },
     });
-    const to = kind === 'incident' ? await this.#tell(trx, 'incident.opened', episode, worstOf(alerts.map((a) => a.severity))) : null;
+    const to = kind === 'incident' ? (await this.#tell(trx, 'incident.opened', episode, worstOf(alerts.map((a) => a.severity)))).to : null;
     const detail = this.#pending(to, now);
     await this.#d.episodes.setOutcome(trx, episode.id, DECISION.outcome, detail);
     await record({
@@ -397,12 +414,17 @@ export class EpisodeService {
     return { value: null, reason, at: now.toISOString(), told: [], channels: [] };
   }
 
-  /** Queues the notifications of a change; answers who they go to. */
-  async #tell(trx: Trx, event: NotifyEvent, episode: Episode, severity: AlertSeverity): Promise<string[]> {
-    if (this.#d.notifier === undefined) return [];
-    const { to } = await this.#d.notifier.tell(trx, { event, episode, severity });
+  /** Queues the notifications of a change; answers who they go to, and what a close dropped. */
+  async #tell(
+    trx: Trx,
+    event: NotifyEvent,
+    episode: Episode,
+    severity: AlertSeverity,
+  ): Promise<{ to: string[]; stale: Array<{ event: NotifyEvent; to: string }> }> {
+    if (this.#d.notifier === undefined) return { to: [], stale: [] };
+    const { to, stale } = await this.#d.notifier.tell(trx, { event, episode, severity });
     if (to.length > 0) this.#queued = true;
-    return to;
+    return { to, stale: stale ?? [] };
   }
 
   #nudgeInvestigations(): void {
@@ -438,7 +460,7 @@ export class EpisodeService {
     });
     if (episode.kind === 'notice' && kind === 'incident') {
       // A notice became an incident: people hear of it now, as of an incident opening.
-      const to = await this.#tell(trx, 'incident.opened', next, after);
+      const { to } = await this.#tell(trx, 'incident.opened', next, after);
       const detail = this.#pending(to, now);
       await this.#d.episodes.setOutcome(trx, episode.id, DECISION.outcome, detail);
       await record({

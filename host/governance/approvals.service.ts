@@ -98,6 +98,11 @@ export class ApprovalsService {
     return this.#repo.requestedBetween(fromMs, toMs);
   }
 
+  /** The decisions of these requests, oldest first (the digest names who approved a raise). */
+  decisionsOf(ids: string[]): Promise<ApprovalDecision[]> {
+    return this.#repo.decisionsOf(ids);
+  }
+
   /** How many requests wait for a decision. */
   pendingCount(): Promise<number> {
     return this.#repo.pendingCount();

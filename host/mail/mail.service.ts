@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
+import { plainLine, plainText } from '../escape.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
@@ -353,8 +354,11 @@ export class MailService {
     return { ok: true, to: recipients.join(', '), recipients, provider: await provider() };
   }
 
-  async #deliver(s: MailSettings | null, m: { to: string; subject: string; text: string }): Promise<SendResult> {
+  async #deliver(s: MailSettings | null, raw: { to: string; subject: string; text: string }): Promise<SendResult> {
     if (!usable(s)) return { ok: false, reason: NO_PROVIDER };
+    // Whatever an e-mail's author escaped, no subject reaches a provider with a line break (a
+    // header of its own) and no body with a terminal escape or control character (host/escape.ts).
+    const m = { to: raw.to, subject: plainLine(raw.subject), text: plainText(raw.text) };
     if (s.provider === 'smtp') {
       const message: Message = { ...m, from: s.mail_from ?? smtpDefaultSender(s) };
       return sendSmtp(

@@ -1,4 +1,5 @@
 import type { NotifyMessage } from '../plugins/contract.ts';
+import { markdownText } from '../escape.ts';
 import { incidentMail } from './message.ts';
 
 /** Messages of one e-mail told in full; the rest get one line each. */
@@ -20,9 +21,13 @@ export function coalescedMail(messages: NotifyMessage[]): { subject: string; tex
   const parts = [
     `${messages.length} notifications from the on-call service, gathered into one e-mail (most urgent first).`,
     '',
-    ...mails.slice(0, IN_FULL).flatMap((m, i) => [`----- ${i + 1} of ${messages.length}: ${m.subject}`, '', m.text]),
+    // A subject is one plain line; in the body it is escaped like every value there (host/escape.ts).
+    ...mails.slice(0, IN_FULL).flatMap((m, i) => [`----- ${i + 1} of ${messages.length}: ${markdownText(m.subject)}`, '', m.text]),
     ...(mails.length > IN_FULL
-      ? [`----- and ${mails.length - IN_FULL} more:`, ...mails.slice(IN_FULL).map((m, i) => `- ${m.subject} (${episodeLine(ordered[IN_FULL + i]!)})`)]
+      ? [
+          `----- and ${mails.length - IN_FULL} more:`,
+          ...mails.slice(IN_FULL).map((m, i) => `- ${markdownText(m.subject)} (${episodeLine(ordered[IN_FULL + i]!)})`),
+        ]
       : []),
   ];
   return { subject: subject.slice(0, 200), text: `${parts.join('\n')}\n` };

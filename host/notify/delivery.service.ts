@@ -301,9 +301,10 @@ export class NotifyDelivery {
   /** Makes the episode's outcome `escalated` (first delivery) or adds who else was told; answers whether it changed to escalated now. */
   async #told(trx: Trx, d: Delivery, how: string, at: string): Promise<boolean> {
     const episode = await this.#d.episodes.lock(trx, d.episode_id);
-    // A mitigated episode stays mitigated: people told of its opening saw it fixed. One whose
-    // action is being verified stays `verifying` until the verification says (acting ends it).
-    if (episode === null || episode.outcome === 'mitigated') return false;
+    // A mitigated episode stays mitigated: people told of its opening saw it fixed. A notice pages
+    // nobody, so it is never escalated (docs/notifications.md). One whose action is being verified
+    // stays `verifying` until the verification says (acting ends it).
+    if (episode === null || episode.outcome === 'mitigated' || episode.kind === 'notice') return false;
     if (episode.outcome === 'verifying') {
       const d0 = episode.outcome_detail;
       if (d0 === null || d0.told.includes(d.channel)) return false;
@@ -318,7 +319,8 @@ export class NotifyDelivery {
     const prior = episode.outcome === 'escalated' ? episode.outcome_detail : null;
     const channels = [...(prior?.channels ?? [])];
     if (!channels.some((c) => c.to === d.channel)) channels.push({ to: d.channel, how: d.channel_kind === 'email' ? 'e-mail' : how });
-    const withDiagnosis = d.event === 'incident.diagnosed' || (prior?.reason.startsWith(WITH_DIAGNOSIS) ?? false);
+    // The diagnosis went with the message (the diagnosis itself, or the action path's report), or with one delivered before.
+    const withDiagnosis = d.episode.diagnosis !== undefined || (prior?.reason.startsWith(WITH_DIAGNOSIS) ?? false);
     const detail: OutcomeDetail = {
       value: 'escalated',
       reason: `${withDiagnosis ? WITH_DIAGNOSIS : WITHOUT_DIAGNOSIS}: told ${channels.map((c) => (c.how === 'e-mail' ? `${c.to} by e-mail` : `${c.to} through ${c.how}`)).join(', ')}`,

@@ -13,7 +13,8 @@ export interface Delivery {
   channel: string;
   /** The episode as it was when the message was written. */
   episode: NotifyEpisode;
-  state: 'pending' | 'sent' | 'failed';
+  /** `stale`: dropped undelivered because the incident closed first (an escalation or diagnosis of a fixed incident). */
+  state: 'pending' | 'sent' | 'failed' | 'stale';
   attempts: number;
   created_at: string;
   created_ms: number;
@@ -88,6 +89,35 @@ export class OutboxRepo {
       .distinct('channel_kind', 'channel')
       .where({ episode_id: episodeId, event: 'incident.opened' })
       .orderBy(['channel_kind', 'channel'])) as Array<{ channel_kind: ChannelKind; channel: string }>;
+  }
+
+  /**
+   * Marks `stale` the episode's messages of `events` still waiting (first attempt or retry) and not
+   * being sent right now (no live lease: one being sent finishes and is recorded as usual); answers them.
+   */
+  async dropStale(
+    trx: Trx,
+    episodeId: string,
+    events: NotifyEvent[],
+    nowMs: number,
+    at: string,
+  ): Promise<Array<Pick<Delivery, 'id' | 'event' | 'channel_kind' | 'channel' | 'attempts'>>> {
+    const free = (q: ReturnType<Trx>) => q.andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs));
+    const rows = (await free(trx('notify_outbox').where({ episode_id: episodeId, state: 'pending' }).whereIn('event', events))
+      .select('id', 'event', 'channel_kind', 'channel', 'attempts')
+      .orderBy('id')) as Array<Pick<Delivery, 'id' | 'event' | 'channel_kind' | 'channel'> & { attempts: number | string }>;
+    const dropped: Array<Pick<Delivery, 'id' | 'event' | 'channel_kind' | 'channel' | 'attempts'>> = [];
+    // One conditional update each: a message another host took meanwhile is left to it.
+    for (const r of rows) {
+      const n = await free(trx('notify_outbox').where({ id: r.id, state: 'pending' })).update({
+        state: 'stale',
+        done_at: at,
+        lease_holder: null,
+        lease_until_ms: null,
+      });
+      if (Number(n) === 1) dropped.push({ ...r, attempts: Number(r.attempts) });
+    }
+    return dropped;
   }
 
   /** Pending deliveries due at `nowMs` whose lease is free or expired: critical first, then warning, then info; oldest first in each. */

@@ -430,8 +430,11 @@ export interface NotifyEpisode {
   url: string | null;
   /**
    * Plugin API 1.1: on `incident.diagnosed`, what the investigation found: the causes that hold
-   * (best first), those it could not check, and the sentences a person reads first. Absent on
-   * other events.
+   * (best first), those it could not check, and the sentences a person reads first. Also on the
+   * action path's `incident.escalated` and `incident.approval_requested` once the episode has a
+   * diagnosis (beside `report`). Absent on other events. Every text field of a message is one
+   * plain line (no line break, control character or terminal escape); `report` is Markdown whose
+   * values are escaped.
    */
   diagnosis?: { summary: string; holds: string[]; unknown: string[] };
   /**
