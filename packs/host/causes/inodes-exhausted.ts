@@ -43,8 +43,8 @@ export const inodesExhausted: CauseDefinition = {
         'metric',
         listedSamples(ctx, ratio.samples, 'inodes_free_ratio', (v) => v < threshold, 'lowest', { threshold }),
         low.length > 0
-          ? `${low.length} of ${all} filesystems ${low.length === 1 ? 'has' : 'have'} less than ${percent(threshold)} of their inodes free: ${listed(low.map(name))}.`
-          : `${all === 1 ? 'The one filesystem has' : `All ${all} filesystems have`} at least ${percent(threshold)} of their inodes free (least: ${percent(least)}).`,
+          ? `${low.length} of ${all} filesystems ${low.length === 1 ? 'has' : 'have'} less than ${percent(threshold)} of ${low.length === 1 ? 'its' : 'their'} inodes free: ${listed(low.map(name))}.`
+          : `${all === 1 ? 'The one filesystem has' : `All ${all} filesystems have`} at least ${percent(threshold)} of ${all === 1 ? 'its' : 'their'} inodes free (least: ${percent(least)}).`,
       ),
     ];
     if (low.length > 0)
@@ -57,7 +57,7 @@ export const inodesExhausted: CauseDefinition = {
       };
     return {
       verdict: 'ruled_out',
-      reason: `${all === 1 ? 'the one writable filesystem' : `all ${all} writable filesystems`} of ${where} ${all === 1 ? 'has' : 'have'} at least ${percent(threshold)} of their inodes free (least: ${percent(least)})`,
+      reason: `${all === 1 ? 'the one writable filesystem' : `all ${all} writable filesystems`} of ${where} ${all === 1 ? 'has' : 'have'} at least ${percent(threshold)} of ${all === 1 ? 'its' : 'their'} inodes free (least: ${percent(least)})`,
       evidence,
     };
   },
