@@ -10,6 +10,8 @@ export interface Scraped {
   nodes: string[];
   /** Health URLs the blackbox exporter probes (job `blackbox`), with labels added to the target. */
   probes: Array<{ url: string; labels: Record<string, string> }>;
+  /** TLS endpoints (`host:port`) the blackbox exporter reads the certificate of (job `blackbox-tls`, module `tls_connect`). */
+  tls: string[];
   blackbox: string;
   alertmanager: string;
   ruleFile: string;
@@ -53,16 +55,44 @@ ${probes}    relabel_configs:
         target_label: instance
       - target_label: __address__
         replacement: '${s.blackbox}'
+${s.tls.length === 0 ? '' : tlsJob(s)}`;
+}
+
+/** The job probing the TLS endpoints' certificates, as packs/blackbox/README.md configures it. */
+function tlsJob(s: Scraped): string {
+  return `  - job_name: 'blackbox-tls'
+    metrics_path: /probe
+    params:
+      module: [tls_connect]
+    static_configs:
+      - targets: [${s.tls.map((t) => `'${t}'`).join(', ')}]
+    relabel_configs:
+      - source_labels: [__address__]
+        target_label: __param_target
+      - source_labels: [__param_target]
+        target_label: instance
+      - target_label: __address__
+        replacement: '${s.blackbox}'
 `;
 }
 
-/** The blackbox exporter's module: a GET that must answer 2xx within 2 s. */
+/**
+ * The blackbox exporter's modules: a GET that must answer 2xx within 2 s; and a TLS handshake
+ * that reads the certificate without verifying it, so that an expired one is still read.
+ */
 export const BLACKBOX_YAML = `modules:
   http_2xx:
     prober: http
     timeout: 2s
     http:
       preferred_ip_protocol: ip4
+  tls_connect:
+    prober: tcp
+    timeout: 2s
+    tcp:
+      tls: true
+      tls_config:
+        insecure_skip_verify: true
 `;
 
 /**
