@@ -43,36 +43,23 @@ scrape_configs:
 ${apps}  - job_name: 'node'
     static_configs:
       - targets: [${s.nodes.map((n) => `'${n}'`).join(', ')}]
-  - job_name: 'blackbox'
-    metrics_path: /probe
-    params:
-      module: [http_2xx]
-    static_configs:
-${probes}    relabel_configs:
-      - source_labels: [__address__]
-        target_label: __param_target
-      - source_labels: [__param_target]
-        target_label: instance
-      - target_label: __address__
-        replacement: '${s.blackbox}'
-${s.tls.length === 0 ? '' : tlsJob(s)}`;
+${probeJob('blackbox', 'http_2xx', probes, s.blackbox)}${s.tls.length === 0 ? '' : probeJob('blackbox-tls', 'tls_connect', `      - targets: [${s.tls.map((t) => `'${t}'`).join(', ')}]\n`, s.blackbox)}`;
 }
 
-/** The job probing the TLS endpoints' certificates, as packs/blackbox/README.md configures it. */
-function tlsJob(s: Scraped): string {
-  return `  - job_name: 'blackbox-tls'
+/** A job of the blackbox exporter at `blackbox` probing with `module` what `staticConfigs` lists, each probed address its `instance`. */
+function probeJob(job: string, module: string, staticConfigs: string, blackbox: string): string {
+  return `  - job_name: '${job}'
     metrics_path: /probe
     params:
-      module: [tls_connect]
+      module: [${module}]
     static_configs:
-      - targets: [${s.tls.map((t) => `'${t}'`).join(', ')}]
-    relabel_configs:
+${staticConfigs}    relabel_configs:
       - source_labels: [__address__]
         target_label: __param_target
       - source_labels: [__param_target]
         target_label: instance
       - target_label: __address__
-        replacement: '${s.blackbox}'
+        replacement: '${blackbox}'
 `;
 }
 
