@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import { NodeHost } from './eval/node-host.ts';
+import { makeOperating, startApp } from './helpers/app.ts';
 import { loopDisk, loopMissing, netns, netnsMissing, oomKill, oomMissing } from './helpers/host-faults.ts';
 import { filesDir, nodeExporterTest, startNodeExporter } from './helpers/node-exporter.ts';
 import { check, rerun, service, untilPrometheus, workload } from './helpers/pack-live.ts';
@@ -274,6 +275,48 @@ nodeExporterTest(
     // The service's own units only: another unit's failure is not its.
     const narrowed = await check(base, 'host/systemd-unit-failed', svc(target), { settings: { units: 'chronyd.*' } });
     t.is(narrowed.verdict, 'ruled_out', narrowed.reason);
+  },
+);
+
+nodeExporterTest(
+  prometheusMissing,
+  "the host pack runs in the app (POST /v1/checks/run) through a saved prometheus connector, the estate's workload link and a check_settings text setting",
+  async (t) => {
+    const files = filesDir(t);
+    files.write(
+      'systemd.prom',
+      'node_systemd_unit_state{name="backup.service",state="failed",type="oneshot"} 1\nnode_systemd_unit_state{name="orders.service",state="failed",type="simple"} 0\n',
+    );
+    const { target } = await startNodeExporter(t, ['textfile'], [`--collector.textfile.directory=${files.dir}`]);
+    const { base } = await nodes(t, [target]);
+    const ta = await startApp(t);
+    await makeOperating(ta);
+    t.is((await ta.call('PUT', '/v1/connectors/metrics', { body: { kind: 'prometheus', settings: { url: base } } })).status, 201);
+    const estate = (units: string | null) =>
+      ta.call('PUT', '/v1/estate/overrides', {
+        body: {
+          services: {
+            orders: {
+              links: [{ kind: 'workload', match: `job="node", instance="${target}"`, connector: 'metrics' }],
+              ...(units === null ? {} : { check_settings: { 'host/systemd-unit-failed': { units } } }),
+            },
+          },
+        },
+      });
+    const verdict = async () => {
+      const run = await ta.call('POST', '/v1/checks/run', { body: { service: 'orders', at: new Date().toISOString() } });
+      t.is(run.status, 200, JSON.stringify(run.body));
+      return run.body.verdicts.find((v: any) => v.cause === 'host/systemd-unit-failed');
+    };
+    t.true([200, 201].includes((await estate(null)).status));
+    t.like(await verdict(), { verdict: 'holds' }, 'backup.service failed on the host');
+    t.true([200, 201].includes((await estate('orders.*')).status));
+    t.like(await verdict(), { verdict: 'ruled_out' }, "the estate narrows the check to the service's own units");
+    // A setting of another type than its default is refused by the estate, naming it.
+    const wrong = await ta.call('PUT', '/v1/estate/overrides', {
+      body: { services: { orders: { check_settings: { 'host/systemd-unit-failed': { units: 3 } } } } },
+    });
+    t.is(wrong.status, 400, JSON.stringify(wrong.body));
   },
 );
 
