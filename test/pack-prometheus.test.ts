@@ -1,114 +1,11 @@
 // The `prometheus` pack against Debian's real Prometheus: each test starts small exporters
 // (text-format metrics whose values it changes), a Prometheus scraping them every second, and
-// runs the pack's causes as an investigation does (the host's live readers, the check runner and
-// the check context), through the prometheus connector plugin with the host's HTTP client. One
-// test runs the checks through the app: a saved connector, the estate's links and settings.
-import { appendFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { ExecutionContext } from 'ava';
-import { silentLogger } from '../host/log.ts';
-import { CauseCatalogue, type Cause } from '../host/investigation/catalogue.ts';
-import { checkContext, type CheckInputs } from '../host/investigation/context.ts';
-import { liveSource, type ConnectorReads } from '../host/investigation/live-readers.ts';
-import { runCheck, type VerdictResult } from '../host/investigation/run-check.ts';
-import type { CheckLink, CheckService, ConnectorContext, ConnectorPluginWithCapabilities, ConnectorQueryResult } from '../host/plugins/contract.ts';
-import { pluginHttp } from '../host/plugins/http-client.ts';
-import { loadPlugins } from '../host/plugins/loader.ts';
+// runs the pack's causes as an investigation does (test/helpers/pack-live.ts). One test runs the
+// checks through the app: a saved connector, the estate's links and settings.
 import { makeOperating, startApp } from './helpers/app.ts';
-import { waitFor } from './helpers/alertmanager.ts';
-import { family, startExporter, type Exporter } from './helpers/exporter.ts';
-import { prometheusTest, startPrometheus, type ScrapeJob } from './helpers/prometheus.ts';
-
-const REPO = fileURLToPath(new URL('../', import.meta.url));
-const registry = await loadPlugins({ dirs: [path.join(REPO, 'packs')], log: silentLogger() });
-const catalogue = new CauseCatalogue(registry);
-const connector = (await import('../plugins/connectors/prometheus/index.ts')).default as ConnectorPluginWithCapabilities;
-const pluginLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
-/** Set to a file to append every answer Prometheus gave (JSON lines): how the pack's scenarios were recorded. */
-const RECORD = process.env.PACK_PROMETHEUS_RECORD;
-
-/** The host's connector reads, answered by the prometheus connector plugin itself with the host's HTTP client. */
-function pluginReads(base: string): ConnectorReads {
-  const settings = { url: base, timeout_s: 5 };
-  return {
-    readable: async (capability) => (capability === 'metrics' ? [{ name: 'prometheus', kind: 'prometheus', fault: null }] : []),
-    secretsOf: async () => [],
-    read: async (_name, method, request, maxMs) => {
-      const signal = AbortSignal.timeout(maxMs);
-      const ctx: ConnectorContext = { log: pluginLog, settings, signal, timeoutMs: maxMs, http: pluginHttp({ settings, signal, secrets: [] }) };
-      let r: ConnectorQueryResult;
-      if (method === 'query') r = await connector.query!(ctx, request as { query: string; at?: string });
-      else if (method === 'range') r = await connector.range!(ctx, request as { query: string; start: string; end: string; step_s: number });
-      else return { ok: false, problem: `the prometheus connector cannot answer ${method}` };
-      if (RECORD !== undefined) appendFileSync(RECORD, JSON.stringify({ method, request, answer: r }) + '\n');
-      return r.ok ? { ok: true, value: { ...r } } : { ok: false, problem: r.problem ?? 'no reason' };
-    },
-  };
-}
-
-const workload = (match: string): CheckLink => ({ kind: 'workload', match, certain: true });
-
-function service(name: string, links: CheckLink[] = []): CheckService {
-  return { name, owner: null, team: null, tier: null, technologies: [], health_url: null, links, depends_on: [], in_estate: true };
-}
-
-/** Runs one cause now, as an investigation would, against the Prometheus at `base`. */
-async function check(
-  base: string,
-  id: string,
-  svc: CheckService,
-  opts: { settings?: Record<string, number | string | boolean>; openedAt?: string } = {},
-): Promise<VerdictResult> {
-  const cause: Cause | null = catalogue.get(id);
-  if (cause === null) throw new Error(`cause ${id} is not loaded`);
-  const at = new Date().toISOString();
-  const inputs: CheckInputs = {
-    episode: { id: 'live', service: svc.name, opened_at: opts.openedAt ?? at },
-    at,
-    moment: 'opening',
-    signals: [],
-    service: svc,
-    related: { dependencies: [], history: [] },
-    overrides: opts.settings === undefined ? {} : { [id]: opts.settings },
-  };
-  const source = await liveSource({ connectors: pluginReads(base), ledger: { find: async () => ({ events: [], more: false }) } }, svc, at);
-  return runCheck(cause, (signal, deadline) => checkContext(cause, inputs, source, pluginLog, signal, deadline), { timeoutMs: 10_000, secrets: [], at });
-}
-
-/** Prometheus with the exporters as scrape jobs, once every job has been scraped twice. */
-async function scraping(t: ExecutionContext, jobs: Array<{ job: string; exporters: Exporter[]; labels?: Record<string, string> }>) {
-  const prom = await startPrometheus(t, { jobs: jobs.map((j): ScrapeJob => ({ job: j.job, targets: j.exporters.map((e) => e.target), labels: j.labels })) });
-  for (const j of jobs) await scrapedAgain(prom.base, j.job, j.exporters, 2);
-  return prom;
-}
-
-/**
- * Waits until every exporter has been scraped `n` more times and Prometheus holds the last of
- * those scrapes (`timestamp(up)` of the job is that recent): a wait on Prometheus's own
- * wall-clock schedule (1 s), polled, never a fixed sleep.
- */
-async function scrapedAgain(base: string, job: string, exporters: Exporter[], n: number): Promise<void> {
-  const from = exporters.map((e) => e.scrapes.length);
-  const times = await waitFor(
-    `${n} more scrapes of ${job}`,
-    async () => (exporters.every((e, i) => e.scrapes.length >= from[i]! + n) ? exporters.map((e, i) => e.scrapes[from[i]! + n - 1]!) : null),
-    20_000,
-    50,
-  );
-  const oldest = Math.min(...times);
-  await waitFor(
-    `Prometheus to store the scrapes of ${job}`,
-    async () => {
-      const r = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(`min(timestamp(up{job="${job}"}))`)}`);
-      const body = (await r.json()) as { data?: { result?: Array<{ value: [number, string] }> } };
-      const ts = Number(body.data?.result?.[0]?.value[1] ?? 0);
-      return ts * 1000 >= oldest - 500;
-    },
-    20_000,
-    50,
-  );
-}
+import { family, startExporter } from './helpers/exporter.ts';
+import { check, rerun, scrapedAgain, scraping, service, workload } from './helpers/pack-live.ts';
+import { prometheusTest } from './helpers/prometheus.ts';
 
 prometheusTest('prometheus/target-down: ruled out while every target is up, holds once a target answers 503, and says which selector it used', async (t) => {
   const render = () => family('app_info', 'gauge', [[{}, 1]]);
@@ -333,13 +230,6 @@ prometheusTest('the pack runs in the app through a saved prometheus connector, w
   const restarts = run.body.evidence.filter((x: any) => x.cause === 'prometheus/restarts').map((x: any) => x.query);
   t.deepEqual(restarts, ['changes(process_start_time_seconds{job="orders"}[120s])']);
 });
-
-/** Re-runs an evidence item's query in Prometheus at the item's moment: what a person pasting it would see. */
-async function rerun(base: string, query: string, at: string): Promise<Array<{ metric: Record<string, string>; value: number }>> {
-  const r = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(query)}&time=${encodeURIComponent(at)}`);
-  const body = (await r.json()) as { data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
-  return body.data.result.map((x) => ({ metric: x.metric, value: Number(x.value[1]) }));
-}
 
 prometheusTest(
   'prometheus/restarts: the first start of a new process is not a restart, and the evidence re-run in Prometheus gives the verdict its numbers',
