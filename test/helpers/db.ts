@@ -62,9 +62,13 @@ export const MARIADB_URL = TEST_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306';
  * with the reason in its title, and under CI=true it fails instead: CI must run it.
  */
 export async function mariadbTest(title: string, fn: (t: ExecutionContext) => Promise<void>): Promise<void> {
-  const missing = await withServer(MARIADB_URL, (db) => db.raw('select 1')).then(
+  testNeeding(await mariadbMissing(), title, fn);
+}
+
+/** Null when the MariaDB server answers, else why not: for a file declaring several tests that need it (testNeeding each). */
+export function mariadbMissing(): Promise<string | null> {
+  return withServer(MARIADB_URL, (db) => db.raw('select 1')).then(
     () => null,
     (e: Error) => `MariaDB at ${new URL(MARIADB_URL).host} not reachable: ${e.message}`,
   );
-  testNeeding(missing, title, fn);
 }

@@ -6,6 +6,7 @@ import type { Licence } from '../../host/licence/licence.ts';
 import { createLogger, type Logger } from '../../host/log.ts';
 import { ADMIN_TOKEN, serviceEnv, signLicence } from './app.ts';
 import { createTestStore, type TestStore } from './db.ts';
+import { allColumns } from './install-process.ts';
 
 /** One install of a keychain test: its own data directory and database, the test's shared clock. */
 export interface Install {
@@ -109,18 +110,8 @@ export async function events(i: Install, type: string): Promise<Array<{ type: st
 }
 
 /** Every value of every column of every table of the install's database, as text. */
-export async function everyColumn(i: Install): Promise<string> {
-  const db = i.app.db;
-  const tables: string[] =
-    db.client.config.client === 'mysql2'
-      ? ((await db.raw('show tables'))[0] as Array<Record<string, string>>).map((r) => Object.values(r)[0]!)
-      : ((await db.raw("select name from sqlite_master where type = 'table'")) as Array<{ name: string }>).map((r) => r.name);
-  const out: string[] = [];
-  for (const table of tables) {
-    const rows = (await db(table).select('*')) as Array<Record<string, unknown>>;
-    for (const r of rows) out.push(JSON.stringify(r));
-  }
-  return out.join('\n');
+export function everyColumn(i: Install): Promise<string> {
+  return allColumns(i.app.db);
 }
 
 export { ADMIN_TOKEN };
