@@ -188,8 +188,10 @@ export class TakeOverService {
         };
         if (s.role === 'home') {
           await this.#d.siteKeys.clear(trx);
+          // What it carries is the new home's to say, on its first answer (the next round polls at once).
           await this.#d.state.update(trx, {
             ...base,
+            scope: [],
             own: [],
             demoted: { at: now, epoch: p.epoch, by: { name: p.home.name, fingerprint: p.home.fingerprint, address: p.home.address } },
           });
