@@ -109,6 +109,7 @@ export const ERROR_STATUS = {
   keychain_home_unreachable: 502,
   keychain_bad_answer: 502,
   home_not_lost: 409,
+  keychain_home_alive: 409,
   site_key_invalid: 403,
   site_key_used: 403,
   site_key_expired: 403,

@@ -488,3 +488,51 @@ test('every part travels, and no secret of a carried connector, mail or sign-in 
   }
   t.is(home.answers.filter((a) => a.includes(siteSecret)).length, 1, 'the site key is in one answer: the one that created it');
 });
+
+test('a take-over where the old home is still reached is refused by the installs that reach it, and recorded; the split install leaves and pairs again', async (t) => {
+  const c = clock();
+  const [prod, dr, region] = await Promise.all([
+    startInstall(t, 'prod', { clock: c }),
+    startInstall(t, 'dr', { clock: c }),
+    startInstall(t, 'region', { clock: c }),
+  ]);
+  await pair(t, prod, dr, region);
+  await prod.call('PUT', '/v1/policy', POLICY);
+  await prod.call('POST', '/v1/keychain/scope', { parts: ['policy'] });
+  await dr.call('POST', '/v1/keychain/sync');
+  // DR loses its way to production (a cut link); the region still reaches it.
+  const state = await dr.app.db('keychain_state').first();
+  await dr.app.db('keychain_state').update({ home: JSON.stringify({ ...JSON.parse(state.home), address: 'http://127.0.0.1:9' }) });
+  for (let minute = 0; minute < 16; minute++) {
+    c.advance(60_000);
+    await region.call('POST', '/v1/keychain/sync');
+  }
+  await dr.call('POST', '/v1/keychain/sync');
+  const took = await dr.call('POST', '/v1/keychain/home', { take_over: true });
+  t.is(took.status, 200, 'DR may take over: it has not reached its home for 15 minutes');
+  // Neither the region (which reached production a minute ago) nor production (which the region polls) follows it.
+  t.like((await region.call('GET', '/v1/keychain')).body, { role: 'member', epoch: 0, home: { install: 'prod' } });
+  t.like((await prod.call('GET', '/v1/keychain')).body, { role: 'home', epoch: 0 });
+  t.regex(
+    (await events(region, 'config.keychain_take_over_refused'))[0]!.reason,
+    /dr says it took over as the home, but this install reached its home \(prod\)/,
+  );
+  // The cut link keeps the notice from production; handed over another way, it is refused there too.
+  const notice = JSON.parse((await dr.app.db('keychain_state').first()).notice);
+  const handed = await prod.call('POST', '/v1/keychain/peer/take-over', notice, null);
+  t.like(handed, { status: 409, body: { error: 'keychain_home_alive' } });
+  t.regex((await events(prod, 'config.keychain_take_over_refused'))[0]!.reason, /region polled it within 3 minutes/);
+  c.advance(30_000);
+  await dr.app.keychain.tick();
+  t.is((await events(region, 'config.keychain_take_over_refused')).length, 1, 'a notice refused again is recorded once');
+  t.deepEqual((await dr.call('GET', '/v1/keychain')).body.members.map((m: { install: string }) => m.install).sort(), ['prod', 'region']);
+  // The way back: DR leaves its split keychain; production removes it and pairs it again.
+  const left = await dr.call('DELETE', '/v1/keychain');
+  t.like(left, { status: 200, body: { role: 'none' } });
+  t.like((await events(dr, 'config.keychain_left'))[0], { actor: 'admin-token', data: { role: 'home', epoch: 1 } });
+  t.is((await dr.call('GET', '/v1/policy')).body.default_autonomy, 'off', 'it keeps the settings it has');
+  await prod.call('DELETE', '/v1/keychain/members/dr');
+  await pair(t, prod, dr);
+  t.like((await dr.call('GET', '/v1/keychain')).body, { role: 'member', home: { install: 'prod' } });
+  for (const i of [prod, dr, region]) t.true((await i.call('GET', '/v1/ledger/verify')).body.ok, i.name);
+});

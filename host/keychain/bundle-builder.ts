@@ -10,6 +10,9 @@ import { bundleAad, bundlePayload } from './messages.ts';
 import type { CarriedParts, Part } from './parts.ts';
 import type { KeychainState, KeychainStateRepo } from './state.repo.ts';
 
+/** How far above its own version a home believes a member that says it applied more (a restored backup). */
+export const MAX_VERSION_JUMP = 1000;
+
 /** What a bundle decrypts to: the part's settings, bound to its place. */
 export interface BundleContent {
   part: Part;
@@ -101,12 +104,14 @@ export class BundleBuilder {
       const data = await this.#parts[part].export(trx);
       const digest = digestOf(key, data);
       const h = held.get(part);
-      // The highest version of this epoch a member says it applied.
+      // The highest version of this epoch a member says it applied (a claim far above what this
+      // home ever issued is not believed: no member can push the versions towards their limit).
+      const ceiling = (h?.version ?? 0) + MAX_VERSION_JUMP;
       const floor = Math.max(
         0,
         ...members
           .map((m) => m.applied[part])
-          .filter((a) => a !== undefined && a[0] === s.epoch)
+          .filter((a) => a !== undefined && a[0] === s.epoch && a[1] <= ceiling)
           .map((a) => a![1]),
       );
       if (h !== undefined && h.epoch === s.epoch && h.digest === digest && floor <= h.version) continue;

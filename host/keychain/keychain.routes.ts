@@ -44,9 +44,9 @@ const ownBody = bodyValidator<{ install: string; part: Part; own: boolean }>({
 
 /**
  * The keychain's endpoints for people (docs/keychain.md): admins read it and sync; owners make
- * the home, site keys, the scope, own values, joins, take-overs and removals. All answer 503
+ * the home, site keys, the scope, own values, joins, take-overs, removals and leaving. All answer 503
  * until the install is operating and 403 `licence_tier` on a licence without the keychain.
- * Between installs: peer.routes.ts.
+ * Between installs: peerRoutes, below.
  */
 export function keychainRoutes(server: Server, deps: { log: Logger; guard: Guard; keychain: KeychainService }): void {
   const { log, guard, keychain } = deps;
@@ -115,6 +115,15 @@ export function keychainRoutes(server: Server, deps: { log: Logger; guard: Guard
       await allowed(req, 'admin');
       const sync = await keychain.sync();
       return [200, { ...(await keychain.view()), sync }];
+    }),
+  );
+
+  server.del(
+    '/v1/keychain',
+    route(log, async (req) => {
+      const who = await allowed(req, 'owner');
+      await keychain.leave(who);
+      return [200, await keychain.view()];
     }),
   );
 

@@ -1,3 +1,4 @@
+import { AppError } from '../errors.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { KeychainDeps } from './deps.ts';
 import { HomeService } from './home.service.ts';
@@ -52,6 +53,34 @@ export class KeychainService {
   async join(who: Principal, body: { home: string; site_key: string; name?: string; address?: string | null }): Promise<PollResult> {
     await this.pairing.join(who, body);
     return this.member.poll();
+  }
+
+  /**
+   * DELETE /v1/keychain (an owner): this install leaves its keychain and keeps the settings it
+   * has. A member is listed by the home until an owner there removes it; a home that leaves
+   * leaves its members without a home (they may take over after 15 minutes). The way out of a
+   * split after a take-over the others refused, and of a failback (docs/keychain.md).
+   */
+  async leave(who: Principal): Promise<void> {
+    await this.#d.gate.require();
+    await this.#d.ledger.transact(
+      async (trx, record) => {
+        const s = await this.#d.state.lock(trx);
+        if (s === null) throw new AppError('keychain_none', 'this install is in no keychain');
+        await this.#d.state.remove(trx);
+        await this.#d.members.clear(trx);
+        await this.#d.bundles.clear(trx);
+        await this.#d.applied.clear(trx);
+        await this.#d.siteKeys.clear(trx);
+        await record({
+          type: 'config.keychain_left',
+          actor: who.actor,
+          reason: `this install (${s.name}) left the keychain as its ${s.role}; it keeps the settings it has`,
+          data: { keychain: s.keychain, role: s.role, epoch: s.epoch, home: s.home === null ? null : s.home.fingerprint, home_install: s.home?.name ?? null },
+        });
+      },
+      { headFirst: true },
+    );
   }
 
   /** POST /v1/keychain/sync: a member polls its home now; the home brings its bundles up to date and sends pending notices. */

@@ -5,6 +5,7 @@ import type { KeychainDeps } from './deps.ts';
 import { readMessage, type AckPayload, type Signed, type TakeOverPayload } from './messages.ts';
 import { KEYCHAIN_ACTOR } from './parts.ts';
 import type { KeychainState } from './state.repo.ts';
+import type { Trx } from '../storage/db.ts';
 import { WINDOWS } from './windows.ts';
 
 /** When a member may take over: once it has not reached its home for 15 minutes. */
@@ -24,6 +25,8 @@ export function takeOverAllowedAt(s: Pick<KeychainState, 'last_contact_at' | 'jo
  */
 export class TakeOverService {
   readonly #d: KeychainDeps;
+  /** Notices refused by this process (epoch and install), so that each is recorded once. */
+  readonly #refused = new Set<string>();
 
   constructor(deps: KeychainDeps) {
     this.#d = deps;
@@ -144,6 +147,43 @@ export class TakeOverService {
   }
 
   /**
+   * A take-over is taken only where the old home is lost too: a member that reached its home
+   * within 3 minutes, or a home that other members polled within 3 minutes, refuses it (409
+   * `keychain_home_alive`, recorded once per notice), so one install cannot take a keychain whose
+   * home the others still reach; the new home retries every 30 s, and the notice is taken once
+   * the old home is lost here too.
+   */
+  async #homeAlive(trx: Trx, s: KeychainState, p: TakeOverPayload, nowMs: number): Promise<string | null> {
+    if (s.role === 'member') {
+      const contact = Date.parse(s.last_contact_at ?? s.joined_at);
+      return nowMs - contact < WINDOWS.notAnsweringMs
+        ? `this install reached its home (${s.home?.name ?? 'unknown'}) at ${new Date(contact).toISOString()}`
+        : null;
+    }
+    const serving = (await this.#d.members.list(trx)).filter(
+      (m) => m.fingerprint !== p.home.fingerprint && m.last_seen_at !== null && nowMs - Date.parse(m.last_seen_at) < WINDOWS.notAnsweringMs,
+    );
+    return serving.length > 0 ? `this install is the home and ${serving.map((m) => m.name).join(', ')} polled it within 3 minutes` : null;
+  }
+
+  /** Records a refused notice once (per epoch and install, in this process), after its transaction. */
+  async #refuse(p: TakeOverPayload, why: string): Promise<never> {
+    const key = `${p.epoch}:${p.home.fingerprint}`;
+    if (!this.#refused.has(key)) {
+      this.#refused.add(key);
+      await this.#d.ledger
+        .append({
+          type: 'config.keychain_take_over_refused',
+          actor: KEYCHAIN_ACTOR,
+          reason: `${p.home.name} says it took over as the home, but ${why}`,
+          data: { epoch: p.epoch, by: { install: p.home.name, fingerprint: p.home.fingerprint, address: p.home.address }, took_over_at: p.at },
+        })
+        .catch((err: unknown) => this.#d.log.error({ err, component: 'keychain' }, 'could not record a refused take-over'));
+    }
+    throw new AppError('keychain_home_alive', `the take-over is refused here: ${why}`);
+  }
+
+  /**
    * A take-over notice (POST /v1/keychain/peer/take-over, or forwarded in an answer): checked, then
    * taken (a member follows the new home; a home is demoted). Answers the signed acknowledgement.
    */
@@ -155,24 +195,48 @@ export class TakeOverService {
       const a: AckPayload = { purpose: 'take_over_ack', keychain: p.keychain, epoch: p.epoch, install: this.#d.keys.fingerprint };
       return { payload: a, signature: this.#d.keys.signAsInstall(a) };
     };
-    const now = this.#d.clock.now().toISOString();
+    // Checked before anything is locked or written: an unsigned notice costs the receiver nothing.
+    const verify = async (s: KeychainState | null, trx?: Trx): Promise<KeychainState> => {
+      if (s === null) throw new AppError('keychain_none', 'this install is in no keychain');
+      if (p.keychain !== s.keychain) throw new AppError('keychain_mismatch', 'the notice names another keychain');
+      const known = await this.#d.members.get(p.home.fingerprint, trx);
+      if (p.home.fingerprint !== this.#d.keys.fingerprint && (known === null || known.install_key !== p.home.install_key)) {
+        throw new AppError('keychain_not_member', 'the install that took over is not one this install knows in the keychain');
+      }
+      if (fingerprintOfRaw(p.home.install_key) !== p.home.fingerprint || !verifyWith(publicFrom(p.home.install_key, 'Ed25519'), p, msg.signature)) {
+        throw new AppError('keychain_bad_signature', 'the notice is not signed by the install that took over');
+      }
+      return s;
+    };
+    await verify(await this.#d.state.get());
+    const nowMs = this.#d.clock.now().getTime();
+    const now = new Date(nowMs).toISOString();
+    try {
+      await this.#transactReceive(verify, msg, p, nowMs, now);
+    } catch (e) {
+      if (e instanceof HomeAlive) return this.#refuse(p, e.message);
+      throw e;
+    }
+    return ack();
+  }
+
+  async #transactReceive(
+    verify: (s: KeychainState | null, trx?: Trx) => Promise<KeychainState>,
+    msg: Signed<TakeOverPayload>,
+    p: TakeOverPayload,
+    nowMs: number,
+    now: string,
+  ): Promise<void> {
     await this.#d.ledger.transact(
       async (trx, record) => {
-        const s = await this.#d.state.lock(trx);
-        if (s === null) throw new AppError('keychain_none', 'this install is in no keychain');
-        if (p.keychain !== s.keychain) throw new AppError('keychain_mismatch', 'the notice names another keychain');
+        const s = await verify(await this.#d.state.lock(trx), trx);
         if (p.home.fingerprint === this.#d.keys.fingerprint) return;
-        const known = await this.#d.members.get(p.home.fingerprint, trx);
-        if (known === null || known.install_key !== p.home.install_key) {
-          throw new AppError('keychain_not_member', 'the install that took over is not one this install knows in the keychain');
-        }
-        if (fingerprintOfRaw(p.home.install_key) !== p.home.fingerprint || !verifyWith(publicFrom(p.home.install_key, 'Ed25519'), p, msg.signature)) {
-          throw new AppError('keychain_bad_signature', 'the notice is not signed by the install that took over');
-        }
         const current = s.role === 'home' ? this.#d.keys.fingerprint : (s.home?.fingerprint ?? '');
         if (p.epoch === s.epoch && current === p.home.fingerprint) return;
         const wins = p.epoch > s.epoch || (p.epoch === s.epoch && p.home.fingerprint < current);
         if (!wins) throw new AppError('keychain_mismatch', `this install is at epoch ${s.epoch}: the notice of epoch ${p.epoch} is older`);
+        const alive = await this.#homeAlive(trx, s, p, nowMs);
+        if (alive !== null) throw new HomeAlive(alive);
         const by = { install: p.home.name, fingerprint: p.home.fingerprint, address: p.home.address };
         const base = {
           role: 'member' as const,
@@ -219,6 +283,8 @@ export class TakeOverService {
       },
       { headFirst: true },
     );
-    return ack();
   }
 }
+
+/** A notice refused because the old home is still reached here (thrown inside the transaction, recorded after it). */
+class HomeAlive extends Error {}
