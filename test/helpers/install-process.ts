@@ -10,7 +10,7 @@ import { ADMIN_TOKEN, signLicence, testVendor } from './app.ts';
 import { MARIADB_URL, withServer } from './db.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BOOT_DEADLINE_MS = 90_000;
+const BOOT_DEADLINE_MS = 180_000;
 
 /**
  * One install as a real host process (test/helpers/clocked-host.ts) on a loopback port, with a
