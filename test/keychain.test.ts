@@ -536,3 +536,23 @@ test('a take-over where the old home is still reached is refused by the installs
   t.like((await dr.call('GET', '/v1/keychain')).body, { role: 'member', home: { install: 'prod' } });
   for (const i of [prod, dr, region]) t.true((await i.call('GET', '/v1/ledger/verify')).body.ok, i.name);
 });
+
+test('two syncs at once on a member apply each version once', async (t) => {
+  const c = clock();
+  const [home, dr] = await Promise.all([startInstall(t, 'prod', { clock: c }), startInstall(t, 'dr', { clock: c })]);
+  await pair(t, home, dr);
+  await home.call('PUT', '/v1/policy', POLICY);
+  await home.call('PUT', '/v1/settings/mail', { smtp_host: 'relay.prod.bank.example', smtp_password: SMTP_SECRET });
+  await home.call('POST', '/v1/keychain/scope', { parts: ['policy', 'mail'] });
+  const both = await Promise.all([dr.call('POST', '/v1/keychain/sync'), dr.call('POST', '/v1/keychain/sync'), dr.app.keychain.tick()]);
+  t.true(both.slice(0, 2).every((r) => r !== undefined && r.status === 200));
+  t.deepEqual(
+    (await events(dr, 'config.keychain_applied')).map((e) => [e.data.part, e.data.version]),
+    [
+      ['policy', 1],
+      ['mail', 1],
+    ],
+  );
+  t.is((await events(dr, 'config.policy_changed')).length, 1);
+  t.true((await dr.call('GET', '/v1/ledger/verify')).body.ok);
+});

@@ -124,11 +124,15 @@ export class MemberService {
   async #take(p: PolledPayload, result: PollResult): Promise<void> {
     const at = this.#d.clock.now().toISOString();
     await this.#d.ledger.transact(async (trx) => {
+      // Two polls at once (a sync beside the round) take their answers one after the other.
+      const s = await this.#d.state.lock(trx);
+      if (s === null || s.role !== 'member' || s.epoch !== p.epoch) return;
       await this.#d.state.update(trx, { home: p.home, scope: p.scope, own: p.own, last_contact_at: at, updated_at: at });
       await this.#d.members.clear(trx);
       for (const m of p.members) await this.#d.members.insert(trx, { ...m, last_seen_at: null, applied: {}, last_poll_ms: 0, notified_epoch: p.epoch });
     });
-    const s = (await this.#d.state.get())!;
+    const s = await this.#d.state.get();
+    if (s === null || s.role !== 'member' || s.epoch !== p.epoch) return;
     const byPart = new Map(p.bundles.map((b) => [b.part, b]));
     for (const part of PARTS) {
       const b = byPart.get(part);
