@@ -48,6 +48,8 @@ import type { ServiceLimits } from './licence/licence-limits.ts';
 import { createLicenceArea } from './licence/licence.area.ts';
 import type { LicenceService } from './licence/licence.service.ts';
 import { createLicences, type LicenceConfirmation } from './licence/licences.ts';
+import { createKeychainArea } from './keychain/keychain.area.ts';
+import type { KeychainService } from './keychain/keychain.service.ts';
 import { createLiveArea } from './live/live.area.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMailArea } from './mail/mail.area.ts';
@@ -133,6 +135,8 @@ export interface App {
   readonly digest: DigestArea;
   /** Single sign-on and the directory; tests call `sso.sync.now(…)` or await `sso.idle()`. */
   readonly sso: SsoArea;
+  /** The keychain; tests call `keychain.tick()` after moving the clock, or POST /v1/keychain/sync. */
+  readonly keychain: KeychainService;
   /** GET /health/ready's answer; the shutdown sequence calls `readiness.markShuttingDown()` first. */
   readonly readiness: Readiness;
   /** Re-reads SERVICE_TLS_CERT/KEY when they change (null without TLS); `reload()` does it now. */
@@ -213,7 +217,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // Single sign-on's settings and the console address, read by notifications, status and sign-in.
   const sso = createSsoStore({ settings, cipher, publicUrl: config.publicUrl });
   const onCall = createOnCall({ db, settings, clock, consoleAddress: sso.consoleAddress });
-  const { mail } = mount(createMailArea({ settings, cipher, ledger, clock, log, config, people: people.directory, onCall }));
+  const { mail, carried: carriedMail } = mount(createMailArea({ settings, cipher, ledger, clock, log, config, people: people.directory, onCall }));
   const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
@@ -392,6 +396,33 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       config,
     }),
   );
+  // The keychain: each part it carries through the area that owns it (docs/keychain.md).
+  const { keychain } = mount(
+    createKeychainArea({
+      db,
+      cipher,
+      identity,
+      licences: licence.licences,
+      parts: {
+        connectors: connectors.carried,
+        policy: { export: (trx) => policy.exportCarried(trx), apply: (trx, record, data, actor) => policy.applyCarried(trx, record, data, actor) },
+        access_policy: {
+          export: (trx) => identityArea.access.exportCarried(trx),
+          apply: (trx, record, data, actor) => identityArea.access.applyCarried(trx, record, data, actor),
+        },
+        mail: carriedMail,
+        sso: ssoArea.carried,
+        estate_overrides: estate.carried.overrides,
+        packs_settings: estate.carried.packs,
+      },
+      limits: identityArea.limits,
+      consoleAddress: () => sso.consoleAddress.get(),
+      ledger,
+      clock,
+      log,
+      config,
+    }),
+  );
   const { ticks } = mount(
     createLiveArea({
       clock,
@@ -523,6 +554,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await licenceTick();
     // In the background: a slow connector must not hold up the tick.
     connectorChecks.tick();
+    // In the background: a member's poll of its home (every 30 s), a home's notices after a take-over.
+    void keychain.tick();
   };
   await modes.sync();
 
@@ -559,6 +592,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     connectorChecks,
     digest,
     sso: ssoArea,
+    keychain,
     adminTokenToPrint: printOnce,
     verifyLedger,
     tick,
@@ -589,6 +623,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await governance.raiseMail?.idle();
       await signIn.idle();
       await ssoArea.idle();
+      await keychain.idle();
       // Checkpoints the last commits made due are written before the database goes.
       await checkpoints.idle();
       await closeLedger();

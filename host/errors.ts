@@ -101,6 +101,25 @@ export const ERROR_STATUS = {
   // a change waiting for two approvals (a tier lowered, approvers of a tier-1/2 service changed)
   estate_change_pending: 409,
   estate_change_stale: 409,
+  // keychain
+  licence_tier: 403,
+  keychain_exists: 409,
+  keychain_none: 409,
+  keychain_not_home: 409,
+  keychain_not_member: 403,
+  keychain_name_taken: 409,
+  keychain_already_member: 409,
+  keychain_mismatch: 409,
+  keychain_bad_signature: 403,
+  keychain_replay: 403,
+  keychain_clock_skew: 403,
+  keychain_home_unreachable: 502,
+  keychain_bad_answer: 502,
+  home_not_lost: 409,
+  keychain_home_alive: 409,
+  site_key_invalid: 403,
+  site_key_used: 403,
+  site_key_expired: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

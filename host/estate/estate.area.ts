@@ -9,6 +9,7 @@ import type { Logger } from '../log.ts';
 import { Revisions } from '../settings/revisions.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
 import type { Db, Trx } from '../storage/db.ts';
+import { CarriedEstate } from './estate.carried.ts';
 import { EstateBuilder, type Deploys, type Discovery, type EpisodeOpenings } from './estate.build.ts';
 import { readEstateFile } from './estate.file.ts';
 import { EstateRepo } from './estate.repo.ts';
@@ -27,7 +28,7 @@ export interface EstateAreaDeps {
   /** The people of the install (approvers must be one). */
   people: { get(email: string, trx?: Trx): Promise<object | null> };
   /** The licence in force (its tier limits added services). */
-  licences: { inForce(): Promise<Pick<Licence, 'tier' | 'services'> | null> };
+  licences: { inForce(trx?: Trx): Promise<Pick<Licence, 'tier' | 'services'> | null> };
   /** The connectors: which are healthy, and the fallback coverage for services without linked connectors. */
   connectors: { covers(service: string): Promise<boolean>; list(): Promise<{ connectors: Array<{ name: string; state: string }> }> };
   /** The held alerts (the intake area): unplaced ones, and the services alerts named. */
@@ -44,6 +45,8 @@ export interface EstateArea extends Area {
   /** The estate; also the intake's ServiceResolver. */
   estate: EstateService;
   builder: EstateBuilder;
+  /** The overrides and the packs' settings as the keychain carries them (estate.carried.ts). */
+  carried: CarriedEstate;
   /** Readiness facts for governance: a service's owner. */
   facts: { ownerOf(service: string): Promise<string | null> };
   /**
@@ -83,8 +86,8 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
     log,
     people: { isPerson: async (email, trx) => (await deps.people.get(email, trx)) !== null },
     licence: {
-      limit: async () => {
-        const l = await deps.licences.inForce();
+      limit: async (trx) => {
+        const l = await deps.licences.inForce(trx);
         return { tier: l?.tier ?? null, services: serviceLimit(l) };
       },
     },
@@ -109,6 +112,7 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
     routes: ({ server, log: httpLog, guard }: Http) => estateRoutes(server, { log: httpLog, guard, estate, builder }),
     estate,
     builder,
+    carried: new CarriedEstate(estate),
     facts: { ownerOf: async (service) => (await estate.find(service))?.owner ?? null },
     covers: async (service) => {
       const linked = new Set(((await estate.find(service))?.links ?? []).map((l) => l.connector).filter((c): c is string => c !== undefined));

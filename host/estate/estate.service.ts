@@ -29,7 +29,8 @@ export interface PersonDirectory {
 }
 /** The licence in force: its tier and how many services it allows (null: unlimited). */
 export interface LicenceTier {
-  limit(): Promise<{ tier: string | null; services: number | null }>;
+  /** Read in `trx` when given (the keychain's apply runs in its own transaction). */
+  limit(trx?: Trx): Promise<{ tier: string | null; services: number | null }>;
 }
 /** Alerts held with no service, by name and source, most frequent first (the intake area). */
 export interface UnplacedAlert {
@@ -250,6 +251,11 @@ export class EstateService implements ServiceResolver {
     return { services, ...rev, source: this.fileManaged ? 'file' : 'api', pending };
   }
 
+  /** The overrides as stored, earliest added first (read in `trx` when given): what the keychain carries. */
+  async overrideRows(trx?: Trx): Promise<OverrideRow[]> {
+    return this.#d.repo.overrides(trx);
+  }
+
   async suggestions(): Promise<SuggestionRow[]> {
     return this.#d.repo.suggestions('open');
   }
@@ -336,13 +342,59 @@ export class EstateService implements ServiceResolver {
     });
   }
 
+  /**
+   * The keychain's apply (estate.carried.ts): in the caller's transaction, the overrides become
+   * what `build` makes of the stored ones (each named service set whole, null removes it), under
+   * the checks of a PUT: the document's schema, check settings against the loaded packs,
+   * approvers who are people of this install, the licence's services. 409 `estate_file_managed`
+   * when estate.json manages them here. Answers what changed.
+   */
+  async replaceCarried(
+    trx: Trx,
+    record: RecordEvent,
+    build: (before: OverrideRow[]) => Record<string, OverrideEntry | null>,
+    actor: string,
+    reason: string,
+  ): Promise<{ added: string[]; changed: string[]; removed: string[] }> {
+    if (this.fileManaged) throw new AppError('estate_file_managed', `the overrides are managed by ${this.#d.file.path} on this install`);
+    await this.#d.repo.lock(trx);
+    const before = await this.#d.repo.overrides(trx);
+    const doc = validateOverrides({ services: build(before) });
+    const settingsProblem = this.#d.causeSettings === undefined ? null : checkSettingsProblem(doc, this.#d.causeSettings);
+    if (settingsProblem !== null) throw new AppError('invalid_body', settingsProblem);
+    for (const [name, entry] of Object.entries(doc.services)) {
+      for (const [i, email] of (entry?.approvers ?? []).entries()) {
+        if (!(await this.#d.people.isPerson(email, trx)))
+          throw new AppError('invalid_body', `services.${name}.approvers.${i}: ${email} is not a person of this install`);
+      }
+    }
+    const names = new Set(before.map((o) => o.name));
+    for (const [n, e] of Object.entries(doc.services))
+      if (e === null) names.delete(n);
+      else names.add(n);
+    const limit = await this.#d.licence.limit(trx);
+    if (limit.services !== null && names.size > limit.services && names.size > before.length) {
+      throw new AppError('licence_limit', `the ${tierName(limit.tier)} licence allows ${limit.services} services; this change would make ${names.size}`);
+    }
+    const was = new Map(before.map((o) => [o.name, o.entry]));
+    const out = { added: [] as string[], changed: [] as string[], removed: [] as string[] };
+    for (const [n, e] of Object.entries(doc.services)) {
+      if (e === null) {
+        if (was.has(n)) out.removed.push(n);
+      } else if (!was.has(n)) out.added.push(n);
+      else if (JSON.stringify(was.get(n)) !== JSON.stringify(e)) out.changed.push(n);
+    }
+    await this.#write(trx, record, before, doc.services, actor, 'keychain', reason);
+    return out;
+  }
+
   async #write(
     trx: Trx,
     record: RecordEvent,
     before: OverrideRow[],
     wanted: Record<string, OverrideEntry | null>,
     actor: string,
-    via: 'api' | 'file',
+    via: 'api' | 'file' | 'keychain',
     reason: string,
     /** An approved change: its request and who asked for it. */
     approved?: { request_id: string; by: string },

@@ -57,7 +57,7 @@ export async function withServer<T>(serverUrl: string, fn: (db: knex.Knex) => Pr
 /** The MariaDB server for tests that always need one, even in the SQLite pass (several processes). */
 export const MARIADB_URL = TEST_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306';
 
-/** Null when the MariaDB server answers, else why not. */
+/** Null when the MariaDB server answers, else why not: for a file declaring several tests that need it (testNeeding each). */
 export function mariadbMissing(): Promise<string | null> {
   return withServer(MARIADB_URL, (db) => db.raw('select 1')).then(
     () => null,
