@@ -68,3 +68,17 @@ if (!check.ok) {
   }
 }
 process.stdout.write(`oncall-engineer: runtime ${runtime}; better-sqlite3 loads.\n`);
+
+// npm compares every package's `engines` with the Node.js that runs npm itself, not with the one
+// the scripts and the service run on: under Debian's Node.js 20 it warns "EBADENGINE Unsupported
+// engine" for the dependencies that need 22 or newer (restify, better-sqlite3, @oclif/core,
+// canonicalize). npm 11 has no setting to compare with another Node.js, and the ones that would
+// hide the warnings (force, loglevel=error) hide real problems too; so this says, right under
+// them, that they are about npm's Node.js and that the runtime above is the one that counts.
+const npmNode = /\bnode\/v(\d+)\.(\d+)\.\d+/.exec(process.env.npm_config_user_agent ?? '');
+if (npmNode !== null && (Number(npmNode[1]) < MIN_NODE[0] || (Number(npmNode[1]) === MIN_NODE[0] && Number(npmNode[2]) < MIN_NODE[1]))) {
+  process.stdout.write(
+    `oncall-engineer: any "npm warn EBADENGINE Unsupported engine" above compares packages with the Node.js that runs npm (${npmNode[0].slice(5)}); ` +
+      `they run on the runtime above, which they support: nothing to do (docs/install.md, "What npm install prints").\n`,
+  );
+}

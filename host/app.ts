@@ -14,11 +14,14 @@ import { createEpisodeStore } from './episodes/episode-store.ts';
 import { createEpisodesArea } from './episodes/episodes.area.ts';
 import { createEstateArea, type EstateArea } from './estate/estate.area.ts';
 import type { EpisodeService } from './episodes/episode.service.ts';
-import { createGovernance, type Governance } from './governance/governance.ts';
+import { createApprovals, createGovernance, type Governance } from './governance/governance.ts';
+import type { ProposedChange } from './estate/estate.service.ts';
 import { createHealthArea } from './health/health.area.ts';
 import type { Readiness } from './health/readiness.service.ts';
 import { consoleRoutes } from './http/console.ts';
 import { Guard } from './http/guard.ts';
+import { ClientAddress } from './http/client-address.ts';
+import { connectionCap, DEFAULT_LIMITS, guardConnections, openFilesLimit } from './http/connections.ts';
 import { createServer } from './http/server.ts';
 import { readTlsFiles, TlsReloader } from './http/tls.ts';
 import { createIdentityArea } from './identity/identity.area.ts';
@@ -45,6 +48,8 @@ import type { ServiceLimits } from './licence/licence-limits.ts';
 import { createLicenceArea } from './licence/licence.area.ts';
 import type { LicenceService } from './licence/licence.service.ts';
 import { createLicences, type LicenceConfirmation } from './licence/licences.ts';
+import { createKeychainArea } from './keychain/keychain.area.ts';
+import type { KeychainService } from './keychain/keychain.service.ts';
 import { createLiveArea } from './live/live.area.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMailArea } from './mail/mail.area.ts';
@@ -130,6 +135,8 @@ export interface App {
   readonly digest: DigestArea;
   /** Single sign-on and the directory; tests call `sso.sync.now(…)` or await `sso.idle()`. */
   readonly sso: SsoArea;
+  /** The keychain; tests call `keychain.tick()` after moving the clock, or POST /v1/keychain/sync. */
+  readonly keychain: KeychainService;
   /** GET /health/ready's answer; the shutdown sequence calls `readiness.markShuttingDown()` first. */
   readonly readiness: Readiness;
   /** Re-reads SERVICE_TLS_CERT/KEY when they change (null without TLS); `reload()` does it now. */
@@ -186,7 +193,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     lastVerify,
     window: ledgerWindow,
     close: closeLedger,
-  } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log }));
+  } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log, witnesses: config.ledgerWitnesses }));
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
   // The packs' causes: the estate checks services' check_settings against them, the investigation runs them.
   const causes = new CauseCatalogue(plugins);
@@ -210,10 +217,13 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // Single sign-on's settings and the console address, read by notifications, status and sign-in.
   const sso = createSsoStore({ settings, cipher, publicUrl: config.publicUrl });
   const onCall = createOnCall({ db, settings, clock, consoleAddress: sso.consoleAddress });
-  const { mail } = mount(createMailArea({ settings, cipher, ledger, clock, log, config, people: people.directory, onCall }));
+  const { mail, carried: carriedMail } = mount(createMailArea({ settings, cipher, ledger, clock, log, config, people: people.directory, onCall }));
   const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
+  // Governance's approvals, below the estate: a change that lowers a tier (or changes who approves
+  // a tier-1/2 service) opens a request in the estate's transaction and is applied on approval.
+  const approvals = createApprovals({ db, ledger, clock });
   const estate = mount(
     await createEstateArea({
       db,
@@ -229,6 +239,22 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       discovery: discovery.discovery,
       episodes: episodeStore.openings,
       causeSettings: (id) => causes.get(id)?.defaults ?? null,
+      changes: {
+        list: async () => (await approvals.openChanges()).map((r) => ({ id: r.id, change: r.proposed_change as ProposedChange })),
+        pending: (trx, service) => approvals.lockOpenChange(trx, service),
+        open: async (trx, record, ask) => {
+          const r = await approvals.openChange(trx, record, {
+            service: ask.change.service,
+            summary: ask.summary,
+            change: ask.change,
+            shown: ask.change.fields,
+            asker: ask.asker,
+          });
+          return { id: r.id, expires_at: new Date(r.expires_ms).toISOString() };
+        },
+        onApproved: (fn) =>
+          approvals.onApproved('estate_change', (trx, record, r, decider) => fn(trx, record, r.proposed_change as ProposedChange, r, decider)),
+      },
     }),
   );
   // On the estate: intake places alerts with its resolver, the licence limits count its added services.
@@ -268,6 +294,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       clock,
       log,
       debounceS: config.debounceS,
+      storms: { estate: estate.estate, limits: { perSource: config.stormPerSource, perService: config.stormPerService } },
     }),
   );
   const governance = mount(
@@ -283,6 +310,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       facts: estate.facts,
       studies: studies.reports,
       configDir: config.configDir,
+      approvals,
+      raiseMail: { people: people.directory, mail, consoleAddress: sso.consoleAddress },
     }),
   );
   const investigation = mount(
@@ -295,7 +324,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       connectors,
       notifier: onCall.notifier,
       actions: {
-        request: (trx, episodeId, run, service, nowMs) => paths.request(trx, episodeId, run, service, nowMs),
+        // Acting (built below) closes the approval a replaced path waited on, in this transaction.
+        request: (trx, record, episodeId, run, service, nowMs) => acting.acting.request(trx, record, episodeId, run, service, nowMs),
         nudge: () => acting.acting.nudge(),
       },
       ledger,
@@ -317,6 +347,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       connectors: actionConnectors(connectors),
       verifier: investigation.investigations,
       notifier: onCall.notifier,
+      normaliserOf: (source) => intake.normaliserOf(source),
       ledger,
       clock,
       log,
@@ -365,6 +396,33 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       config,
     }),
   );
+  // The keychain: each part it carries through the area that owns it (docs/keychain.md).
+  const { keychain } = mount(
+    createKeychainArea({
+      db,
+      cipher,
+      identity,
+      licences: licence.licences,
+      parts: {
+        connectors: connectors.carried,
+        policy: { export: (trx) => policy.exportCarried(trx), apply: (trx, record, data, actor) => policy.applyCarried(trx, record, data, actor) },
+        access_policy: {
+          export: (trx) => identityArea.access.exportCarried(trx),
+          apply: (trx, record, data, actor) => identityArea.access.applyCarried(trx, record, data, actor),
+        },
+        mail: carriedMail,
+        sso: ssoArea.carried,
+        estate_overrides: estate.carried.overrides,
+        packs_settings: estate.carried.packs,
+      },
+      limits: identityArea.limits,
+      consoleAddress: () => sso.consoleAddress.get(),
+      ledger,
+      clock,
+      log,
+      config,
+    }),
+  );
   const { ticks } = mount(
     createLiveArea({
       clock,
@@ -393,6 +451,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       },
       verify: () => verifyLedger(),
       head: () => ledger.head(),
+      checkpoint: () => checkpoints.latestSigned(),
       settings,
       people: people.directory,
       mail,
@@ -448,6 +507,15 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
 
   const server = createServer(log, tlsFiles);
   const tls = config.tls === null ? null : new TlsReloader({ files: config.tls, server: server.server as HttpsServer, log });
+  const cap = connectionCap(config.maxConnections, openFilesLimit());
+  const trusted = new ClientAddress(config.trustedProxies);
+  guardConnections(
+    server.server,
+    { ...DEFAULT_LIMITS, max: cap.max, perClient: config.maxConnectionsPerClient },
+    (peer) => trusted.trusts(peer),
+    log.child({ component: 'http' }),
+  );
+  log.info({ max_connections: cap.max, per_client: config.maxConnectionsPerClient, descriptor_reserve: cap.reserve }, 'connection limits');
   consoleRoutes(server);
   for (const area of areas) area.routes({ server, log, guard });
   server.server.once('listening', () => {
@@ -465,6 +533,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     });
   const tick = async (): Promise<void> => {
     await checkpoints.maybeWrite();
+    await checkpoints.witnessLatest();
     await modes.sync();
     await intake.intake.releaseStale();
     await intake.intake.checkHeartbeats();
@@ -485,6 +554,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await licenceTick();
     // In the background: a slow connector must not hold up the tick.
     connectorChecks.tick();
+    // In the background: a member's poll of its home (every 30 s), a home's notices after a take-over.
+    void keychain.tick();
   };
   await modes.sync();
 
@@ -521,6 +592,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     connectorChecks,
     digest,
     sso: ssoArea,
+    keychain,
     adminTokenToPrint: printOnce,
     verifyLedger,
     tick,
@@ -548,8 +620,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await investigation.investigations.stop();
       await acting.acting.stop();
       await notifications.stop();
+      await governance.raiseMail?.idle();
       await signIn.idle();
       await ssoArea.idle();
+      await keychain.idle();
       // Checkpoints the last commits made due are written before the database goes.
       await checkpoints.idle();
       await closeLedger();

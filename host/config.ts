@@ -1,5 +1,6 @@
 import net from 'node:net';
 import path from 'node:path';
+import { parseWitnesses, type WitnessTarget } from './ledger/witness.ts';
 
 /** Everything the service reads from its environment, read once and frozen. */
 export interface Config {
@@ -21,6 +22,10 @@ export interface Config {
   readonly licencePublicKey: string | null;
   readonly discoverTimeoutS: number;
   readonly debounceS: number;
+  /** New episodes a minute one source may open for services the estate does not have; beyond, its storm episode (host/episodes/storm.ts). */
+  readonly stormPerSource: number;
+  /** New episodes a minute for one service the estate does not have; beyond, the source's storm episode. */
+  readonly stormPerService: number;
   readonly logLevel: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
   /** Proxies whose X-Forwarded-For is believed (addresses or CIDR blocks); empty: none. */
   readonly trustedProxies: readonly string[];
@@ -40,6 +45,12 @@ export interface Config {
    * `oncall ledger-verify` and the other CLI commands need not carry).
    */
   readonly timeZone: string | null;
+  /** Connections held at once (lowered to keep a reserve of descriptors: host/http/connections.ts). */
+  readonly maxConnections: number;
+  /** Connections one peer address holds at once (trusted proxies excepted). */
+  readonly maxConnectionsPerClient: number;
+  /** SERVICE_LEDGER_WITNESS: where each signed ledger checkpoint is also sent (docs/ledger.md); empty: nowhere. */
+  readonly ledgerWitnesses: readonly WitnessTarget[];
 }
 
 export class ConfigError extends Error {
@@ -129,6 +140,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const timeZone = text('SERVICE_TIME_ZONE') ?? null;
   if (timeZone !== null && !validTimeZone(timeZone)) problems.push(`SERVICE_TIME_ZONE must be an IANA time zone such as Europe/Zurich or UTC`);
 
+  const witnesses = parseWitnesses(text('SERVICE_LEDGER_WITNESS'));
+  problems.push(...witnesses.problems);
+
   const config: Config = {
     port: int('SERVICE_PORT', 8700, 0, 65535),
     host: text('SERVICE_HOST') ?? '0.0.0.0',
@@ -145,6 +159,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     licencePublicKey: text('SERVICE_LICENCE_PUBKEY'),
     discoverTimeoutS: int('SERVICE_DISCOVER_TIMEOUT_S', 45, 1, 3600),
     debounceS: int('SERVICE_DEBOUNCE_S', 20, 0, 3600),
+    stormPerSource: int('SERVICE_STORM_PER_SOURCE', 20, 1, 10_000),
+    stormPerService: int('SERVICE_STORM_PER_SERVICE', 2, 1, 1000),
     logLevel: oneOf('SERVICE_LOG_LEVEL', LOG_LEVELS, 'info'),
     trustedProxies: Object.freeze(trustedProxies),
     mailApiUrl: mailApiUrl.replace(/\/+$/, ''),
@@ -153,6 +169,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     publicUrl: publicUrl === null ? null : publicUrl.replace(/\/+$/, ''),
     digestAt,
     timeZone,
+    maxConnections: int('SERVICE_MAX_CONNECTIONS', 4096, 16, 1_000_000),
+    maxConnectionsPerClient: int('SERVICE_MAX_CONNECTIONS_PER_CLIENT', 256, 1, 1_000_000),
+    ledgerWitnesses: Object.freeze(witnesses.targets),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

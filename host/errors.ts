@@ -26,6 +26,7 @@ export const ERROR_STATUS = {
   storage_unavailable: 503,
   ledger_unavailable: 503,
   invalid_event_type: 400,
+  reserved_actor: 400,
   // licence and first owner
   bad_licence: 400,
   licence_file_managed: 409,
@@ -38,6 +39,8 @@ export const ERROR_STATUS = {
   invalid_code: 401,
   invalid_credentials: 401,
   rate_limited: 429,
+  // the password check's queue is full (docs/sign-in.md): answered at once, with Retry-After
+  sign_in_busy: 503,
   last_owner: 409,
   person_exists: 409,
   not_allowed_by_policy: 400,
@@ -51,6 +54,7 @@ export const ERROR_STATUS = {
   directory_not_configured: 409,
   sso_not_configured: 409,
   sync_running: 409,
+  // a stored secret would go to another address than it was entered for (connectors, mail, single sign-on)
   secret_required: 400,
   console_address_managed: 409,
   console_address_required: 409,
@@ -94,6 +98,28 @@ export const ERROR_STATUS = {
   licence_limit: 409,
   estate_file_managed: 409,
   suggestion_decided: 409,
+  // a change waiting for two approvals (a tier lowered, approvers of a tier-1/2 service changed)
+  estate_change_pending: 409,
+  estate_change_stale: 409,
+  // keychain
+  licence_tier: 403,
+  keychain_exists: 409,
+  keychain_none: 409,
+  keychain_not_home: 409,
+  keychain_not_member: 403,
+  keychain_name_taken: 409,
+  keychain_already_member: 409,
+  keychain_mismatch: 409,
+  keychain_bad_signature: 403,
+  keychain_replay: 403,
+  keychain_clock_skew: 403,
+  keychain_home_unreachable: 502,
+  keychain_bad_answer: 502,
+  home_not_lost: 409,
+  keychain_home_alive: 409,
+  site_key_invalid: 403,
+  site_key_used: 403,
+  site_key_expired: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,8 +1,10 @@
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { ExecutionContext } from 'ava';
 import { INGEST_TOKEN, signLicence, testVendor } from './helpers/app.ts';
-import { mariadbTest } from './helpers/db.ts';
+import { mariadbMissing } from './helpers/db.ts';
+import { testNeeding } from './helpers/needs.ts';
 import { startHostProcesses, type HostProcess } from './helpers/host-process.ts';
 
 /*
@@ -23,8 +25,8 @@ async function call(h: HostProcess, method: string, route: string, opts: { token
 
 const SERVICES = Array.from({ length: 8 }, (_, i) => `jobs-${i}`);
 
-await mariadbTest('two host processes on one MariaDB take each action once', async (t) => {
-  t.timeout(120_000);
+/** Two hosts on one MariaDB with the fixer vendor, every service at L2 (restart safe for L2), an owner, and the connector. */
+async function twoHosts(t: ExecutionContext): Promise<{ one: HostProcess; two: HostProcess; hosts: HostProcess[]; acted: () => string[] }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-acting-hosts-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const log = path.join(dir, 'actions.log');
@@ -94,17 +96,49 @@ export default {
   const { version: _v, source: _s, updated_at: _u, updated_by: _b, ...doc } = policy;
   t.is((await call(one, 'PUT', '/v1/policy', { body: { ...doc, safe_for_l2: ['restart'], max_actions_per_service_per_hour: 100 } })).status, 200);
   t.is((await call(two, 'PUT', '/v1/connectors/fix', { body: { kind: 'fixer', settings: { log } } })).status, 201);
+  const acted = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : []);
+  return { one, two, hosts, acted };
+}
+
+const missing = await mariadbMissing();
+
+testNeeding(missing, 'two host processes on one MariaDB take each action once', async (t) => {
+  t.timeout(120_000);
+  const { one, two, hosts, acted } = await twoHosts(t);
   await Promise.all(
     SERVICES.map((s, i) =>
       call(hosts[i % 2]!, 'POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { name: 'WorkerStuck', service: s, severity: 'critical', id: s } }),
     ),
   );
-  const acted = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : []);
   for (let i = 0; i < 240 && acted().length < SERVICES.length; i++) await new Promise((r) => setTimeout(r, 250));
   // Both hosts keep passing over the paths for a while: nothing may run twice.
   await new Promise((r) => setTimeout(r, 3000));
   t.deepEqual([...acted()].sort(), [...SERVICES].sort(), `each action once (${one.output()}${two.output()})`);
   const executed = (await call(one, 'GET', '/v1/ledger?type=action.executed&limit=100')).body.events as any[];
   t.is(executed.length, SERVICES.length);
+  t.true((await call(two, 'GET', '/v1/ledger/verify')).body.ok);
+});
+
+testNeeding(missing, 'after a resume, two host processes propose each fix the halt held back once, and each runs once', async (t) => {
+  t.timeout(120_000);
+  const { one, two, hosts, acted } = await twoHosts(t);
+  t.is((await call(one, 'POST', '/v1/halt', { body: { by: 'owner@bank.example', reason: 'change freeze' } })).status, 200);
+  await Promise.all(
+    SERVICES.map((s, i) =>
+      call(hosts[i % 2]!, 'POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { name: 'WorkerStuck', service: s, severity: 'critical', id: s } }),
+    ),
+  );
+  // Halted: every path decides to abstain and escalates, held back by the halt.
+  const escalated = async () => ((await call(one, 'GET', '/v1/ledger?type=outcome.escalated&limit=100')).body.events as any[]).length;
+  for (let i = 0; i < 240 && (await escalated()) < SERVICES.length; i++) await new Promise((r) => setTimeout(r, 250));
+  t.is(await escalated(), SERVICES.length, `${one.output()}${two.output()}`);
+  t.deepEqual(acted(), [], 'nothing runs while halted');
+  t.is((await call(two, 'POST', '/v1/resume', { body: { by: 'owner@bank.example' } })).status, 200);
+  for (let i = 0; i < 240 && acted().length < SERVICES.length; i++) await new Promise((r) => setTimeout(r, 250));
+  await new Promise((r) => setTimeout(r, 3000));
+  t.deepEqual([...acted()].sort(), [...SERVICES].sort(), `each fix once after the resume (${one.output()}${two.output()})`);
+  const reproposed = (await call(one, 'GET', '/v1/ledger?type=decision.reproposed&limit=100')).body.events as any[];
+  t.is(reproposed.length, SERVICES.length, 'each path proposed again once, by one host');
+  t.is(new Set(reproposed.map((e) => e.trace)).size, SERVICES.length);
   t.true((await call(two, 'GET', '/v1/ledger/verify')).body.ok);
 });

@@ -224,7 +224,9 @@ test('a failed rehearsal means no action and an escalation', async (t) => {
 });
 
 test('a tier-1 service needs two different approvers', async (t) => {
-  const { ta, log, approver } = await setup(t, 'L1', { tier: 1 });
+  // Made tier 1 with its two approvers from tier 3 (a raise): changing who approves a tier-1
+  // service would wait for approvals itself (test/estate-guard.test.ts).
+  const { ta, log, approver } = await setup(t, 'L1');
   const second = await signedIn(ta, 'second@bank.example', 'viewer');
   t_ok(
     await ta.call('PUT', '/v1/estate/overrides', {
@@ -266,10 +268,12 @@ test('an admin undoes a reversible executed action through the gate: action.undo
 });
 
 test('a host that stopped while the action ran leaves it executing: the next pass escalates and never runs it again', async (t) => {
-  const { ta, log, approver } = await setup(t, 'L1');
+  const { ta, log } = await setup(t, 'L1');
   const id = await diagnosed(ta);
-  t.is((await ta.call('POST', `/v1/approvals/${(await episode(ta, id)).approvals[0].id}/approve`, { token: approver, body: {} })).status, 200);
-  // As a host that died right after marking the action: state executing, the action not recorded, its lease run out.
+  // As a host that died right after marking the action: state executing, the action not recorded,
+  // its lease run out. (Set straight from awaiting approval: approving through the API would nudge
+  // this host's own pass, which could take the action before the test stands in for the dead host.)
+  t.is((await episode(ta, id)).path_state, 'awaiting_approval');
   await ta.app.db('action_paths').where({ episode_id: id }).update({ state: 'executing', lease_holder: 'act-dead-host', lease_until_ms: 0 });
   await ta.app.acting.acting.run();
   const ep = await episode(ta, id);
@@ -284,7 +288,7 @@ test("a change's remedy is verified by the symptom that held beside it, and with
   const v = (cause: string, remedy: unknown = null, verification: unknown = null) =>
     ({ cause, title: cause, verdict: 'holds', reason: 'r', obstacle: null, evidence: [], took_ms: 1, remedy, verification }) as StoredVerdict;
   const revert = { action: 'revert', params: { connector: 'git', sha: 'a'.repeat(40) } };
-  const git: Performer = { name: 'git', declaration: { description: 'd', params: {}, rehearsable: true, reversible: true }, fault: null };
+  const git: Performer = { name: 'git', kind: 'git', declaration: { description: 'd', params: {}, rehearsable: true, reversible: true }, fault: null };
   const withSymptom = propose([v('core/recent-change', revert), v('prometheus/error-rate')], null, () => [git]);
   t.true(withSymptom.ok);
   if (withSymptom.ok) t.like(withSymptom.proposal.verify, { cause: 'prometheus/error-rate', expect: 'ruled_out', by: 'check' });

@@ -18,7 +18,14 @@ receivers:
   - name: nowhere
 `;
 
-const MATCHERS = 'alertname="PaymentsDown",service="payments"';
+/** Every label of the first PaymentsDown alert: a silence names its alert's every label. */
+const MATCHERS = 'alertname="PaymentsDown",instance="pay-1:9100",service="payments",severity="critical"';
+/** Alertmanager's fingerprint of the alert with `labels`. */
+const fingerprintOf = async (am: RunningAlertmanager, labels: Record<string, string>) =>
+  ((await (await fetch(`${am.base}/api/v2/alerts`)).json()) as Array<{ fingerprint: string; labels: Record<string, string> }>).find(
+    (a) => JSON.stringify(a.labels) === JSON.stringify(Object.fromEntries(Object.entries(labels).sort())),
+  )!.fingerprint;
+const PAY_1 = { alertname: 'PaymentsDown', service: 'payments', instance: 'pay-1:9100', severity: 'critical' };
 
 async function amWithAlerts(t: ExecutionContext): Promise<RunningAlertmanager> {
   const am = await startAlertmanager(t, AM_CONFIG);
@@ -39,7 +46,9 @@ const unsilenced = async (am: RunningAlertmanager) =>
     .map((a) => `${a.labels.alertname}/${a.labels.instance ?? '-'}`)
     .sort();
 
-const silenceReq = (params: Record<string, unknown>, key = 'ep-1/silence/1') => actionRequest('silence', params, key);
+const silenceReq = (params: Record<string, unknown>, key = 'ep-1/silence/1') => actionRequest('silence', { alert: ALERT, ...params }, key);
+/** pay-1's fingerprint, read from each test's Alertmanager (a hash of the labels: the same in every one). */
+let ALERT = '0';
 
 test('matcher lists parse like Prometheus selectors and refuse what would silence everything', (t) => {
   t.deepEqual(parseMatchers('{alertname="A", service=~"pay.*", env!="dev",team!~"x|y"}'), {
@@ -55,14 +64,15 @@ test('matcher lists parse like Prometheus selectors and refuse what would silenc
   for (const bad of ['', 'alertname', 'alertname=="x"', '1abc="x"', 'a="x', 'a="x" b="y"', 'env!="dev"', 'service=~".*"']) t.false(parseMatchers(bad).ok, bad);
 });
 
-alertmanagerTest('silence: rehearsal lists the alerts it would silence and changes nothing', async (t) => {
+alertmanagerTest('silence: rehearsal lists the one alert it would silence and changes nothing', async (t) => {
   const am = await amWithAlerts(t);
+  ALERT = await fingerprintOf(am, PAY_1);
   const h = await actionHost(t, { am: { kind: 'alertmanager', settings: { url: am.base } } });
   const r = await h.connectors.rehearse('am', silenceReq({ matchers: MATCHERS, duration_s: 3600 }));
   t.like(r, { ok: true, reason: null });
-  t.regex(r.shown!, /^would silence 2 alerts matching alertname="PaymentsDown",service="payments" for 1 h: /);
-  t.true(r.shown!.includes('PaymentsDown{') && r.shown!.includes('instance="pay-1:9100"') && r.shown!.includes('instance="pay-2:9100"'));
-  t.false(r.shown!.includes('OrdersDown'));
+  t.regex(r.shown!, /^would silence 1 alert matching alertname="PaymentsDown",instance="pay-1:9100",service="payments",severity="critical" for 1 h: /);
+  t.true(r.shown!.includes('PaymentsDown{') && r.shown!.includes('instance="pay-1:9100"'));
+  t.false(r.shown!.includes('pay-2') || r.shown!.includes('OrdersDown'));
   t.deepEqual(await silences(am), [], 'a rehearsal makes no silence');
 
   const none = await h.connectors.rehearse('am', silenceReq({ matchers: 'alertname="NoSuchAlert"', duration_s: 3600 }));
@@ -73,8 +83,34 @@ alertmanagerTest('silence: rehearsal lists the alerts it would silence and chang
   t.like(await h.connectors.rehearse('am', silenceReq({ matchers: 'env!="dev"', duration_s: 3600 })), { ok: false, reason: 'said_no' });
 });
 
+alertmanagerTest('silence: rehearse and act refuse a silence wider than its alert, and one for an alert this Alertmanager does not hold', async (t) => {
+  const am = await amWithAlerts(t);
+  ALERT = await fingerprintOf(am, PAY_1);
+  const h = await actionHost(t, { am: { kind: 'alertmanager', settings: { url: am.base } } });
+  // Both PaymentsDown alerts: the sibling would be silenced too.
+  const wider = await h.connectors.rehearse('am', silenceReq({ matchers: 'alertname="PaymentsDown",service="payments"', duration_s: 3600 }));
+  t.like(wider, { ok: false, reason: 'said_no' });
+  t.regex(
+    wider.problem!,
+    /^alertname="PaymentsDown",service="payments" would also silence 1 other alert \(PaymentsDown\{.*instance="pay-2:9100".*\}\): a silence covers its one alert only$/,
+  );
+  // Only pay-1 is covered, but the matchers leave out a label it has: that is not naming the alert.
+  const fewer = await h.connectors.act('am', silenceReq({ matchers: 'alertname="PaymentsDown",instance="pay-1:9100"', duration_s: 3600 }));
+  t.like(fewer, { ok: false, reason: 'said_no' });
+  t.regex(fewer.problem!, /leaves out labels of alert [0-9a-f]+ \(service, severity\): a silence names every label of its alert$/);
+  // The orders alert's matchers with pay-1's fingerprint: the alert named does not fire under them here.
+  const elsewhere = await h.connectors.act('am', silenceReq({ matchers: 'alertname="OrdersDown",service="orders",severity="warning"', duration_s: 3600 }));
+  t.like(elsewhere, { ok: false, reason: 'said_no' });
+  t.regex(elsewhere.problem!, new RegExp(`^alert ${ALERT} does not fire at this Alertmanager under alertname="OrdersDown"`));
+  const unnamed = await h.connectors.act('am', actionRequest('silence', { matchers: MATCHERS, duration_s: 3600 }, 'ep-1/silence/1'));
+  t.like(unnamed, { ok: false, reason: 'invalid_params' });
+  t.deepEqual(await silences(am), [], 'no silence was made');
+  t.deepEqual(await unsilenced(am), ['OrdersDown/-', 'PaymentsDown/pay-1:9100', 'PaymentsDown/pay-2:9100']);
+});
+
 alertmanagerTest('silence: act makes one bounded silence tagged with the key; a retry finds it; undo expires it', async (t) => {
   const am = await amWithAlerts(t);
+  ALERT = await fingerprintOf(am, PAY_1);
   const h = await actionHost(t, { am: { kind: 'alertmanager', settings: { url: am.base } } });
   t.deepEqual(await unsilenced(am), ['OrdersDown/-', 'PaymentsDown/pay-1:9100', 'PaymentsDown/pay-2:9100']);
 
@@ -83,7 +119,7 @@ alertmanagerTest('silence: act makes one bounded silence tagged with the key; a 
   const id = acted.undo!.silence_id as string;
   t.regex(id, /^[0-9a-f-]{36}$/);
   t.deepEqual(acted.undo, { silence_id: id });
-  t.regex(acted.shown!, new RegExp(`^silenced alertname="PaymentsDown",service="payments" for 1 h \\(until .+\\): silence ${id}$`));
+  t.regex(acted.shown!, new RegExp(`^silenced ${MATCHERS} for 1 h \\(until .+\\): silence ${id}$`));
   const made = await silence(am, id);
   t.like(made, { createdBy: 'oncall-service', status: { state: 'active' }, comment: 'payments restarting (episode ep-1) [oncall-key:ep-1/silence/1]' });
   // Alertmanager moves a start just past to its own now: the silence is duration_s long, less the request's time.
@@ -93,10 +129,12 @@ alertmanagerTest('silence: act makes one bounded silence tagged with the key; a 
     made.matchers.map((m: Record<string, unknown>) => [m.name, m.value, m.isRegex, m.isEqual]),
     [
       ['alertname', 'PaymentsDown', false, true],
+      ['instance', 'pay-1:9100', false, true],
       ['service', 'payments', false, true],
+      ['severity', 'critical', false, true],
     ],
   );
-  t.deepEqual(await unsilenced(am), ['OrdersDown/-'], 'the payments alerts are silenced, the others not');
+  t.deepEqual(await unsilenced(am), ['OrdersDown/-', 'PaymentsDown/pay-2:9100'], 'the one payments alert is silenced, the others not');
 
   // A retry (a host restarted mid-call) finds the silence instead of making a second.
   const again = await h.connectors.act('am', silenceReq({ matchers: MATCHERS, duration_s: 3600, comment: 'payments restarting' }));
@@ -125,6 +163,7 @@ alertmanagerTest('silence: act makes one bounded silence tagged with the key; a 
 
 alertmanagerTest('silence: never longer than 24 h, and never a silence of a person', async (t) => {
   const am = await amWithAlerts(t);
+  ALERT = await fingerprintOf(am, PAY_1);
   const h = await actionHost(t, { am: { kind: 'alertmanager', settings: { url: am.base } } });
   t.like(await h.connectors.act('am', silenceReq({ matchers: MATCHERS, duration_s: 86_401 })), {
     ok: false,
@@ -148,7 +187,9 @@ alertmanagerTest('silence: never longer than 24 h, and never a silence of a pers
     body: JSON.stringify({
       matchers: [
         { name: 'alertname', value: 'PaymentsDown', isRegex: false, isEqual: true },
+        { name: 'instance', value: 'pay-1:9100', isRegex: false, isEqual: true },
         { name: 'service', value: 'payments', isRegex: false, isEqual: true },
+        { name: 'severity', value: 'critical', isRegex: false, isEqual: true },
       ],
       startsAt: new Date().toISOString(),
       endsAt: new Date(Date.now() + 3600_000).toISOString(),

@@ -10,7 +10,7 @@ const VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'
 
 async function appendEvents(ta: TestApp, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {
-    const res = await ta.call('POST', '/v1/events', { token: INGEST_TOKEN, body: { type: 'human.deploy', actor: 'ops@bank.example', reason: `step ${i}` } });
+    const res = await ta.call('POST', '/v1/events', { token: INGEST_TOKEN, body: { type: 'human.deploy', actor: 'release-pipeline', reason: `step ${i}` } });
     if (res.status !== 201) throw new Error(`append failed: ${JSON.stringify(res.body)}`);
   }
 }

@@ -253,7 +253,11 @@ browserTest('a shadow path shows what would run, offers no button, and says it w
     /To be told: owner@bank\.example, approver@bank\.example\. Not delivered yet: see “Decision and outcome” below\./,
   );
   t.is(await section(bp).getByRole('button').count(), 0, 'no Approve, Reject or Undo');
-  t.is(await section(bp).getByRole('status').first().innerText(), 'Done: escalated to people.');
+  // The status line agrees with the outcome: nobody has been reached yet, so it does not say "escalated to people".
+  t.is(
+    await section(bp).getByRole('status').first().innerText(),
+    'Done: people are to be told, not yet reached (telling owner@bank.example, approver@bank.example: not delivered yet).',
+  );
   t.deepEqual(acted(log), [], 'nothing ran');
   await visited(t, bp, 'e2e-acting-7-shadow');
 

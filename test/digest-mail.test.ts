@@ -91,6 +91,7 @@ test('a send that fails once and works on the retry counts as sent', async (t) =
   const tries: string[] = [];
   const mailer = new DigestMailer({
     digest: ta.app.digest.digest,
+    checkpoint: () => ta.app.checkpoints.latestSigned(),
     people: createPeople(ta.app.db).directory,
     mail: {
       send: async (to, _subject, _text, opts) => {

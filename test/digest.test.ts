@@ -4,7 +4,8 @@
 import test from 'ava';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DAY, HOUR, MINUTE, TestClock } from '../host/clock.ts';
-import { escapeMarkdown, renderDigest } from '../host/digest/markdown.ts';
+import { markdownText as escapeMarkdown } from '../host/escape.ts';
+import { renderDigest } from '../host/digest/markdown.ts';
 import { LedgerStanding } from '../host/digest/ledger-standing.ts';
 import type { VerifyReport } from '../host/ledger/verify.ts';
 import { startApp, makeOperating } from './helpers/app.ts';
@@ -90,7 +91,7 @@ test('the digest of a seeded day: every figure, the Markdown snapshot, and a led
   t.like(later.episodes, { opened: 0, closed: 0, by_service: [] });
   t.deepEqual(later.actions, { executed: 0, refused: 0, failed: 0, undone: 0 });
   t.like(later.approvals, { asked: 0, answer_p50_s: null });
-  t.deepEqual(later.governance, { autonomy_changes: [], halts: [] });
+  t.deepEqual(later.governance, { autonomy_changes: [], autonomy_changes_left_out: 0, halts: [], halts_left_out: 0 });
   t.deepEqual([later.noisiest_alerts, later.unplaced_alerts], [[], []]);
   t.deepEqual(later.times, { diagnosis_p50_s: null, diagnosis_p90_s: null, mitigation_p50_s: null, mitigation_p90_s: null });
   const week = (await ta.call('GET', '/v1/digest?days=7')).body;
@@ -193,7 +194,7 @@ test('the Markdown of an empty digest says so in every section', (t) => {
     times: { diagnosis_p50_s: null, diagnosis_p90_s: null, mitigation_p50_s: null, mitigation_p90_s: null },
     actions: { executed: 0, refused: 0, failed: 0, undone: 0 },
     approvals: { asked: 0, approved: 0, rejected: 0, expired: 0, answer_p50_s: null },
-    governance: { autonomy_changes: [], halts: [] },
+    governance: { autonomy_changes: [], autonomy_changes_left_out: 0, halts: [], halts_left_out: 0 },
     noisiest_alerts: [],
     unplaced_alerts: [],
     study: { finished_at: '2026-05-31T00:00:00.000Z', provable_share: 0.625, cut_short: true, holding_now: [{ service: 'db', cause: 'disk <full>' }] },

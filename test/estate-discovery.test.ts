@@ -88,7 +88,7 @@ test('a human.deploy event names a service and its repository: a certain (deploy
     (
       await ta.call('POST', '/v1/events', {
         token: INGEST_TOKEN,
-        body: { type: 'human.deploy', actor: 'ops@bank.example', reason: 'release 42', data: { service: 'billing', repository: 'git@example:billing.git' } },
+        body: { type: 'human.deploy', actor: 'release-pipeline', reason: 'release 42', data: { service: 'billing', repository: 'git@example:billing.git' } },
       })
     ).status,
     201,

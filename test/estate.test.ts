@@ -39,7 +39,7 @@ test('overrides: a PUT adds services, GET answers them with version, a PUT of wh
           { kind: 'database', name: 'pay-db' },
         ],
       },
-      ledger: { tier: 2, depends_on: ['payments'] },
+      ledger: { team: 'ledger', depends_on: ['payments'] },
     },
   });
   t.is(res.status, 200, JSON.stringify(res.body));
@@ -66,13 +66,14 @@ test('overrides: a PUT adds services, GET answers them with version, a PUT of wh
   const missing = await ta.call('GET', '/v1/estate/services/nowhere');
   t.is(missing.status, 404);
   t.is(missing.body.error, 'unknown_service');
-  // A change is one ledger event with the diff; null removes the service.
-  t.is((await put(ta, { services: { ledger: null, payments: { ...got.services.payments, tier: 2 } }, version: 1 })).status, 200);
+  // A change is one ledger event with the diff; null removes the service. (Lowering a tier or
+  // changing a tier-1 service's approvers waits for approvals: tested below.)
+  t.is((await put(ta, { services: { ledger: null, payments: { ...got.services.payments, team: 'payments-core' } }, version: 1 })).status, 200);
   const changed = await events(ta, 'estate.overrides_changed');
   t.is(changed.length, 2);
   t.deepEqual(Object.keys(changed[0].data.diff.added), ['ledger', 'payments']);
   t.deepEqual(changed[1].data.diff.removed, ['ledger']);
-  t.deepEqual(changed[1].data.diff.changed.payments, { tier: { from: 1, to: 2 } });
+  t.deepEqual(changed[1].data.diff.changed.payments, { team: { from: 'payments', to: 'payments-core' } });
   t.is((await ta.call('GET', '/v1/estate/services/ledger')).status, 404);
   const schema = (await ta.call('GET', '/v1/estate/overrides/schema')).body;
   t.is(schema.properties.services.type, 'object');
@@ -143,7 +144,7 @@ test('the licence limit: only added services count; adding one over the limit is
   t.is((await ta.app.db('estate_overrides').select()).length, 3);
   t.like((await ta.call('GET', '/v1/status', { token: null })).body.licence, { services_used: 3, services_allowed: 3 });
   // Changing an added service or removing one is never refused.
-  t.is((await put(ta, { services: { a: { tier: 1 } } })).status, 200);
+  t.is((await put(ta, { services: { a: { team: 'ops' } } })).status, 200);
   t.is((await put(ta, { services: { a: null, f: {} } })).status, 200, 'a swap keeps the count');
   t.true((await ta.app.verifyLedger()).ok);
 });
@@ -402,4 +403,40 @@ test('the resolver: regular-expression-only links are looked up by their label a
   t.is(at({ team: 'bill' }), 'any', 'alternatives have no literal start');
   t.is(at({}, 'old-pay'), 'legacy', 'an alias by regular expression');
   t.is(at({ other: 'db-1' }), null);
+});
+
+test('regular expressions match with RE2 semantics in linear time: a pattern that backtracks in JavaScript places an alert at once', async (t) => {
+  const { EstateIndex } = await import('../host/estate/resolver.ts');
+  const { matches, parseMatchers } = await import('../host/estate/matchers.ts');
+  // JavaScript's backtracking engine takes 2^n steps for (a+)+b against n a's and no b: with 64
+  // of them this never returns. RE2 answers in time linear in the value.
+  const nested = parseMatchers('job=~"(a+)+b"');
+  t.true(nested.ok);
+  if (!nested.ok) return;
+  t.false(matches(nested.matchers, { job: `${'a'.repeat(64)}c` }));
+  t.true(matches(nested.matchers, { job: 'aaab' }));
+  const index = new EstateIndex(1, [{ name: 'evil', links: [{ kind: 'alert', match: 'job=~"(a+)+b"', origin: 'override', certain: true }] } as any]);
+  t.is(index.resolve({ name: 'A', service: null, labels: { job: `${'a'.repeat(64)}c` } }).service, null);
+  // Prometheus's (RE2's) syntax: inline flags work; backreferences and lookaround do not exist.
+  const flags = parseMatchers('namespace=~"(?i)payments"');
+  t.true(flags.ok && matches(flags.matchers, { namespace: 'PAYMENTS' }));
+  const dot = parseMatchers('summary=~"disk.*full"');
+  t.true(dot.ok && matches(dot.matchers, { summary: 'disk\nfull' }), 'a dot matches a line break, as in Prometheus 3');
+  for (const pattern of ['(a)\\\\1', 'a(?=b)', '(?<!x)a']) {
+    const p = parseMatchers(`job=~"${pattern}"`);
+    t.false(p.ok, pattern);
+    if (!p.ok) t.regex(p.problem, /is not a regular expression RE2 \(Prometheus\) accepts/);
+  }
+});
+
+test('a matcher RE2 refuses (a backreference, lookahead) answers 400 naming the pattern, and nothing is written', async (t) => {
+  const ta = await operating(t);
+  const before = await counts(ta);
+  for (const match of ['job=~"(a)\\\\1"', 'job=~"pay(?=ments)"']) {
+    const res = await put(ta, { services: { payments: { links: [{ kind: 'alert', match }] } } });
+    t.is(res.status, 400, match);
+    t.is(res.body.error, 'invalid_body');
+    t.regex(res.body.message, /^services\.payments\.links\.0\.match: job=~".*" is not a regular expression RE2 \(Prometheus\) accepts/);
+  }
+  t.deepEqual(await counts(ta), before);
 });

@@ -294,6 +294,8 @@ test('viewers read autonomy and approvals but change nothing', async (t) => {
   const { ta, alice } = await setup(t);
   const viewer = await signedIn(ta, 'vera@bank.example', 'viewer');
   const { pending } = (await setLevel(ta, { service: 'payments', level: 'L1' }, alice)).body;
+  // The raise's e-mail to the other owners and admins is recorded once sent (governance.approval_mailed).
+  await ta.app.governance.raiseMail?.idle();
   const before = await counts(ta);
   t.is((await ta.call('GET', '/v1/autonomy', { token: viewer })).status, 200);
   t.is((await ta.call('GET', '/v1/approvals', { token: viewer })).status, 200);

@@ -73,10 +73,11 @@ test('every malformed framing to every route, with and without a token, is answe
       for (const r of routes) {
         const headers: Record<string, string> = { 'content-type': 'application/json', ...f.headers };
         if (token !== null) headers.authorization = `Bearer ${token}`;
-        const res = await fetch(ta.base + r.path, { method: r.method, headers, body: r.method === 'GET' ? undefined : f.body });
+        // Redirects are not followed: the browser flows of single sign-on answer 302 by design.
+        const res = await fetch(ta.base + r.path, { method: r.method, headers, body: r.method === 'GET' ? undefined : f.body, redirect: 'manual' });
         const text = await res.text();
         t.true(res.status < 500 || res.status === 503, `${f.name} → ${r.method} ${r.path} answered ${res.status} ${text}`);
-        if (text !== '') t.notThrows(() => JSON.parse(text), `${r.method} ${r.path} answers JSON`);
+        if (text !== '' && !(res.status >= 300 && res.status < 400)) t.notThrows(() => JSON.parse(text), `${r.method} ${r.path} answers JSON`);
       }
     }
     await alive(t, ta, `the framings with token ${String(token).slice(0, 5)}`);

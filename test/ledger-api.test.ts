@@ -13,7 +13,7 @@ test('POST /v1/events records a caller event and answers 201 with its seq and ha
   const ta = await startApp(t);
   const res = await ta.call('POST', '/v1/events', {
     token: INGEST_TOKEN,
-    body: { type: 'human.deploy', actor: 'ops@bank.example', reason: 'v2 rolled out', data: { service: 'payments' } },
+    body: { type: 'human.deploy', actor: 'release-pipeline', reason: 'v2 rolled out', data: { service: 'payments' } },
   });
   t.is(res.status, 201);
   t.is(res.body.seq, 1);
@@ -22,7 +22,7 @@ test('POST /v1/events records a caller event and answers 201 with its seq and ha
   t.like(listed.body.events[0], {
     seq: 1,
     type: 'human.deploy',
-    actor: 'ops@bank.example',
+    actor: 'release-pipeline',
     reason: 'v2 rolled out',
     data: { service: 'payments' },
     hash: res.body.hash,

@@ -130,8 +130,9 @@ test('concurrent PUTs that change different fields keep every change, also from 
   t.is((await s.call('PUT', '/v1/settings/mail', { body: smtpBody(s.smtp) })).status, 200);
   const user = { smtp_user: 'second-user' } as const;
   const from = { mail_from: 'alerts@bank.example' } as const;
-  const security = { smtp_security: 'ssl' } as const;
-  const port = { smtp_port: 2525 } as const;
+  // Where the password goes (security, port) changes only with the password given again.
+  const security = { smtp_security: 'ssl', smtp_password: SMTP_PASSWORD } as const;
+  const port = { smtp_port: 2525, smtp_password: SMTP_PASSWORD } as const;
   // Each PUT reads the same revision before any of them saves; without the revision check the
   // last save would overwrite the others' fields with what it read.
   const [a, b] = await Promise.all([
@@ -142,7 +143,7 @@ test('concurrent PUTs that change different fields keep every change, also from 
   ]);
   t.deepEqual([a.status, b.status], [200, 200]);
   const got = (await s.call('GET', '/v1/settings/mail')).body;
-  t.like(got, { ...user, ...from, ...security, ...port, smtp_host: '127.0.0.1', smtp_password_set: true });
+  t.like(got, { ...user, ...from, smtp_security: 'ssl', smtp_port: 2525, smtp_host: '127.0.0.1', smtp_password_set: true });
   t.is((await events(s, 'config.mail_saved')).length, 5);
   t.true((await s.ta.app.verifyLedger()).ok);
 });
@@ -327,7 +328,7 @@ test('refused and unreachable servers: 502 mail_failed saying why, break-glass o
   t.deepEqual(await mail.breakGlass(), { open: true, reason: NO_SEND_YET });
 
   // Nothing listening: unreachable.
-  await s.call('PUT', '/v1/settings/mail', { body: { smtp_port: await deadPort() } });
+  await s.call('PUT', '/v1/settings/mail', { body: { smtp_port: await deadPort(), smtp_password: SMTP_PASSWORD } });
   const dead = await s.call('POST', '/v1/settings/mail/test', { body: { to: 'ops@bank.example' } });
   t.is(dead.status, 502);
   t.regex(dead.body.message, /unreachable: /);

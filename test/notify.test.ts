@@ -1,6 +1,4 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
 import { HOUR, MINUTE, SECOND } from '../host/clock.ts';
 import { EpisodeRepo } from '../host/episodes/episode.repo.ts';
@@ -10,45 +8,13 @@ import { OutboxRepo } from '../host/notify/outbox.repo.ts';
 import { SettingsRepo } from '../host/settings/settings.repo.ts';
 import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
 import { signedIn } from './helpers/people.ts';
+import { receiver, type Receiver } from './helpers/receiver.ts';
 import { startSmtp, type TestSmtp } from './helpers/smtp.ts';
 
 const OWNER = 'owner@bank.example';
 const ONCALL = 'oncall@bank.example';
 const HOOK_SECRET = 'whsec-Q7v2-never-shown-0123456789';
 const ROUTING_KEY = 'R0UTINGkeyNEVERshown0123456789ab';
-
-/** A local HTTP server standing in for a webhook receiver or PagerDuty; closed after the test. */
-interface Receiver {
-  url: string;
-  /** Every request: headers and the exact body bytes. */
-  got: Array<{ path: string; headers: Record<string, string | string[] | undefined>; body: Buffer }>;
-  /** What it answers from now on: a status, or `drop` (the connection is closed unanswered). */
-  answer: number | 'drop';
-}
-
-async function receiver(t: ExecutionContext, path = '/hook'): Promise<Receiver> {
-  const r: Receiver = { url: '', got: [], answer: 202 };
-  const srv = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      if (req.method === 'HEAD') {
-        res.statusCode = 405;
-        res.end();
-        return;
-      }
-      if (r.answer === 'drop') return void req.socket.destroy();
-      r.got.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
-      res.statusCode = r.answer;
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ status: r.answer < 300 ? 'success' : 'error' }));
-    });
-  });
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => (srv.closeAllConnections(), srv.close(() => resolve()))));
-  r.url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}${path}`;
-  return r;
-}
 
 const push = (ta: TestApp, alerts: unknown[]) => ta.call('POST', '/v1/alerts/generic', { token: INGEST_TOKEN, body: { alerts } });
 const fire = (name: string, service: string, severity = 'critical') => ({

@@ -260,13 +260,16 @@ test('flapping-alert: 10 firings in 7 days holds with a silence of exactly that 
   const v = await runLive(flapping, checkInputs(OPENED, { signals: [signal(10, false, { note: 'a "quoted" \\ value' })] }));
   t.is(v.verdict, 'holds', v.reason);
   t.is(v.reason, 'OrdersLatency fired 10 times in 7 days (it counts from 10): it fires and clears on its own.');
-  const params = v.remedy!.params as { matchers: string; duration_s: number };
+  const params = v.remedy!.params as { alert: string; matchers: string; duration_s: number };
   t.is(v.remedy!.action, 'silence');
+  t.is(params.alert, 'fp-10', 'the silence names its alert, so the host can bound it');
   t.is(params.matchers, 'alertname="OrdersLatency",instance="orders-1:9100",note="a \\"quoted\\" \\\\ value",service="orders"');
   t.is(params.duration_s, 3600);
   const parsed = parseMatchers(params.matchers);
   t.true(parsed.ok && matches(parsed.matchers, signal(10, false, { note: 'a "quoted" \\ value' }).labels), 'the matchers select the alert');
   t.true(parsed.ok && !matches(parsed.matchers, signal(10, false, { note: 'a "quoted" \\ value', instance: 'orders-2:9100' }).labels), 'and not its sibling');
+  const polled = await runLive(flapping, checkInputs(OPENED, { signals: [signal(10, false, { poller: 'am-prod' })] }));
+  t.false((polled.remedy!.params as { matchers: string }).matchers.includes('poller'), 'the label the host stamps on a polled alert is no label of it');
   t.like(v.evidence[0], { source: 'signals', kind: 'baseline', observed: { firings_7d: 10, flapping: false } });
 
   const nine = await runLive(flapping, checkInputs(OPENED, { signals: [signal(9)] }));

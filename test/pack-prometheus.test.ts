@@ -1,48 +1,11 @@
 // The `prometheus` pack against Debian's real Prometheus: each test starts small exporters
 // (text-format metrics whose values it changes), a Prometheus scraping them every second, and
-// runs the pack's causes as an investigation does (the host's live readers, the check runner and
-// the check context), through the prometheus connector plugin with the host's HTTP client. One
-// test runs the checks through the app: a saved connector, the estate's links and settings.
-import type { ExecutionContext } from 'ava';
+// runs the pack's causes as an investigation does (test/helpers/pack-live.ts). One test runs the
+// checks through the app: a saved connector, the estate's links and settings.
 import { makeOperating, startApp } from './helpers/app.ts';
-import { waitFor } from './helpers/alertmanager.ts';
-import { family, startExporter, type Exporter } from './helpers/exporter.ts';
-import { liveCheck as check, promQuery, service, workload } from './helpers/pack-live.ts';
-import { prometheusTest, startPrometheus, type ScrapeJob } from './helpers/prometheus.ts';
-
-/** Prometheus with the exporters as scrape jobs, once every job has been scraped twice. */
-async function scraping(t: ExecutionContext, jobs: Array<{ job: string; exporters: Exporter[]; labels?: Record<string, string> }>) {
-  const prom = await startPrometheus(t, { jobs: jobs.map((j): ScrapeJob => ({ job: j.job, targets: j.exporters.map((e) => e.target), labels: j.labels })) });
-  for (const j of jobs) await scrapedAgain(prom.base, j.job, j.exporters, 2);
-  return prom;
-}
-
-/**
- * Waits until every exporter has been scraped `n` more times and Prometheus holds the last of
- * those scrapes (`timestamp(up)` of the job is that recent): a wait on Prometheus's own
- * wall-clock schedule (1 s), polled, never a fixed sleep.
- */
-async function scrapedAgain(base: string, job: string, exporters: Exporter[], n: number): Promise<void> {
-  const from = exporters.map((e) => e.scrapes.length);
-  const times = await waitFor(
-    `${n} more scrapes of ${job}`,
-    async () => (exporters.every((e, i) => e.scrapes.length >= from[i]! + n) ? exporters.map((e, i) => e.scrapes[from[i]! + n - 1]!) : null),
-    20_000,
-    50,
-  );
-  const oldest = Math.min(...times);
-  await waitFor(
-    `Prometheus to store the scrapes of ${job}`,
-    async () => {
-      const r = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(`min(timestamp(up{job="${job}"}))`)}`);
-      const body = (await r.json()) as { data?: { result?: Array<{ value: [number, string] }> } };
-      const ts = Number(body.data?.result?.[0]?.value[1] ?? 0);
-      return ts * 1000 >= oldest - 500;
-    },
-    20_000,
-    50,
-  );
-}
+import { family, startExporter } from './helpers/exporter.ts';
+import { check, rerun, scrapedAgain, scraping, service, workload } from './helpers/pack-live.ts';
+import { prometheusTest } from './helpers/prometheus.ts';
 
 prometheusTest('prometheus/target-down: ruled out while every target is up, holds once a target answers 503, and says which selector it used', async (t) => {
   const render = () => family('app_info', 'gauge', [[{}, 1]]);
@@ -279,7 +242,7 @@ prometheusTest(
     const first = await check(prom.base, 'prometheus/restarts', fresh);
     t.is(first.verdict, 'ruled_out', `a first start within the 15m lookback is not a restart: ${first.reason}`);
     t.is(first.evidence.length, 1, 'the evidence is the one query that decided');
-    const again = await promQuery(prom.base, first.evidence[0]!.query, first.evidence[0]!.at);
+    const again = await rerun(prom.base, first.evidence[0]!.query, first.evidence[0]!.at);
     t.deepEqual(
       again.map((s) => s.value),
       (first.evidence[0]!.observed as { processes: Array<{ changes: number }> }).processes.map((p) => p.changes),

@@ -7,7 +7,7 @@ import { connect, type Socket } from 'node:net';
 import type { ExecutionContext } from 'ava';
 import { startBackend } from './helpers/backend.ts';
 import { testNeeding } from './helpers/needs.ts';
-import { liveCheck, promQuery, service, untilProm, workload } from './helpers/pack-live.ts';
+import { check, rerun, service, untilPrometheus, workload } from './helpers/pack-live.ts';
 import { PROMETHEUS_BIN, startPrometheus } from './helpers/prometheus.ts';
 import { HAPROXY_BIN, NGINX_BIN, NGINX_EXPORTER_BIN, startHaproxy, startNginx, startNginxExporter } from './helpers/web-tier.ts';
 
@@ -34,7 +34,7 @@ async function halfRequests(t: ExecutionContext, address: string, n: number): Pr
 
 /** Every evidence item's query re-run in Prometheus at its moment gives samples (what a person pasting it sees). */
 async function rerunnable(t: ExecutionContext, base: string, evidence: Array<{ query: string; at: string }>): Promise<void> {
-  for (const e of evidence) t.true((await promQuery(base, e.query, e.at)).length > 0, `${e.query} answers at ${e.at}`);
+  for (const e of evidence) t.true((await rerun(base, e.query, e.at)).length > 0, `${e.query} answers at ${e.at}`);
 }
 
 testNeeding(
@@ -51,15 +51,15 @@ testNeeding(
         { job: 'edge-app', targets: [a.target, b.target] },
       ],
     });
-    await untilProm(prom.base, 'nginx and both backends scraped', 'up{job=~"edge|edge-app"} == 1', (s) => s.length === 3);
-    await untilProm(prom.base, 'nginx counters scraped twice', 'count_over_time(nginx_connections_accepted{job="edge"}[1m])', (s) => (s[0]?.value ?? 0) >= 2);
-    const edge = service('edge', [workload('job="edge"'), workload('job="edge-app"', 'backend')], ['nginx']);
+    await untilPrometheus(prom.base, 'up{job=~"edge|edge-app"} == 1', (s) => s.length === 3, 60_000);
+    await untilPrometheus(prom.base, 'count_over_time(nginx_connections_accepted{job="edge"}[1m])', (s) => (s[0]?.value ?? 0) >= 2, 60_000);
+    const edge = service('edge', [workload('job="edge"'), workload('job="edge-app"', 'backend')], { technologies: ['nginx'] });
 
-    const healthy = await liveCheck(prom.base, 'web/backend-down', edge);
+    const healthy = await check(prom.base, 'web/backend-down', edge);
     t.is(healthy.verdict, 'ruled_out', healthy.reason);
     t.is(healthy.evidence.length, 1, 'nginx has no haproxy series: only the backends decided');
     t.like(healthy.evidence[0], { query: 'up{job="edge-app"}', observed: { backends: 2, down: 0 } });
-    const calm = await liveCheck(prom.base, 'web/connection-limit', edge);
+    const calm = await check(prom.base, 'web/connection-limit', edge);
     t.is(calm.verdict, 'ruled_out', calm.reason);
     t.like(calm.evidence[0], { observed: { nginx: [{ dropped: 0 }] } });
     t.regex(
@@ -68,13 +68,13 @@ testNeeding(
     );
 
     // No backend link: nginx's stub_status knows no upstream, and that is said.
-    const unlinked = await liveCheck(prom.base, 'web/backend-down', service('edge', [workload('job="edge"')], ['nginx']));
+    const unlinked = await check(prom.base, 'web/backend-down', service('edge', [workload('job="edge"')], { technologies: ['nginx'] }));
     t.like(unlinked, { verdict: 'unknown', obstacle: "the data isn't there" });
     t.regex(unlinked.reason, /link its upstream servers as workload links named backend/);
 
     await b.stop();
-    await untilProm(prom.base, 'the stopped backend scraped as down', `up{instance="${b.target}"}`, (s) => s[0]?.value === 0);
-    const down = await liveCheck(prom.base, 'web/backend-down', edge);
+    await untilPrometheus(prom.base, `up{instance="${b.target}"}`, (s) => s[0]?.value === 0, 60_000);
+    const down = await check(prom.base, 'web/backend-down', edge);
     t.is(down.verdict, 'holds', down.reason);
     t.true(down.reason.includes(`1 of 2 backends linked as backend is down (up = 0): ${b.target}`), down.reason);
     t.deepEqual(down.subjects, [b.target], 'the same subject as prometheus/target-down, which it explains');
@@ -86,13 +86,8 @@ testNeeding(
     const more = await halfRequests(t, nginx.address, 6);
     held.close();
     more.close();
-    await untilProm(
-      prom.base,
-      'nginx to count dropped connections',
-      'nginx_connections_accepted{job="edge"} - nginx_connections_handled{job="edge"}',
-      (s) => (s[0]?.value ?? 0) >= 1,
-    );
-    const full = await liveCheck(prom.base, 'web/connection-limit', edge);
+    await untilPrometheus(prom.base, 'nginx_connections_accepted{job="edge"} - nginx_connections_handled{job="edge"}', (s) => (s[0]?.value ?? 0) >= 1, 60_000);
+    const full = await check(prom.base, 'web/connection-limit', edge);
     t.is(full.verdict, 'holds', full.reason);
     t.regex(full.reason, /nginx 127\.0\.0\.1:\d+ dropped \d+ connections? it accepted/);
     await rerunnable(t, prom.base, full.evidence);
@@ -119,32 +114,27 @@ testNeeding(
         await new Promise((r) => setTimeout(r, 25));
       }
     })();
-    const lb = service('lb', [workload('job="lb"')], ['haproxy']);
+    const lb = service('lb', [workload('job="lb"')], { technologies: ['haproxy'] });
     const short = { window: '10s' };
     const rate10s = (code: string) => `sum(rate(haproxy_server_http_responses_total{job="lb",code="${code}"}[10s]))`;
     const share10s = (metric: string) => `sum(rate(${metric}{job="lb",code="5xx"}[10s])) / sum(rate(${metric}{job="lb"}[10s]))`;
-    await untilProm(prom.base, 'HAProxy serving 2xx', rate10s('2xx'), (s) => (s[0]?.value ?? 0) > 1);
+    await untilPrometheus(prom.base, rate10s('2xx'), (s) => (s[0]?.value ?? 0) > 1, 60_000);
 
     for (const id of ['web/backend-down', 'web/proxy-5xx', 'web/backend-5xx', 'web/connection-limit']) {
-      const v = await liveCheck(prom.base, id, lb);
+      const v = await check(prom.base, id, lb);
       t.is(v.verdict, 'ruled_out', `${id}: ${v.reason}`);
     }
-    const servers = await liveCheck(prom.base, 'web/backend-down', lb);
+    const servers = await check(prom.base, 'web/backend-down', lb);
     t.like(servers.evidence[0], { query: 'haproxy_server_status{job="lb",state="DOWN"}', observed: { servers: 2, down: 0 } });
 
     // s1 answers 500 to real requests while its health check passes: the servers fail, not the proxy.
     s1.status = 500;
-    await untilProm(
-      prom.base,
-      "a quarter of the servers' answers 5xx over 10 s",
-      share10s('haproxy_server_http_responses_total'),
-      (s) => (s[0]?.value ?? 0) > 0.25,
-    );
-    const fromApp = await liveCheck(prom.base, 'web/backend-5xx', lb, { settings: short });
+    await untilPrometheus(prom.base, share10s('haproxy_server_http_responses_total'), (s) => (s[0]?.value ?? 0) > 0.25, 60_000);
+    const fromApp = await check(prom.base, 'web/backend-5xx', lb, { settings: short });
     t.is(fromApp.verdict, 'holds', fromApp.reason);
     t.regex(fromApp.reason, /5xx answered by the servers behind HAProxy over 10s are above 5\.00 % for be_app/);
     t.deepEqual(fromApp.subjects, ['be_app']);
-    const notProxy = await liveCheck(prom.base, 'web/proxy-5xx', lb, { settings: short });
+    const notProxy = await check(prom.base, 'web/proxy-5xx', lb, { settings: short });
     t.is(notProxy.verdict, 'ruled_out', notProxy.reason);
     await rerunnable(t, prom.base, [...fromApp.evidence, ...notProxy.evidence]);
     s1.status = 200;
@@ -154,31 +144,26 @@ testNeeding(
     const [host, port] = hap.address.split(':');
     for (let i = 0; i < 10; i++) sockets.push(connect(Number(port), host!).on('error', () => undefined));
     t.teardown(() => sockets.forEach((s) => s.destroy()));
-    await untilProm(prom.base, 'fe_web at its maxconn', 'haproxy_frontend_current_sessions{job="lb",proxy="fe_web"}', (s) => (s[0]?.value ?? 0) >= 10);
-    const full = await liveCheck(prom.base, 'web/connection-limit', lb);
+    await untilPrometheus(prom.base, 'haproxy_frontend_current_sessions{job="lb",proxy="fe_web"}', (s) => (s[0]?.value ?? 0) >= 10, 60_000);
+    const full = await check(prom.base, 'web/connection-limit', lb);
     t.is(full.verdict, 'holds', full.reason);
     t.regex(full.reason, /frontend fe_web reached 100\.0 % of its maxconn/);
     sockets.forEach((s) => s.destroy());
 
     // Every server stopped: HAProxy's checks mark them DOWN and it answers 503 itself.
     await Promise.all([s1.stop(), s2.stop()]);
-    await untilProm(prom.base, 'both servers DOWN', 'haproxy_server_status{job="lb",state="DOWN"} == 1', (s) => s.length === 2);
-    const gone = await liveCheck(prom.base, 'web/backend-down', lb);
+    await untilPrometheus(prom.base, 'haproxy_server_status{job="lb",state="DOWN"} == 1', (s) => s.length === 2, 60_000);
+    const gone = await check(prom.base, 'web/backend-down', lb);
     t.is(gone.verdict, 'holds', gone.reason);
     t.regex(gone.reason, /2 of 2 HAProxy servers are DOWN by its health checks \(be_app\/s1, be_app\/s2\), leaving be_app with no server/);
     t.true(gone.subjects?.includes('be_app'), 'the backend is a subject, as for web/proxy-5xx which it explains');
-    await untilProm(
-      prom.base,
-      'most answers over 10 s 5xx, none from a server',
-      share10s('haproxy_backend_http_responses_total'),
-      (s) => (s[0]?.value ?? 0) > 0.5,
-    );
-    await untilProm(prom.base, 'no server answer left in 10 s', 'sum(rate(haproxy_server_http_responses_total{job="lb"}[10s]))', (s) => s[0]?.value === 0);
-    const made = await liveCheck(prom.base, 'web/proxy-5xx', lb, { settings: short });
+    await untilPrometheus(prom.base, share10s('haproxy_backend_http_responses_total'), (s) => (s[0]?.value ?? 0) > 0.5, 60_000);
+    await untilPrometheus(prom.base, 'sum(rate(haproxy_server_http_responses_total{job="lb"}[10s]))', (s) => s[0]?.value === 0, 60_000);
+    const made = await check(prom.base, 'web/proxy-5xx', lb, { settings: short });
     t.is(made.verdict, 'holds', made.reason);
     t.regex(made.reason, /the proxy answers these itself/);
     await rerunnable(t, prom.base, made.evidence);
-    const none = await liveCheck(prom.base, 'web/backend-5xx', lb, { settings: short });
+    const none = await check(prom.base, 'web/backend-5xx', lb, { settings: short });
     t.like(none, { verdict: 'unknown', obstacle: "the data isn't there" }, 'no server answered anything in the window');
   },
 );

@@ -53,6 +53,22 @@ test('postinstall accepts this runtime because better-sqlite3 loads under it', (
   t.regex(r.stdout, new RegExp(`runtime Node\\.js ${process.version.replace(/\./g, '\\.')} .*better-sqlite3 loads`));
 });
 
+test('postinstall says the EBADENGINE warnings are about the older Node.js that runs npm (Debian 20), and says nothing when npm runs on a new enough one', (t) => {
+  const as = (agent: string) =>
+    spawnSync(process.execPath, ['bin/postinstall.js'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, npm_config_user_agent: agent } });
+  const old = as('npm/11.19.1 node/v20.20.2 linux x64 workspaces/false');
+  t.is(old.status, 0, old.stderr);
+  t.regex(
+    old.stdout,
+    /any "npm warn EBADENGINE Unsupported engine" above compares packages with the Node\.js that runs npm \(v20\.20\.2\); they run on the runtime above/,
+  );
+  for (const agent of ['npm/11.19.1 node/v24.21.0 linux x64 workspaces/false', 'npm/11.19.1 node/v22.20.0 linux x64', '']) {
+    const r = as(agent);
+    t.is(r.status, 0, r.stderr);
+    t.notRegex(r.stdout, /EBADENGINE/, agent);
+  }
+});
+
 /** A copy of bin/prepare.js in a folder of its own, optionally with a built console. */
 function prepareFolder(t: { teardown(fn: () => void): void }, withDist: boolean): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-prepare-'));

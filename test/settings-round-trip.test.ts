@@ -37,8 +37,9 @@ const DOCS: Record<string, Doc> = {
       const res = await ta.call('PUT', '/v1/settings/mail', { body });
       if (res.status !== 200) throw new Error(JSON.stringify(res.body));
     },
-    change: (b) => ({ ...b, smtp_port: 2526 }),
-    held: (b) => b.smtp_port === 2526 && b.smtp_password_set === true && b.smtp_user === 'relay-user',
+    // The user, not the host or port: those move the stored password, which then must be given again.
+    change: (b) => ({ ...b, smtp_user: 'relay-user-2' }),
+    held: (b) => b.smtp_user === 'relay-user-2' && b.smtp_password_set === true && b.smtp_port === 2525,
     event: 'config.mail_saved',
     conflict: 'version_conflict',
   },
@@ -122,7 +123,7 @@ for (const [name, doc] of Object.entries(DOCS)) {
     const second = { ...doc.change(got) };
     // Different changes, so that neither is a no-op after the other.
     if (name === 'policy') second.max_actions_per_service_per_hour = 9;
-    if (name === 'mail') second.smtp_port = 2600;
+    if (name === 'mail') second.smtp_user = 'relay-user-3';
     if (name === 'access') second.blocked = ['eve@bank.example'];
     const results = await Promise.all([ta.call('PUT', doc.path, { body: first }), ta.call('PUT', doc.path, { body: second })]);
     t.deepEqual(results.map((r) => r.status).sort(), [200, 409], JSON.stringify(results.map((r) => r.body)));

@@ -61,12 +61,18 @@ function t_ok(res: { status: number; body: unknown }, status: number): void {
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status}: ${JSON.stringify(res.body)}`);
 }
 
-test('nineteen wrong passwords and the right one at once: five count, then the address is locked, and no session opens once it is', async (t) => {
+// Serial: the hash queue is one per process, and another test's burst (45 passwords at once)
+// filling it would refuse some of these tries with 503 before they reach the address.
+test.serial('nineteen wrong passwords and the right one at once: five count, then the address is locked, and no session opens once it is', async (t) => {
   const { ta } = await withMail(t);
   const password = await personWithPassword(ta);
   const client = '203.0.113.10';
-  const wrong = Array.from({ length: 19 }, (_, i) => post(ta, '/v1/auth/password', { email: PERSON, password: `wrong-password-${i}-0000` }, client));
-  const right = post(ta, '/v1/auth/password', { email: PERSON, password }, client);
+  // From ten clients, two each: one client's tries beyond eight waiting for a hash are refused
+  // with 503 before they reach the address (docs/sign-in.md, the hash queue).
+  const wrong = Array.from({ length: 19 }, (_, i) =>
+    post(ta, '/v1/auth/password', { email: PERSON, password: `wrong-password-${i}-0000` }, `203.0.113.${100 + (i % 10)}`),
+  );
+  const right = post(ta, '/v1/auth/password', { email: PERSON, password }, '203.0.113.109');
   const answers = await Promise.all([...wrong, right]);
   t.true(
     answers.every((r) => r.status === 401 || r.status === 200),
@@ -133,8 +139,13 @@ test('45 passwords at once from one client: exactly 30 tries are counted, the re
   const answers = await Promise.all(
     Array.from({ length: 45 }, (_, i) => post(ta, '/v1/auth/password', { email: `u${i}@bank.example`, password: 'not-the-password-0000' }, '203.0.113.50')),
   );
-  t.deepEqual(statuses(answers), { 401: 30, 429: 15 });
-  t.is((await events(ta, 'identity.password_wrong')).length, 30);
+  // A counted try is checked (401), or refused at once because the client already has eight
+  // waiting for a hash (503 sign_in_busy): it counts all the same.
+  const s = statuses(answers);
+  t.is((s[401] ?? 0) + (s[503] ?? 0), 30, JSON.stringify(s));
+  t.is(s[429], 15);
+  t.true((s[503] ?? 0) > 0, 'one client cannot queue 30 hashes');
+  t.is((await events(ta, 'identity.password_wrong')).length, s[401] ?? 0);
   t.is(
     Number((await ta.app.db('auth_limits').where({ kind: 'password_address' }).count({ n: '*' }).first())?.n),
     30,

@@ -92,7 +92,10 @@ await mariadbTest('two host processes on one MariaDB: every sign-in limit holds 
   const tries = await spread(hosts, 45, (h, i) =>
     call(h, 'POST', '/v1/auth/password', { body: { email: `u${i}@bank.example`, password: 'not-the-password-0000' }, client: '203.0.113.2' }),
   );
-  t.deepEqual(tally(tries), { 401: 30, 429: 15 }, '45 passwords from one client');
+  // Counted: checked (401), or refused at once with 503 for having eight waiting for a hash on that host.
+  const tried = tally(tries);
+  t.is((tried[401] ?? 0) + (tried[503] ?? 0), 30, `45 passwords from one client: ${JSON.stringify(tried)}`);
+  t.is(tried[429], 15);
 
   // 35 code checks from one client: exactly 30 checked.
   const checks = await spread(hosts, 35, (h, i) =>
@@ -101,10 +104,11 @@ await mariadbTest('two host processes on one MariaDB: every sign-in limit holds 
   t.deepEqual(tally(checks), { 401: 30, 429: 5 }, '35 code checks from one client');
 
   // Nineteen wrong passwords and the right one: no session once the address is locked.
+  // From ten clients (a client's tries beyond eight waiting for a hash are refused with 503 before reaching the address).
   const wrong = spread(hosts, 19, (h, i) =>
-    call(h, 'POST', '/v1/auth/password', { body: { email: PERSON, password: `wrong-password-${i}-0000` }, client: '203.0.113.3' }),
+    call(h, 'POST', '/v1/auth/password', { body: { email: PERSON, password: `wrong-password-${i}-0000` }, client: `203.0.113.${100 + (i % 10)}` }),
   );
-  const right = call(hosts[1]!, 'POST', '/v1/auth/password', { body: { email: PERSON, password }, client: '203.0.113.3' });
+  const right = call(hosts[1]!, 'POST', '/v1/auth/password', { body: { email: PERSON, password }, client: '203.0.113.109' });
   await Promise.all([wrong, right]);
   const evs = (await ledger(one, 'identity.')).filter(
     (e) => (e.type === 'identity.password_wrong' || e.type === 'identity.signed_in') && e.data.email === PERSON,

@@ -38,6 +38,8 @@ export function createActingArea(d: {
   connectors: ActionConnectors;
   verifier: { verify(episodeId: string, cause: string): Promise<VerdictResult | null> };
   notifier: Notifier;
+  /** Which normaliser reads a source word (intake's normalisers). */
+  normaliserOf(source: string): string;
   ledger: Ledger;
   clock: Clock;
   log: Logger;
@@ -59,6 +61,7 @@ export function createActingArea(d: {
       authorise: (ask) => g.gate.authorise(undefined, ask),
       ran: (ask) => g.gate.ran(undefined, ask),
       openAction: (trx, record, ask) => g.approvals.openAction(trx, record, ask),
+      supersede: (trx, record, id, why) => g.approvals.supersede(trx, record, id, why),
       approval: (id) => g.approvals.get(id),
     },
     connectors: d.connectors,
@@ -66,13 +69,17 @@ export function createActingArea(d: {
     teller: {
       escalate: (trx, change) => d.notifier.tellPeople(trx, { event: 'incident.escalated', ...change }),
       askApproval: (trx, change) => d.notifier.tellPeople(trx, { event: 'incident.approval_requested', ...change }),
+      withdrawApproval: (trx, change) => d.notifier.tellPeople(trx, { event: 'incident.approval_superseded', ...change }),
       nudge: () => d.notifier.nudge(),
     },
+    normaliserOf: d.normaliserOf,
     ledger: d.ledger,
     clock: d.clock,
     log: d.log.child({ component: 'acting' }),
     consoleAddress: d.consoleAddress,
   });
+  // What the halt held back is proposed again at once after a resume, not at the next tick.
+  g.halt.onResumed(() => acting.nudge());
   // An approved action request runs at once, not at the next tick.
   g.approvals.onApproved('action', async () => {
     setImmediate(() => acting.nudge());

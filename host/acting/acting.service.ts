@@ -15,14 +15,18 @@ import type { Logger } from '../log.ts';
 import type { ActionRequest, ActionResult } from '../plugins/contract.ts';
 import type { PolicyDocument } from '../policy/policy.schema.ts';
 import type { Trx } from '../storage/db.ts';
+import { markdownText } from '../escape.ts';
 import { clip } from '../text.ts';
-import type { ActionPath, ActionPathsRepo } from './paths.repo.ts';
+import { replaceable, type ActionPath, type ActionPathsRepo } from './paths.repo.ts';
 import { decide, type PolicyDecision } from './policy-decision.ts';
 import { propose, type Performer, type Proposal } from './proposal.ts';
-import { escalationReport } from './report.ts';
+import { scopeOf } from './scope.ts';
+import { approvalReport, escalationReport } from './report.ts';
 import { Passes } from '../passes.ts';
 
 const HOUR_MS = 3600_000;
+/** Why a notice's path tells nobody (docs/notifications.md: notices page nobody). */
+const NOTICE = 'a notice (information only): nobody is paged';
 /** An action request stays open this long, then the path escalates. */
 export const ACTION_APPROVAL_TTL_MS = 30 * 60_000;
 const LEASE_MS = 120_000;
@@ -31,7 +35,8 @@ const NUDGE_MS = 50;
 
 /** What acting needs of the episodes area. */
 export interface ActedEpisodes {
-  get(id: string): Promise<Episode | null>;
+  get(id: string, trx?: Trx): Promise<Episode | null>;
+  worstSeverity(trx: Trx, id: string): Promise<'critical' | 'warning' | 'info'>;
   signalsOf(id: string): Promise<EpisodeMember[]>;
   setDecision(trx: Trx, id: string, decision: 'act' | 'abstain'): Promise<void>;
   setOutcome(trx: Trx, id: string, outcome: string, detail: OutcomeDetail): Promise<void>;
@@ -49,6 +54,8 @@ export interface ActingGovernance {
   authorise(ask: ActionAsk): Promise<void>;
   ran(ask: ActionAsk): Promise<void>;
   openAction(trx: Trx, record: RecordEvent, ask: { service: string; kind: string; summary: string; by: string } & ActionAskOptions): Promise<ApprovalRequest>;
+  /** Closes a pending action request as `superseded` in `trx`; answers it as found (null: none). */
+  supersede(trx: Trx, record: RecordEvent, id: string, why: string): Promise<ApprovalRequest | null>;
   approval(id: string): Promise<ApprovalView>;
 }
 
@@ -66,15 +73,19 @@ export interface EscalationTeller {
   escalate(trx: Trx, change: PeopleMessage): Promise<string[]>;
   /** The approval request, by e-mail to the approvers only. */
   askApproval(trx: Trx, change: PeopleMessage): Promise<string[]>;
+  /** The request no longer stands (superseded), by e-mail to its approvers only. */
+  withdrawApproval(trx: Trx, change: PeopleMessage): Promise<string[]>;
   nudge(): void;
 }
 
-/** A message of the action path to people, with its Markdown report. */
+/** A message of the action path to people, with its Markdown report and the diagnosis when there is one. */
 export interface PeopleMessage {
   episode: Episode;
   severity: 'critical' | 'warning' | 'info';
   report: string;
-  people: string[];
+  diagnosis?: { summary: string; holds: string[]; unknown: string[] };
+  /** Who is told by e-mail, and what each is to the service (said in their e-mail). */
+  people: Array<{ email: string; as: 'owner' | 'approver' | 'first_owner' }>;
 }
 
 export interface ActingDeps {
@@ -88,6 +99,8 @@ export interface ActingDeps {
   /** Re-runs one cause for the episode now (the verification). */
   verifier: { verify(episodeId: string, cause: string): Promise<VerdictResult | null> };
   teller: EscalationTeller;
+  /** Which normaliser reads a source word (intake): the kind of tool a pushed alert came from. */
+  normaliserOf(source: string): string;
   ledger: Ledger;
   clock: Clock;
   log: Logger;
@@ -106,6 +119,8 @@ export class ActingService {
   readonly #d: ActingDeps;
   readonly #holder = `act-${randomUUID()}`;
   readonly #passes: Passes;
+  /** A request was withdrawn in a transaction: nudge delivery after it. */
+  #withdrew = false;
 
   constructor(deps: ActingDeps) {
     this.#d = deps;
@@ -117,6 +132,10 @@ export class ActingService {
   }
 
   nudge(): void {
+    if (this.#withdrew) {
+      this.#withdrew = false;
+      this.#d.teller.nudge();
+    }
     this.#passes.nudge();
   }
 
@@ -144,7 +163,7 @@ export class ActingService {
       throw new AppError('not_reversible', a.undone_at !== null ? 'the action was undone already' : 'this action cannot be undone');
     const episode = await this.#d.episodes.get(episodeId);
     if (episode === null) throw new AppError('not_found', 'no such episode');
-    const ask: ActionAsk = { service: p.service, kind: a.kind, ...(typeof a.approval_id === 'string' ? { approvalId: a.approval_id } : {}) };
+    const ask: ActionAsk = { service: p.service, kind: a.kind, trace: episodeId, ...(typeof a.approval_id === 'string' ? { approvalId: a.approval_id } : {}) };
     await this.#d.governance.authorise(ask);
     const proposal = p.proposal as unknown as Proposal;
     const r = await this.#d.connectors.undo(a.connector, { ...(await this.#request(episode, proposal, p)), undo: a.undo });
@@ -167,12 +186,54 @@ export class ActingService {
     return shown;
   }
 
+  /**
+   * Asks for the path of a diagnosed run, in the diagnosis's transaction. One action path per
+   * episode at a time: a later run replaces a path that has not acted, and the approval request
+   * that path waited on is closed as `superseded` (approving it answers 409) and its approvers are
+   * told. A request approved just before stands: its action goes ahead, and this run is
+   * diagnosed without a path of its own.
+   */
+  async request(trx: Trx, record: RecordEvent, episodeId: string, run: number, service: string, nowMs: number): Promise<void> {
+    const old = await this.#d.paths.lock(trx, episodeId);
+    if (old !== null && old.state === 'awaiting_approval' && old.approval_id !== null && replaceable(old)) {
+      const why = `run ${run} of the episode (new alerts joined) decides again`;
+      const r = await this.#d.governance.supersede(trx, record, old.approval_id, why);
+      if (r !== null && r.state === 'approved') return;
+      if (r !== null && r.state === 'pending') await this.#withdrawn(trx, record, old, r, why);
+    }
+    await this.#d.paths.request(trx, episodeId, run, service, nowMs);
+  }
+
+  /** The replaced path's request is superseded: the path's view and timeline say so, its approvers are told. */
+  async #withdrawn(trx: Trx, record: RecordEvent, p: ActionPath, r: ApprovalRequest, why: string): Promise<void> {
+    const approvers = r.approvers ?? [];
+    await record({
+      type: 'approval.superseded',
+      actor: 'system',
+      reason: `the request to ${r.action ?? 'act'} no longer stands: ${why}`,
+      trace: p.episode_id,
+      data: { service: p.service, request_id: r.id, run: p.run, approvers },
+    });
+    const episode = await this.#d.episodes.get(p.episode_id, trx);
+    if (episode === null || approvers.length === 0) return;
+    const severity = await this.#d.episodes.worstSeverity(trx, p.episode_id);
+    const report = [
+      `Approval no longer needed: ${markdownText(r.summary)}`,
+      '',
+      `New alerts joined the incident and the service is deciding again (${markdownText(why)}). This request is closed as superseded: approving it now answers 409 and runs nothing.`,
+      'If the new decision needs an approval, a new request follows.',
+    ].join('\n');
+    await this.#d.teller.withdrawApproval(trx, { episode, severity, report, people: approvers.map((email) => ({ email, as: 'approver' as const })) });
+    this.#withdrew = true;
+  }
+
   /** The path of an episode, for the episode view. */
   pathOf(episodeId: string): Promise<ActionPath | null> {
     return this.#d.paths.get(episodeId);
   }
 
   async #pass(): Promise<void> {
+    await this.#proposeHeldAgain();
     // Each path takes at most one step per pass (a step may run several stages: approved → act).
     const done: string[] = [];
     for (;;) {
@@ -186,6 +247,35 @@ export class ActingService {
         });
       }
       if (done.length >= 500) return;
+    }
+  }
+
+  /**
+   * Once the halt is released, every path whose fix the halt held back starts again as a new run
+   * (`decision.reproposed`), when its episode is still open: the incident is not left open with
+   * nothing proposed. Read on every pass, so whichever host's worker runs first after a resume
+   * (or after a restart) does it, once.
+   */
+  async #proposeHeldAgain(): Promise<void> {
+    const held = await this.#d.paths.heldByHalt(BATCH);
+    if (held.length === 0 || (await this.#d.governance.halted())) return;
+    for (const h of held) {
+      const episode = await this.#d.episodes.get(h.episode_id);
+      const open = episode !== null && episode.state === 'open';
+      await this.#d.ledger.transact(
+        async (trx, record) => {
+          const changed = await this.#d.paths.reopenHeld(trx, h.episode_id, h.run, this.#d.clock.now().getTime(), open);
+          if (!changed || !open) return;
+          await record({
+            type: 'decision.reproposed',
+            actor: 'system',
+            reason: 'the halt was released: the fix it held back is proposed again',
+            trace: h.episode_id,
+            data: { service: episode.service, run: h.run + 1 },
+          });
+        },
+        { headFirst: true },
+      );
     }
   }
 
@@ -245,14 +335,23 @@ export class ActingService {
       });
       return this.#escalate({ ...p, policy_decision: { ...decision } }, `nothing to do: ${proposed.why}`);
     }
-    const proposal = proposed.proposal;
-    const [level, halted, policy, ran] = await Promise.all([
+    const [level, halted, policy, ran, signals] = await Promise.all([
       this.#d.governance.levelOf(p.service),
       this.#d.governance.halted(),
       this.#d.governance.policy(),
       this.#d.governance.ranSince(p.service, now.getTime() - HOUR_MS),
+      this.#d.episodes.signalsOf(p.episode_id),
     ]);
-    const decision = decide(proposal, { level, halted, policy, ranLastHour: ran, now });
+    const scope = scopeOf(proposed.proposal, {
+      service: p.service,
+      view: service,
+      signals,
+      performers: performers.get(proposed.proposal.action) ?? [],
+      normaliserOf: this.#d.normaliserOf,
+    });
+    // Bounded, the proposal is what runs: the silence's matchers and connector narrowed to its alert.
+    const proposal = scope.bounded ? scope.proposal : proposed.proposal;
+    const decision = decide(proposal, { level, halted, policy, ranLastHour: ran, now, scope });
     const held = await ledger.transact(async (trx, record) => {
       if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return false;
       await this.#d.paths.save(trx, p.episode_id, { proposal: { ...proposal }, policy_decision: { ...decision }, updated_at: now.toISOString() }, false);
@@ -277,7 +376,7 @@ export class ActingService {
     });
     if (!held) return;
     const planned: ActionPath = { ...p, proposal: { ...proposal }, policy_decision: { ...decision } };
-    if (decision.decision === 'abstain') return this.#escalate(planned, decision.reason);
+    if (decision.decision === 'abstain') return this.#escalate(planned, decision.reason, halted && (level === 'L1' || level === 'L2'));
     if (proposal.rehearsable) {
       const r = await this.#d.connectors.rehearse(proposal.connector, await this.#request(episode, proposal, p));
       // A connector that cannot rehearse with its settings is not a failed rehearsal: the path goes on.
@@ -303,24 +402,26 @@ export class ActingService {
       planned.rehearsal = rehearsal;
       if (!r.ok && r.not_rehearsable !== true) return this.#escalate(planned, `the rehearsal failed: ${r.problem}`);
     }
+    // A notice pages nobody (docs/notifications.md): asking approvers is paging them.
+    if (decision.approval && episode.kind === 'notice') return this.#endUntold(planned, `${decision.reason}; approval would be needed`, NOTICE);
     if (decision.approval) return this.#askApproval(planned, episode, proposal, service, findings);
     return this.#execute(planned, episode, proposal, null);
   }
 
   /** Step 8: an approval request to the service's approvers (else its owner, else the first owner). */
   async #askApproval(p: ActionPath, episode: Episode, proposal: Proposal, service: ServiceView | null, findings: Findings): Promise<void> {
+    const as: 'approver' | 'owner' | 'first_owner' =
+      service !== null && service.approvers.length > 0 ? 'approver' : service?.owner != null ? 'owner' : 'first_owner';
     const approvers =
-      service !== null && service.approvers.length > 0
-        ? service.approvers
-        : service?.owner != null
-          ? [service.owner]
-          : [await this.#d.people.firstOwner()].filter((x): x is string => x !== null);
+      as === 'approver' ? service!.approvers : as === 'owner' ? [service!.owner!] : [await this.#d.people.firstOwner()].filter((x): x is string => x !== null);
     const needed = service?.tier === 1 ? 2 : 1;
     const now = this.#d.clock.now();
     const summary = `${proposal.action} on ${p.service} via ${proposal.connector}: ${proposal.why}`;
     const severity = await this.#severity(p.episode_id);
     await this.#d.ledger.transact(
       async (trx, record) => {
+        // A later run took the path over meanwhile: this run asks nobody.
+        if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
         const r = await this.#d.governance.openAction(trx, record, {
           service: p.service,
           kind: proposal.action,
@@ -350,7 +451,8 @@ export class ActingService {
           episode,
           severity,
           report: approvalReport(summary, proposal, findings, await this.#d.consoleAddress.get(trx), p.episode_id),
-          people: approvers,
+          ...diagnosisOf(findings),
+          people: approvers.map((email) => ({ email, as })),
         });
       },
       { headFirst: true },
@@ -372,10 +474,14 @@ export class ActingService {
       decisions: view.decisions,
     };
     if (view.state === 'pending' && !expired) {
-      await this.#d.ledger.transact(async (trx) => this.#d.paths.save(trx, p.episode_id, { approvals: [seen] }));
+      await this.#d.ledger.transact(async (trx) => {
+        if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) !== null) await this.#d.paths.save(trx, p.episode_id, { approvals: [seen] });
+      });
       return;
     }
-    await this.#d.ledger.transact(async (trx, record) => {
+    // A request superseded by a later run belongs to a path that run replaced: nothing to do here.
+    const held = await this.#d.ledger.transact(async (trx, record) => {
+      if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return false;
       await this.#d.paths.save(trx, p.episode_id, { approvals: [seen] }, false);
       await record({
         type: 'approval.decided',
@@ -389,7 +495,9 @@ export class ActingService {
           decisions: view.decisions.map((d) => ({ by: d.by, decision: d.decision, at: d.at })),
         },
       });
+      return true;
     });
+    if (!held) return;
     if (view.state !== 'approved') return this.#escalate(p, expired ? 'nobody approved the action within 30 minutes' : `the action was ${view.state}`);
     const episode = await this.#d.episodes.get(p.episode_id);
     if (episode === null || p.proposal === null) return this.#finish(p, null, 'the episode is gone');
@@ -398,12 +506,12 @@ export class ActingService {
 
   /** Step 9: the gate right before the call, then the connector's `act`. */
   async #execute(p: ActionPath, episode: Episode, proposal: Proposal, approvalId: string | null): Promise<void> {
-    const ask: ActionAsk = { service: p.service, kind: proposal.action, ...(approvalId === null ? {} : { approvalId }) };
+    const ask: ActionAsk = { service: p.service, kind: proposal.action, trace: p.episode_id, ...(approvalId === null ? {} : { approvalId }) };
     try {
       await this.#d.governance.authorise(ask);
     } catch (e) {
       if (!(e instanceof AppError)) throw e;
-      return this.#escalate(p, `the action gate refused it: ${e.message}`);
+      return this.#escalate(p, `the action gate refused it: ${e.message}`, e.code === 'halted');
     }
     const request = await this.#request(episode, proposal, p);
     const marked = await this.#d.ledger.transact(async (trx) => {
@@ -535,25 +643,51 @@ export class ActingService {
     return { told: [...(e?.outcome_detail?.told ?? [])], channels: [...(e?.outcome_detail?.channels ?? [])] };
   }
 
-  /** The path ends without a mitigation: the owner and approvers get the report, the targets `incident.escalated`. */
-  async #escalate(p: ActionPath, why: string): Promise<void> {
+  /**
+   * The path ends without a mitigation: the owner and approvers get the report, the targets
+   * `incident.escalated`. Not for a notice (notices page nobody), nor for an incident that closed
+   * before anything was done (a stale "escalated" would send people to a fixed incident).
+   * `heldByHalt`: the halt held the fix back; it is proposed again once the halt is released.
+   */
+  async #escalate(p: ActionPath, why: string, heldByHalt = false): Promise<void> {
     const episode = await this.#d.episodes.get(p.episode_id);
     if (episode === null) return this.#finish(p, null, why);
+    if (episode.kind === 'notice') return this.#endUntold(p, why, NOTICE);
+    if (episode.state === 'closed' && p.action === null) return this.#endUntold(p, why, 'the incident closed before anything was done: nobody is told');
     const [findings, service] = await Promise.all([this.#d.findings.of(p.episode_id), this.#d.estate.find(p.service)]);
-    const people = [...new Set([service?.owner, ...(service?.approvers ?? [])].filter((x): x is string => typeof x === 'string'))];
+    const people: PeopleMessage['people'] = [];
+    if (typeof service?.owner === 'string') people.push({ email: service.owner, as: 'owner' });
+    for (const a of service?.approvers ?? []) if (!people.some((x) => x.email === a)) people.push({ email: a, as: 'approver' });
     if (people.length === 0) {
       const first = await this.#d.people.firstOwner();
-      if (first !== null) people.push(first);
+      if (first !== null) people.push({ email: first, as: 'first_owner' });
     }
     const report = escalationReport({ episode, findings, path: p, why, publicUrl: await this.#d.consoleAddress.get() });
     const severity = await this.#severity(p.episode_id);
     await this.#d.ledger.transact(
       async (trx, record) => {
         if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
-        const to = await this.#d.teller.escalate(trx, { episode, severity, report, people });
-        await this.#endVerifying(trx, p.episode_id, why);
-        await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', updated_at: this.#d.clock.now().toISOString() });
-        await record({ type: 'outcome.escalated', actor: 'system', reason: clip(why, 1000, '…'), trace: p.episode_id, data: { service: p.service, to } });
+        const to = await this.#d.teller.escalate(trx, { episode, severity, report, ...(findings === null ? {} : diagnosisOf(findings)), people });
+        const now = this.#d.clock.now().toISOString();
+        // Until somebody is told, the episode says who is about to be, not an older "nobody to tell".
+        const current = to.length === 0 ? null : await this.#d.episodes.lock(trx, p.episode_id);
+        if (current !== null && current.outcome === '')
+          await this.#d.episodes.setOutcome(trx, p.episode_id, '', {
+            value: null,
+            reason: `telling ${to.join(', ')}: not delivered yet`,
+            at: now,
+            told: [],
+            channels: [],
+          });
+        await this.#endVerifying(trx, p.episode_id, why, to);
+        await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: 'escalated', held_by_halt: heldByHalt ? now : null, updated_at: now });
+        await record({
+          type: 'outcome.escalated',
+          actor: 'system',
+          reason: clip(`${why}${to.length === 0 ? '; nobody to tell: no owner, approver, on-call recipient or target is known' : ''}`, 1000, '…'),
+          trace: p.episode_id,
+          data: { service: p.service, to, ...(heldByHalt ? { held_by_halt: true } : {}) },
+        });
       },
       { headFirst: true },
     );
@@ -563,19 +697,36 @@ export class ActingService {
   /**
    * A path that ends without a mitigation after its action ran: the `verifying` outcome gives way
    * to `escalated` when people were told of the incident already, else to none (the escalation's
-   * delivery makes it `escalated`, as for any incident).
+   * delivery makes it `escalated`, as for any incident; until then the reason also says who is
+   * being told, `to`).
    */
-  async #endVerifying(trx: Trx, episodeId: string, why: string): Promise<void> {
+  async #endVerifying(trx: Trx, episodeId: string, why: string, to: string[]): Promise<void> {
     const e = await this.#d.episodes.lock(trx, episodeId);
     if (e === null || e.outcome !== 'verifying') return;
     const told = { told: [...(e.outcome_detail?.told ?? [])], channels: [...(e.outcome_detail?.channels ?? [])] };
     const at = this.#d.clock.now().toISOString();
-    const reason = clip(`not mitigated: ${why}`, 2000, '…');
+    const telling = told.told.length === 0 && to.length > 0 ? `; telling ${to.join(', ')}: not delivered yet` : '';
+    const reason = clip(`not mitigated: ${why}${telling}`, 2000, '…');
     await this.#d.episodes.setOutcome(trx, episodeId, told.told.length > 0 ? 'escalated' : '', {
       value: told.told.length > 0 ? 'escalated' : null,
       reason,
       at,
       ...told,
+    });
+  }
+
+  /** The path ends without a mitigation and without telling anyone (`outcome.not_escalated`): `because` says why nobody is. */
+  async #endUntold(p: ActionPath, why: string, because: string): Promise<void> {
+    await this.#d.ledger.transact(async (trx, record) => {
+      if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return;
+      await this.#d.paths.save(trx, p.episode_id, { state: 'done', outcome: null, updated_at: this.#d.clock.now().toISOString() });
+      await record({
+        type: 'outcome.not_escalated',
+        actor: 'system',
+        reason: clip(`${because}; ${why}`, 1000, '…'),
+        trace: p.episode_id,
+        data: { service: p.service, why: clip(why, 1000, '…') },
+      });
     });
   }
 
@@ -621,24 +772,8 @@ function proposalData(p: Proposal): Record<string, unknown> {
   };
 }
 
-/** The approval e-mail's body: what would run, why, the evidence in short, and where to decide. */
-function approvalReport(summary: string, p: Proposal, findings: Findings, publicUrl: string | null, episodeId: string): string {
-  const top = findings.verdicts.find((v) => v.cause === p.cause);
-  const evidence = (top?.evidence ?? [])
-    .map((id) => findings.evidence.find((e) => e.id === id))
-    .filter((e) => e !== undefined)
-    .slice(0, 5)
-    .map((e) => `- ${e.source}: ${e.query} @ ${e.at}: ${e.excerpt}`);
-  return [
-    `Approval needed: ${summary}`,
-    '',
-    `Diagnosis: ${findings.diagnosis?.summary ?? 'none'}`,
-    ...(evidence.length === 0 ? [] : ['', 'Evidence:', ...evidence]),
-    '',
-    `Parameters: ${JSON.stringify(p.params)}`,
-    `Undo: ${p.undo}`,
-    `Verified by: ${p.verify.cause} expected ${p.verify.expect} after ${p.verify.after_s} s`,
-    '',
-    `Approve or reject it in the console${publicUrl === null ? '' : `: ${publicUrl}/episodes/${encodeURIComponent(episodeId)}`} (within 30 minutes).`,
-  ].join('\n');
+/** The diagnosis as notifications carry it, when the findings have one. */
+function diagnosisOf(f: Findings): Pick<PeopleMessage, 'diagnosis'> {
+  const d = f.diagnosis;
+  return d === null ? {} : { diagnosis: { summary: d.summary, holds: d.holds, unknown: d.unknown } };
 }

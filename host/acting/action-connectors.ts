@@ -19,7 +19,7 @@ export function actionConnectors(connectors: Pick<ConnectorService, 'actionKinds
         .filter((c) => c.actions[kind] !== undefined)
         .map((c) => {
           const { problem, ...declaration } = c.actions[kind]!;
-          return { name: c.name, declaration, fault: c.fault ?? problem };
+          return { name: c.name, kind: c.kind, declaration, fault: c.fault ?? problem };
         }),
     rehearse: async (name, request) => result(await connectors.rehearse(name, request)),
     act: async (name, request) => result(await connectors.act(name, request)),

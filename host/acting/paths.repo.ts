@@ -18,6 +18,8 @@ export interface ActionPath {
   action: Record<string, unknown> | null;
   verification: Record<string, unknown> | null;
   outcome: 'mitigated' | 'escalated' | null;
+  /** When the halt switch held its fix back (the path is proposed again once the halt is released), else null. */
+  held_by_halt: string | null;
   updated_at: string;
 }
 
@@ -29,6 +31,26 @@ function fromRow(r: Row): ActionPath {
   const out: Record<string, unknown> = { ...r, due_ms: Number(r.due_ms), run: Number(r.run) };
   for (const f of JSON_FIELDS) out[f] = r[f] === null ? null : (JSON.parse(r[f]) as unknown);
   return out as unknown as ActionPath;
+}
+
+/** A path started again as `run`, due at `nowMs`: every step's record cleared, the lease free. */
+function startedAgain(run: number, nowMs: number): Record<string, unknown> {
+  return {
+    run,
+    state: 'pending',
+    due_ms: nowMs,
+    proposal: null,
+    policy_decision: null,
+    rehearsal: null,
+    approval_id: null,
+    approvals: null,
+    verification: null,
+    outcome: null,
+    held_by_halt: null,
+    lease_holder: null,
+    lease_until_ms: null,
+    updated_at: new Date(nowMs).toISOString(),
+  };
 }
 
 /**
@@ -45,6 +67,7 @@ export class ActionPathsRepo {
   /**
    * Asks for the path of a diagnosed run. A later run (new alerts joined) replaces a path that has
    * not acted yet; once an action was taken (or is being taken) the path is never started again.
+   * The caller (ActingService.request) first closes the request a replaced path waited on.
    */
   async request(trx: Trx, episodeId: string, run: number, service: string, nowMs: number): Promise<void> {
     const at = new Date(nowMs).toISOString();
@@ -54,22 +77,37 @@ export class ActionPathsRepo {
       await trx('action_paths').insert({ episode_id: episodeId, run, service, state: 'pending', due_ms: nowMs, updated_at: at });
       return;
     }
-    if (existing.action !== null || existing.state === 'executing' || existing.state === 'verifying') return;
-    await trx('action_paths').where({ episode_id: episodeId }).update({
-      run,
-      state: 'pending',
-      due_ms: nowMs,
-      proposal: null,
-      policy_decision: null,
-      rehearsal: null,
-      approval_id: null,
-      approvals: null,
-      verification: null,
-      outcome: null,
-      lease_holder: null,
-      lease_until_ms: null,
-      updated_at: at,
-    });
+    if (!replaceable(existing)) return;
+    await trx('action_paths').where({ episode_id: episodeId }).update(startedAgain(run, nowMs));
+  }
+
+  /** The ended paths whose fix the halt held back (`held_by_halt` set), oldest first. */
+  async heldByHalt(limit: number): Promise<Array<{ episode_id: string; run: number }>> {
+    const rows = (await this.#db('action_paths')
+      .select('episode_id', 'run')
+      .whereNotNull('held_by_halt')
+      .andWhere({ state: 'done' })
+      .orderBy('held_by_halt')
+      .limit(limit)) as Array<{ episode_id: string; run: number | string }>;
+    return rows.map((r) => ({ episode_id: r.episode_id, run: Number(r.run) }));
+  }
+
+  /**
+   * Starts a held path again as the next run (one conditional update, so of several hosts exactly
+   * one does it); `again` false only forgets that the halt held it (its episode closed meanwhile).
+   * Answers whether this call changed it.
+   */
+  async reopenHeld(trx: Trx, episodeId: string, run: number, nowMs: number, again: boolean): Promise<boolean> {
+    const held = trx('action_paths').where({ episode_id: episodeId, run, state: 'done' }).whereNotNull('held_by_halt');
+    const n = again ? await held.update(startedAgain(run + 1, nowMs)) : await held.update({ held_by_halt: null });
+    return Number(n) === 1;
+  }
+
+  /** The path as it stands, locked for the rest of `trx` (MySQL). */
+  async lock(trx: Trx, episodeId: string): Promise<ActionPath | null> {
+    const q = trx('action_paths').select('*').where({ episode_id: episodeId });
+    const row = (await (dialect(trx) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
+    return row === undefined ? null : fromRow(row);
   }
 
   /** Takes up to `limit` paths whose next step is due and that no live lease holds (but those in `except`), one conditional update each. */
@@ -116,4 +154,9 @@ export class ActionPathsRepo {
     const row = (await trx('action_paths').select('*').where({ episode_id: episodeId }).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
   }
+}
+
+/** Whether a later run may replace the path: it has not acted, nor begun to. */
+export function replaceable(p: { state: string; action: unknown }): boolean {
+  return p.action === null && p.state !== 'executing' && p.state !== 'verifying';
 }

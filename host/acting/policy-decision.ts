@@ -2,6 +2,7 @@ import type { Level } from '../governance/levels.ts';
 import type { PolicyDocument } from '../policy/policy.schema.ts';
 import { freezeAt, needsApproval, safeForL2 } from '../policy/policy.service.ts';
 import type { Proposal } from './proposal.ts';
+import type { Scope } from './scope.ts';
 
 /** `policy_decision` of GET /v1/episodes/{id}. */
 export interface PolicyDecision {
@@ -14,7 +15,8 @@ export interface PolicyDecision {
 }
 
 /**
- * Step 6: act or abstain, and why: the service's autonomy level (`shadow` records what it would
+ * Step 6: act or abstain, and why: whether the action's scope is bounded to the episode's
+ * service (an unbounded one is refused at every level), the service's autonomy level (`shadow` records what it would
  * have done and abstains), the halt switch, the policy's freeze windows, hourly cap,
  * `always_approve` and `safe_for_l2`, and whether the action can be rehearsed and undone (an
  * irreversible action is never taken without approval unless the policy lists its kind as safe
@@ -29,6 +31,8 @@ export function decide(
     policy: Pick<PolicyDocument, 'freeze_windows' | 'always_approve' | 'safe_for_l2' | 'max_actions_per_service_per_hour'>;
     ranLastHour: number;
     now: Date;
+    /** Whether the action is bounded to the episode's service (host/acting/scope.ts). */
+    scope: Pick<Scope, 'bounded' | 'detail'>;
   },
 ): PolicyDecision {
   const { level, policy } = ctx;
@@ -36,6 +40,7 @@ export function decide(
   const always = needsApproval(policy, p.action);
   const safe = safeForL2(policy, p.action);
   const checks: PolicyDecision['checks'] = [
+    { name: 'scope', passed: ctx.scope.bounded, detail: ctx.scope.detail },
     { name: 'autonomy', passed: level === 'L1' || level === 'L2', detail: `${level}${level === 'shadow' ? ': records what it would do, never acts' : ''}` },
     { name: 'halt', passed: !ctx.halted, detail: ctx.halted ? 'every action is halted' : 'not halted' },
     { name: 'freeze', passed: frozen === null, detail: frozen === null ? 'no change freeze in force' : `change freeze ${frozen.name} until ${frozen.end}` },
@@ -52,6 +57,8 @@ export function decide(
   // A runbook is known by its name: "would run runbook restart via runbooks".
   const what = `${p.action}${typeof p.params.name === 'string' ? ` ${p.params.name}` : ''} via ${p.connector}`;
   const abstain = (reason: string): PolicyDecision => ({ decision: 'abstain', reason, level, approval: false, checks });
+  // An action wider than its alert's service is never taken, nor recorded as what would have been.
+  if (!ctx.scope.bounded) return abstain(ctx.scope.detail);
   if (level === 'off' || level === 'shadow') return abstain(`${level}: would run ${what}; recorded, not done`);
   if (ctx.halted) return abstain(`halted: would run ${what}`);
   if (frozen !== null) return abstain(`a change freeze is in force (${frozen.name} until ${frozen.end}): would run ${what}`);

@@ -23,6 +23,8 @@ export interface Proposal {
 /** A configured connector that performs an action kind. */
 export interface Performer {
   name: string;
+  /** The connector's kind (`alertmanager`, `git`, ...). */
+  kind: string;
   declaration: ActionDeclaration;
   fault: string | null;
 }

@@ -10,6 +10,7 @@ import { canNotify, notifiable, notifyWith } from './connector-notify.ts';
 import { pollable, pollWith, type PollReport } from './connector-poll.ts';
 import { queryConnector, type QueryReport } from './connector-query.ts';
 import { ConnectorTests } from './connector-tests.ts';
+import { CarriedConnectors } from './connectors.carried.ts';
 import type { ConnectorsFile } from './connectors.file.ts';
 import type { ConnectorsRepo } from './connectors.repo.ts';
 import { ConnectorStore, type ConnectorInput, type ConnectorView } from './connectors.store.ts';
@@ -42,11 +43,14 @@ export interface ConnectorServiceDeps {
  * - connector-tests.ts: test, check and the scheduled check (test-memory.ts: a test saved right after counts);
  * - connector-query.ts, connector-discovery.ts, connector-poll.ts, connector-notify.ts: the capabilities;
  * - connector-actions.ts: rehearse, act and undo of declared action kinds (for the acting area only);
+ * - connectors.carried.ts: the console connectors as the keychain carries and applies them;
  * - connector-calls.ts: one guarded plugin call (runner.ts), whose failure is a typed
  *   {@link import('./connector-failure.ts').ConnectorFailure}, never a parsed sentence.
  */
 export class ConnectorService {
   readonly kinds: ConnectorKinds;
+  /** The connectors as the keychain carries them (connectors.carried.ts). */
+  readonly carried: CarriedConnectors;
   readonly #store: ConnectorStore;
   readonly #tests: ConnectorTests;
   readonly #repo: ConnectorsRepo;
@@ -63,6 +67,7 @@ export class ConnectorService {
     this.#clock = deps.clock;
     this.#log = log;
     this.#store = new ConnectorStore({ ...deps, log, env: deps.env ?? process.env, tests });
+    this.carried = new CarriedConnectors({ store: this.#store, repo: deps.repo, cipher: deps.cipher, kinds: deps.kinds, clock: deps.clock });
     this.#tests = new ConnectorTests({ store: this.#store, repo: deps.repo, ledger: deps.ledger, clock: deps.clock, log, kinds: deps.kinds, tests });
     const file = deps.file;
     if (file.problem !== null) log.error({ file: file.path }, file.problem);

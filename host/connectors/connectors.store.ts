@@ -201,15 +201,27 @@ export class ConnectorStore {
 
   /**
    * Settings of an update merged with the saved ones: non-secret fields as given; a secret
-   * omitted, blank or given as its mask keeps the saved value; null clears it. Validated
+   * omitted, blank or given as its mask keeps the saved value, unless a field saying where
+   * requests go changed (400 `secret_required` naming the secret); null clears it. Validated
    * against the kind's schema (400 `invalid_settings` naming the field).
    */
   merge(type: ConnectorKind, given: Record<string, unknown>, saved: Record<string, unknown> | null): Record<string, unknown> {
     const out = clone(given);
+    // Where the requests go now differs from where the stored secrets were entered for: a
+    // stored secret is never sent to an address it was not given for (an admin could otherwise
+    // read a write-only password by re-pointing the connector at a server of their own).
+    const moved = saved === null ? undefined : type.destinations.find((d) => !isDeepStrictEqual(getAt(given, d) ?? null, getAt(saved, d) ?? null));
     for (const p of type.pointers) {
       const input = secretInput(getAt(given, p));
       if ('value' in input) continue;
-      setAt(out, p, 'keep' in input && saved !== null ? getAt(saved, p) : undefined);
+      const stored = 'keep' in input && saved !== null ? getAt(saved, p) : undefined;
+      if (stored !== undefined && moved !== undefined) {
+        throw new AppError(
+          'secret_required',
+          `${fieldName(p)} must be given again: ${fieldName(moved)} changed, and a stored secret is only ever sent where it was entered for`,
+        );
+      }
+      setAt(out, p, stored);
     }
     const problem = type.validate(out);
     if (problem !== null) throw new AppError('invalid_settings', problem);

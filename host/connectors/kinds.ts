@@ -1,7 +1,7 @@
 import { AppError } from '../errors.ts';
 import type { BrokenPlugin, LoadedPlugin } from '../plugins/loader.ts';
 import type { ActionDeclaration, ConnectorPlugin, SettingsSchema } from '../plugins/contract.ts';
-import { fieldName, secretPointers, settingsValidator, type Pointer } from './settings-schema.ts';
+import { destinationPointers, fieldName, secretPointers, settingsValidator, type Pointer } from './settings-schema.ts';
 
 /** A connector kind: the loaded plugin of that name, its schema, secrets and validator. */
 export interface ConnectorKind {
@@ -11,6 +11,8 @@ export interface ConnectorKind {
   schema: SettingsSchema;
   /** The writeOnly fields of the schema. */
   pointers: Pointer[];
+  /** The fields that say where requests go (settings-schema.ts `destinationPointers`): changing one needs the secrets again. */
+  destinations: Pointer[];
   /** null when the settings fit the schema, else what is wrong, naming the field. */
   validate(settings: unknown): string | null;
   /** The default export: `test`, and the optional capabilities of the contract. */
@@ -63,6 +65,7 @@ export class ConnectorKinds {
         description: p.manifest.description ?? null,
         schema,
         pointers: secretPointers(schema),
+        destinations: destinationPointers(schema),
         validate: settingsValidator(schema),
         plugin: p.plugin as ConnectorPlugin & Record<string, unknown>,
         actions: kindActions(p.manifest.actions ?? {}, p.plugin as Record<string, unknown>),

@@ -7,7 +7,7 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 /** A JSON pointer (`/password`, `/auth/password`) into a settings object. */
 export type Pointer = string;
 
-type Schema = { type?: unknown; properties?: Record<string, Schema>; writeOnly?: unknown };
+type Schema = { type?: unknown; properties?: Record<string, Schema>; writeOnly?: unknown; format?: unknown; 'x-destination'?: unknown };
 
 /**
  * The fields a kind's settings schema marks `"writeOnly": true`, as JSON pointers: properties
@@ -22,6 +22,35 @@ export function secretPointers(schema: SettingsSchema): Pointer[] {
       const p = `${at}/${escape(key)}`;
       if (sub.writeOnly === true) out.push(p);
       else walk(sub, p);
+    }
+  };
+  walk(schema as Schema, '');
+  return out;
+}
+
+/** Formats whose value says where a request goes. */
+const DESTINATION_FORMATS = new Set(['uri', 'uri-reference', 'iri', 'iri-reference', 'hostname', 'idn-hostname', 'ipv4', 'ipv6']);
+/** Names whose value says where a request goes: `url`, `base_url`, `host`, `smtp_host`, `address`, `endpoint`, … */
+const DESTINATION_NAME = /^(?:url|uri|host|hostname|address|endpoint|server|remote)$|_(?:url|uri|host|hostname|address|endpoint|server|remote)$/i;
+
+/**
+ * The non-secret fields that say where a connector's requests, and so its secrets, are sent: a
+ * property marked `"x-destination": true`, else one with a URL or host `format`, else one named
+ * like an address (`url`, `base_url`, `host`, `*_endpoint`, …), unless marked
+ * `"x-destination": false`. A stored secret is kept on update only while these stay as they were
+ * (connectors.store.ts), so re-pointing a connector cannot send its stored password elsewhere.
+ */
+export function destinationPointers(schema: SettingsSchema): Pointer[] {
+  const out: Pointer[] = [];
+  const walk = (s: Schema, at: string): void => {
+    if (s.properties === undefined || typeof s.properties !== 'object') return;
+    for (const [key, sub] of Object.entries(s.properties)) {
+      if (typeof sub !== 'object' || sub === null || sub.writeOnly === true) continue;
+      const p = `${at}/${escape(key)}`;
+      const marked = sub['x-destination'];
+      if (marked === true || (marked !== false && ((typeof sub.format === 'string' && DESTINATION_FORMATS.has(sub.format)) || DESTINATION_NAME.test(key))))
+        out.push(p);
+      walk(sub, p);
     }
   };
   walk(schema as Schema, '');

@@ -24,8 +24,40 @@ export interface DigestMailOutcome {
   failed?: Array<{ to: string; reason: string }>;
 }
 
+/** The newest signed ledger checkpoint as the e-mail carries it (the ledger area's Checkpointer.latestSigned). */
+export interface SignedCheckpoint {
+  seq: number;
+  hash: string;
+  at: string;
+  signature: string;
+  key: string;
+}
+
+/**
+ * The e-mail's closing lines: the newest signed checkpoint, whole, so that every owner's and
+ * admin's mailbox keeps a copy of the head that this machine's owner cannot take back
+ * (docs/ledger.md, "Witnesses").
+ */
+export function checkpointLines(cp: SignedCheckpoint | null): string {
+  if (cp === null) return '\n\n## Ledger checkpoint\n\nNone signed yet.\n';
+  return [
+    '',
+    '',
+    '## Ledger checkpoint',
+    '',
+    'The newest signed checkpoint. Keep this e-mail: `oncall ledger-verify --expect-seq <seq> --expect-hash <hash>` checks that the ledger still holds it.',
+    '',
+    '```',
+    JSON.stringify({ seq: cp.seq, hash: cp.hash, at: cp.at, signature: cp.signature, key: cp.key }),
+    '```',
+    '',
+  ].join('\n');
+}
+
 export interface DigestMailDeps {
   digest: Pick<DigestService, 'build'>;
+  /** The newest signed checkpoint, carried at the end of the e-mail. */
+  checkpoint: () => Promise<SignedCheckpoint | null>;
   people: Pick<PeopleDirectory, 'withRoles'>;
   mail: Pick<MailService, 'send'>;
   leases: { get(name: string): Promise<Lease | null>; take(name: string, holder: string, ttlMs: number, nowMs: number): Promise<boolean> };
@@ -106,11 +138,12 @@ export class DigestMailer {
     else {
       const digest = await d.digest.build(1, { at, freshLedger: true });
       const subject = `On-call digest for ${day}: ${digest.episodes.opened} episode(s) opened, ledger ${digest.ledger.ok ? 'verifies' : 'does NOT verify'}`;
+      const text = digest.markdown + checkpointLines(await d.checkpoint());
       for (const to of recipients) {
-        let r = await d.mail.send(to, subject, digest.markdown, { signInState: false });
+        let r = await d.mail.send(to, subject, text, { signInState: false });
         if (!r.ok) {
           d.log.warn({ digest: { day, reason: r.reason } }, 'digest e-mail not sent; trying once more');
-          r = await d.mail.send(to, subject, digest.markdown, { signInState: false });
+          r = await d.mail.send(to, subject, text, { signInState: false });
         }
         if (!r.ok) failed.push({ to, reason: r.reason });
       }

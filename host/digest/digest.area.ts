@@ -28,6 +28,8 @@ export function createDigestArea(d: {
   sources: Omit<DigestSources, 'standing'>;
   verify: () => Promise<VerifyReport>;
   head: () => Promise<ChainHead>;
+  /** The newest signed checkpoint (the ledger area's), which the e-mail carries. */
+  checkpoint: DigestMailDeps['checkpoint'];
   settings: SettingsRepo;
   people: Pick<PeopleDirectory, 'withRoles'>;
   mail: Pick<MailService, 'send'>;
@@ -42,6 +44,7 @@ export function createDigestArea(d: {
   const digest = new DigestService({ sources: { ...d.sources, standing }, clock: d.clock });
   const mailer = new DigestMailer({
     digest,
+    checkpoint: d.checkpoint,
     people: d.people,
     mail: d.mail,
     leases: d.leases,

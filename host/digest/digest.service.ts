@@ -1,6 +1,7 @@
 import { DAY, type Clock } from '../clock.ts';
 import type { ConnectorService } from '../connectors/connectors.service.ts';
 import type { EpisodeFigures } from '../episodes/episode-store.ts';
+import type { ApprovalDecision } from '../governance/approvals.repo.ts';
 import type { ApprovalsService } from '../governance/approvals.service.ts';
 import type { HeldAlerts } from '../intake/held-alerts.ts';
 import type { FindingsRepo } from '../investigation/findings.repo.ts';
@@ -28,7 +29,8 @@ const HALT_TYPES = ['governance.halted', 'governance.resumed'] as const;
 export interface DigestSources {
   episodes: EpisodeFigures;
   findings: Pick<FindingsRepo, 'diagnosedAt'>;
-  approvals: Pick<ApprovalsService, 'requestedBetween'>;
+  /** `decisionsOf`: who approved a raise (the autonomy change names the request). */
+  approvals: Pick<ApprovalsService, 'requestedBetween' | 'decisionsOf'>;
   alerts: Pick<HeldAlerts, 'noisiest'>;
   ledger: LedgerWindow;
   connectors: Pick<ConnectorService, 'list'>;
@@ -49,7 +51,34 @@ export class DigestService {
     this.#clock = deps.clock;
   }
 
-  async build(days: number, opts: { at?: Date; freshLedger?: boolean } = {}): Promise<Digest> {
+  /**
+   * The digest of the `days` before `at` (default now). Builds run one at a time in this
+   * process, and a request for "now" made while the same `days` is being built for "now" gets
+   * that build: twelve viewers asking for 90 days at once cost one build, not twelve scans of
+   * the ledger side by side.
+   */
+  build(days: number, opts: { at?: Date; freshLedger?: boolean } = {}): Promise<Digest> {
+    const shared = opts.at === undefined && opts.freshLedger !== true;
+    const running = shared ? this.#building.get(days) : undefined;
+    if (running !== undefined) return running;
+    const run = this.#lane.then(() => this.#build(days, opts));
+    this.#lane = run.catch(() => undefined);
+    if (shared) {
+      this.#building.set(days, run);
+      const forget = () => {
+        if (this.#building.get(days) === run) this.#building.delete(days);
+      };
+      run.then(forget, forget);
+    }
+    return run;
+  }
+
+  /** The builds for "now" under way, by `days`. */
+  readonly #building = new Map<number, Promise<Digest>>();
+  /** The tail of the builds of this process, one after the other. */
+  #lane: Promise<unknown> = Promise.resolve();
+
+  async #build(days: number, opts: { at?: Date; freshLedger?: boolean }): Promise<Digest> {
     const toMs = (opts.at ?? this.#clock.now()).getTime();
     const fromMs = toMs - days * DAY;
     const s = this.#s;
@@ -60,7 +89,7 @@ export class DigestService {
       s.approvals.requestedBetween(fromMs, toMs),
       s.alerts.noisiest(fromMs, toMs, LIST_LIMIT),
       s.alerts.noisiest(fromMs, toMs, LIST_LIMIT, true),
-      s.ledger.count(span, ACTION_TYPES),
+      s.ledger.count(span, [...ACTION_TYPES, AUTONOMY_TYPE, ...HALT_TYPES]),
       s.ledger.events(span, [AUTONOMY_TYPE], GOVERNANCE_LIMIT),
       s.ledger.events(span, HALT_TYPES, GOVERNANCE_LIMIT),
       s.connectors.list(),
@@ -68,6 +97,8 @@ export class DigestService {
       s.standing.standing({ fresh: opts.freshLedger === true }),
     ]);
     const diagnosed = await s.findings.diagnosedAt(opened.map((e) => e.id));
+    const requests = autonomy.map((e) => text(e.data.request_id)).filter((id): id is string => id !== null);
+    const decisions = requests.length === 0 ? [] : await s.approvals.decisionsOf(requests);
 
     const services = new Map<string, ServiceLine>();
     const line = (service: string): ServiceLine => {
@@ -123,7 +154,12 @@ export class DigestService {
           0.5,
         ),
       },
-      governance: { autonomy_changes: autonomy.map(autonomyChange), halts: halts.map(haltLine) },
+      governance: {
+        autonomy_changes: autonomy.map((e) => autonomyChange(e, decisions)),
+        autonomy_changes_left_out: Math.max(0, (actions.get(AUTONOMY_TYPE) ?? 0) - autonomy.length),
+        halts: halts.map(haltLine),
+        halts_left_out: Math.max(0, HALT_TYPES.reduce((n, type) => n + (actions.get(type) ?? 0), 0) - halts.length),
+      },
       noisiest_alerts: noisy,
       unplaced_alerts: unplaced.map(({ service: _service, ...a }) => a),
       study:
@@ -147,13 +183,16 @@ export class DigestService {
 
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-function autonomyChange(e: LedgerEvent): AutonomyChange {
+/** An autonomy change: who asked for it and, for an approved raise, who approved it (the request's decisions). */
+function autonomyChange(e: LedgerEvent, decisions: ApprovalDecision[]): AutonomyChange {
+  const requestId = text(e.data.request_id);
   return {
     at: e.at,
     service: text(e.data.service) ?? '',
     from: text(e.data.from),
     to: text(e.data.to),
     by: text(e.data.by) ?? e.actor,
+    approved_by: decisions.filter((d) => requestId !== null && d.request_id === requestId && d.decision === 'approve').map((d) => d.decider),
     reason: e.reason,
   };
 }

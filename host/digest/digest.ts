@@ -39,7 +39,10 @@ export interface AutonomyChange {
   service: string;
   from: string | null;
   to: string | null;
+  /** Who asked for the change (for a raise: the requester). */
   by: string;
+  /** For an approved raise, the approvers who approved it; empty for a change that needed no approval. */
+  approved_by: string[];
   reason: string;
 }
 
@@ -78,7 +81,8 @@ export interface DigestData {
   };
   actions: { executed: number; refused: number; failed: number; undone: number };
   approvals: { asked: number; approved: number; rejected: number; expired: number; answer_p50_s: number | null };
-  governance: { autonomy_changes: AutonomyChange[]; halts: HaltLine[] };
+  /** The newest GOVERNANCE_LIMIT of each list; `*_left_out` says how many older ones of the window are not listed. */
+  governance: { autonomy_changes: AutonomyChange[]; autonomy_changes_left_out: number; halts: HaltLine[]; halts_left_out: number };
   noisiest_alerts: AlertLine[];
   unplaced_alerts: Array<Omit<AlertLine, 'service'>>;
   study: { finished_at: string; provable_share: number; cut_short: boolean; holding_now: Array<{ service: string; cause: string }> } | null;

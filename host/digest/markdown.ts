@@ -1,21 +1,12 @@
-import type { DigestData } from './digest.ts';
+import { markdownText } from '../escape.ts';
+import { GOVERNANCE_LIMIT, type DigestData } from './digest.ts';
 
 /**
  * Text from outside (alert names, services, sources, people, reasons, connector problems) as
- * Markdown that shows it literally: the characters that can format, link, open HTML or an
- * entity, or end a table cell are backslash-escaped (CommonMark's escape), so `<img ...>` stays
- * text under any renderer, even one that allows HTML. Escaped text never starts a line (every
- * use has a prefix), so the line-start markers (`#`, `-`, `1.`) need no escape; line breaks
- * become spaces.
+ * Markdown that shows it literally: the one escaping of every text that leaves the service
+ * (host/escape.ts). Line breaks become spaces.
  */
-export function escapeMarkdown(s: string): string {
-  return s
-    .replace(/\s+/g, ' ')
-    .trim()
-    .replace(/[\\`*_[\]<>&|~]/g, (c) => `\\${c}`);
-}
-
-const e = escapeMarkdown;
+const e = markdownText;
 
 /** Seconds as people read them: `45 s`, `3 min 5 s`, `2 h 10 min`, `3 d 4 h`; `no sample` for null. */
 export function duration(s: number | null): string {
@@ -25,6 +16,10 @@ export function duration(s: number | null): string {
   if (s < 86400) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
   return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
 }
+
+/** The line under a capped list saying how many older entries of the window it does not show (none when all are shown). */
+const leftOut = (n: number, what: string): string[] =>
+  n === 0 ? [] : ['', `${n} older ${what}${n === 1 ? ' is' : 's are'} not listed (only the newest ${GOVERNANCE_LIMIT} are); the ledger has them all.`];
 
 const percent = (share: number): string => `${Math.round(share * 1000) / 10} %`;
 
@@ -77,11 +72,16 @@ export function renderDigest(d: DigestData): string {
     '',
     ...(g.autonomy_changes.length === 0
       ? ['None.']
-      : g.autonomy_changes.map((c) => `- ${c.at}: ${e(c.service)} from ${e(c.from ?? 'default')} to ${e(c.to ?? 'default')} by ${e(c.by)}: ${e(c.reason)}`)),
+      : g.autonomy_changes.map(
+          (c) =>
+            `- ${c.at}: ${e(c.service)} from ${e(c.from ?? 'default')} to ${e(c.to ?? 'default')} by ${e(c.by)}${c.approved_by.length === 0 ? '' : `, approved by ${c.approved_by.map(e).join(' and ')}`}: ${e(c.reason)}`,
+        )),
+    ...leftOut(g.autonomy_changes_left_out, 'autonomy change'),
     '',
     '### Halts',
     '',
     ...(g.halts.length === 0 ? ['None.'] : g.halts.map((h) => `- ${h.at}: ${h.action} by ${e(h.by)}: ${e(h.reason)}`)),
+    ...leftOut(g.halts_left_out, 'halt or resume event'),
   ]);
 
   section(

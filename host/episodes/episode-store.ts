@@ -1,5 +1,6 @@
 import type { Db } from '../storage/db.ts';
 import { EpisodeRepo, type OpenedEpisode } from './episode.repo.ts';
+import { StormRepo } from './storm.repo.ts';
 
 /**
  * The episodes area's lower half, built before the estate that reads it: the episodes' tables
@@ -9,6 +10,8 @@ import { EpisodeRepo, type OpenedEpisode } from './episode.repo.ts';
  */
 export interface EpisodeStore {
   readonly repo: EpisodeRepo;
+  /** The services storm episodes hold (`storm_services`); the episodes area's only. */
+  readonly storms: StormRepo;
   /** Episodes opened since a time, per service. */
   readonly openings: { openedSince(sinceMs: number): Promise<Array<{ service: string; t_open_ms: number }>> };
   /** What the digest counts: episodes opened and closed in a window. */
@@ -27,6 +30,7 @@ export function createEpisodeStore(db: Db): EpisodeStore {
   const repo = new EpisodeRepo(db);
   return {
     repo,
+    storms: new StormRepo(db),
     openings: { openedSince: (sinceMs) => repo.openedSince(sinceMs) },
     figures: {
       openedBetween: (from, to) => repo.openedBetween(from, to),

@@ -6,6 +6,7 @@ import { severityRank, type Episode, type EpisodeAlert, type EpisodeRepo } from 
 import { parseQuery } from './query/parse.ts';
 import type { Diagnosis, Findings, StoredEvidence, StoredVerdict } from '../investigation/findings.repo.ts';
 import type { ActionPath } from '../acting/paths.repo.ts';
+import type { StormCounts } from './storm.repo.ts';
 
 export const DEFAULT_EPISODE_PAGE = 50;
 export const MAX_EPISODE_PAGE = 500;
@@ -17,7 +18,25 @@ export type EpisodeSummary = Omit<Episode, 't_open_ms' | 't_close_ms'> & {
   duration_s: number;
   /** The worst severity of its alerts (critical, warning, info); null without alerts. */
   severity: string | null;
+  /** A storm episode (kind `storm`): the source it holds alerts of, and how many alerts and services; null for others. */
+  storm: StormView | null;
 };
+
+/** What a storm episode holds (docs/episodes.md, "Storms"). */
+export interface StormView {
+  source: string;
+  alerts: number;
+  services: number;
+  /** In the episode in full: the services it holds most alerts of (at most 50), most first. */
+  held?: Array<{ service: string; alerts: number }>;
+}
+
+/** The storms' counts (host/episodes/storm.repo.ts). */
+export interface EpisodeStorms {
+  counts(ids: string[]): Promise<Map<string, StormCounts>>;
+  top(id: string, limit: number): Promise<Array<{ service: string; alerts: number }>>;
+}
+const STORM_LISTED = 50;
 
 /** What the investigation found for an episode (its store, host/investigation/findings.repo.ts). */
 export interface EpisodeFindings {
@@ -65,8 +84,10 @@ export class EpisodeReader {
   readonly #clock: Clock;
   readonly #findings: EpisodeFindings | null;
   readonly #actions: EpisodeActions | null;
+  readonly #storms: EpisodeStorms | null;
 
-  constructor(deps: { episodes: EpisodeRepo; ledger: Ledger; clock: Clock; findings?: EpisodeFindings; actions?: EpisodeActions }) {
+  constructor(deps: { episodes: EpisodeRepo; ledger: Ledger; clock: Clock; findings?: EpisodeFindings; actions?: EpisodeActions; storms?: EpisodeStorms }) {
+    this.#storms = deps.storms ?? null;
     this.#findings = deps.findings ?? null;
     this.#actions = deps.actions ?? null;
     this.#episodes = deps.episodes;
@@ -86,7 +107,23 @@ export class EpisodeReader {
     });
     const last = episodes.at(-1);
     const worst = await this.#episodes.worstSeverities(episodes.map((e) => e.id));
-    return { episodes: episodes.map((e) => summary(e, nowMs, worst.get(e.id) ?? null)), more, cursor: more && last !== undefined ? encodeCursor(last) : null };
+    const storms = await this.#stormCounts(episodes);
+    return {
+      episodes: episodes.map((e) => summary(e, nowMs, worst.get(e.id) ?? null, storms.get(e.id) ?? null)),
+      more,
+      cursor: more && last !== undefined ? encodeCursor(last) : null,
+    };
+  }
+
+  async #stormCounts(episodes: Episode[]): Promise<Map<string, StormView>> {
+    const ids = episodes.filter((e) => e.kind === 'storm').map((e) => e.id);
+    if (ids.length === 0 || this.#storms === null) return new Map();
+    const counts = await this.#storms.counts(ids);
+    return new Map(
+      episodes
+        .filter((e) => e.kind === 'storm')
+        .map((e) => [e.id, { source: e.service.replace(/^storm:/, ''), alerts: counts.get(e.id)?.alerts ?? 0, services: counts.get(e.id)?.services ?? 0 }]),
+    );
   }
 
   async get(id: string): Promise<EpisodeDetail> {
@@ -100,8 +137,10 @@ export class EpisodeReader {
     ]);
     const path = this.#actions === null ? null : await this.#actions.pathOf(id);
     const worst = alerts.reduce<string | null>((w, a) => (w === null || severityRank(a.severity) > severityRank(w) ? a.severity : w), null);
+    const storm = (await this.#stormCounts([episode])).get(id) ?? null;
+    const held = storm === null || this.#storms === null ? null : await this.#storms.top(id, STORM_LISTED);
     return {
-      ...summary(episode, this.#clock.now().getTime(), worst),
+      ...summary(episode, this.#clock.now().getTime(), worst, storm === null ? null : { ...storm, held: held ?? [] }),
       signals: alerts.map((a) => ({ ...a, status: a.end_status ?? 'firing' })),
       data,
       investigation:
@@ -128,9 +167,9 @@ export class EpisodeReader {
   }
 }
 
-function summary(e: Episode, nowMs: number, severity: string | null): EpisodeSummary {
+function summary(e: Episode, nowMs: number, severity: string | null, storm: StormView | null): EpisodeSummary {
   const { t_open_ms, t_close_ms, ...rest } = e;
-  return { ...rest, severity, duration_s: Math.max(0, Math.round(((t_close_ms ?? nowMs) - t_open_ms) / 1000)) };
+  return { ...rest, severity, storm, duration_s: Math.max(0, Math.round(((t_close_ms ?? nowMs) - t_open_ms) / 1000)) };
 }
 
 /** The cursor names the last episode of a page: the next page starts just after it. */

@@ -12,7 +12,8 @@ export interface Baseline {
   flapping: boolean;
 }
 
-export type EpisodeKind = 'incident' | 'notice';
+/** `storm`: one episode holding the alerts a source sent beyond its limits (host/episodes/storm.ts). */
+export type EpisodeKind = 'incident' | 'notice' | 'storm';
 
 /**
  * How an episode's outcome came about: `escalated` only once a notification to at least one
@@ -152,9 +153,15 @@ export class EpisodeRepo {
     return ((await this.#db('episodes').select('open_service').whereNotNull('open_service')) as { open_service: string }[]).map((r) => r.open_service);
   }
 
-  async insert(trx: Trx, e: Episode): Promise<void> {
+  /**
+   * `opened.source`: the source word of the alert that opened it; `opened.unknown`: opened for a
+   * service the estate does not have (the per-source limit counts these).
+   */
+  async insert(trx: Trx, e: Episode, opened: { source: string | null; unknown: boolean } = { source: null, unknown: false }): Promise<void> {
     await trx('episodes').insert({
       ...this.#columns(e),
+      source: opened.source,
+      unknown_service: opened.unknown,
       id: e.id,
       service: e.service,
       service_lc: e.service.toLowerCase(),
@@ -170,6 +177,23 @@ export class EpisodeRepo {
       note_lc: e.note === null ? null : e.note.toLowerCase(),
       outcome_detail: e.outcome_detail === null ? null : JSON.stringify(e.outcome_detail),
     });
+  }
+
+  /** Episodes opened since `sinceMs` for services the estate does not have, from `source` (storms aside). */
+  async unknownOpenedSince(trx: Trx, source: string, sinceMs: number): Promise<number> {
+    const row = (await trx('episodes')
+      .count({ n: '*' })
+      .where({ source, unknown_service: true })
+      .andWhere('t_open_ms', '>=', sinceMs)
+      .whereNot('kind', 'storm')
+      .first()) as { n: number | string } | undefined;
+    return Number(row?.n ?? 0);
+  }
+
+  /** Episodes of `service` opened since `sinceMs`. */
+  async serviceOpenedSince(trx: Trx, service: string, sinceMs: number): Promise<number> {
+    const row = (await trx('episodes').count({ n: '*' }).where({ service }).andWhere('t_open_ms', '>=', sinceMs).first()) as { n: number | string } | undefined;
+    return Number(row?.n ?? 0);
   }
 
   /** Sets the decision (`act` or `abstain`) the acting path took. */
@@ -276,7 +300,12 @@ export class EpisodeRepo {
   /** Newest first, after the cursor, filtered in SQL; one row more than `limit` tells of more. */
   /** Episodes opened since `sinceMs`, by service and opening time (the estate counts co-firing services). */
   async openedSince(sinceMs: number): Promise<Array<{ service: string; t_open_ms: number }>> {
-    const rows = (await this.#db('episodes').select('service', 't_open_ms').where('t_open_ms', '>=', sinceMs).orderBy('t_open_ms').limit(100_000)) as Array<{
+    const rows = (await this.#db('episodes')
+      .select('service', 't_open_ms')
+      .where('t_open_ms', '>=', sinceMs)
+      .whereNot('kind', 'storm')
+      .orderBy('t_open_ms')
+      .limit(100_000)) as Array<{
       service: string;
       t_open_ms: number | string;
     }>;
@@ -315,7 +344,8 @@ export class EpisodeRepo {
 
   async list(f: ListFilter): Promise<{ episodes: Episode[]; more: boolean }> {
     const q = this.#db('episodes').select(COLUMNS.map((c) => `episodes.${c}`));
-    if (f.incidentsOnly) q.where('episodes.kind', 'incident');
+    // A storm is an incident too: it holds what a source sent beyond its limits.
+    if (f.incidentsOnly) q.whereIn('episodes.kind', ['incident', 'storm']);
     if (f.after !== null) {
       const { t_open_ms, id } = f.after;
       q.where((w) => w.where('episodes.t_open_ms', '<', t_open_ms).orWhere((o) => o.where('episodes.t_open_ms', t_open_ms).andWhere('episodes.id', '<', id)));

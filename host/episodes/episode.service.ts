@@ -7,6 +7,8 @@ import type { Trx } from '../storage/db.ts';
 import type { AlertSeverity, NotifyEvent } from '../plugins/contract.ts';
 import { worstOf, type Episode, type EpisodeKind, type EpisodeMember, type EpisodeRepo, type OutcomeDetail } from './episode.repo.ts';
 import { clip } from '../text.ts';
+import { limitReached, stormService, type StormLimits } from './storm.ts';
+import type { StormRepo } from './storm.repo.ts';
 
 /** Alerts that name no service are grouped under this one. */
 export const UNMAPPED = 'unknown';
@@ -16,6 +18,13 @@ const BATCH = 500;
 const LISTED = 100;
 /** How soon after a push the grouping runs (pushes arriving meanwhile share the run). */
 const NUDGE_MS = 200;
+/**
+ * Alerts one storm transaction takes, and transactions of one sweep per pass: the next pass
+ * (services the estate has first) follows at once. Small, so that intake's commits, which wait
+ * for the chain head a sweep holds, wait little.
+ */
+const SWEEP = 200;
+const SWEEP_BATCHES = 10;
 
 /**
  * Until the investigation capability exists every new incident goes to people without a
@@ -45,8 +54,11 @@ export interface IncidentChange {
  * outbox), so the change and its notifications commit together or not at all.
  */
 export interface EpisodeNotifier {
-  /** Queues the messages about `change` in `trx`; answers who they go to (empty: nobody). */
-  tell(trx: Trx, change: IncidentChange): Promise<{ to: string[] }>;
+  /**
+   * Queues the messages about `change` in `trx`; answers who they go to (empty: nobody) and, for a
+   * close, the messages still waiting that the close made untrue and dropped (`stale`).
+   */
+  tell(trx: Trx, change: IncidentChange): Promise<{ to: string[]; stale?: Array<{ event: NotifyEvent; to: string }> }>;
   /** Called after a commit that queued messages: deliver them soon. */
   nudge(): void;
 }
@@ -72,6 +84,11 @@ export interface EpisodeServiceDeps {
   notifier?: EpisodeNotifier;
   /** Where investigations are asked for; absent: none is (the decision then says so). */
   investigations?: InvestigationRequests;
+  /**
+   * The storm bound (host/episodes/storm.ts): whether the estate has a service, the storms' table
+   * and the limits. Absent: every service opens its own episode.
+   */
+  storms?: { estate: { names(): Promise<string[]> }; repo: StormRepo; limits: StormLimits };
 }
 
 /**
@@ -140,29 +157,71 @@ export class EpisodeService {
     let nextDue = Infinity;
     const groups = await held.ungroupedByService();
     const open = groups.length === 0 ? new Set<string>() : new Set(await episodes.openServices());
+    // Services the estate has come first: a storm of names it does not know never delays them.
+    const estate = this.#d.storms === undefined || groups.length === 0 ? null : new Set(await this.#d.storms.estate.names());
+    const isKnown = (service: string | null): boolean => estate === null || (service !== null && estate.has(service));
+    groups.sort((a, b) => Number(isKnown(b.service)) - Number(isKnown(a.service)));
+    /** Services whose alerts a storm swept up in this pass. */
+    const swept = new Set<string>();
+    let sweptAll = true;
     for (const group of groups) {
       const service = group.service ?? UNMAPPED;
+      if (swept.has(service)) continue;
       const dueAt = Date.parse(group.first_fired) + debounceS * SECOND;
       const due = dueAt <= now.getTime();
       if (!due) nextDue = Math.min(nextDue, dueAt);
       // Nothing to do yet: no episode to join, and the window still runs.
       if (!due && !open.has(service)) continue;
       for (;;) {
-        const taken = await ledger.transact(
-          async (trx, record) => {
+        const r = await ledger.transact(
+          async (trx, record): Promise<{ taken: number; limited?: { source: string; why: string } }> => {
             const open = await episodes.openFor(trx, service);
-            if (open === null && !due) return 0;
+            if (open === null && !due) return { taken: 0 };
             const alerts = await held.ungroupedOf(trx, group.service, BATCH);
-            if (alerts.length === 0) return 0;
-            if (open === null) await this.#open(trx, record, service, alerts, now);
-            else await this.#join(trx, record, open, alerts, now);
-            return alerts.length;
+            if (alerts.length === 0) return { taken: 0 };
+            if (open !== null) {
+              await this.#join(trx, record, open, alerts, now);
+              return { taken: alerts.length };
+            }
+            const source = alerts[0]!.source;
+            const unknown = !isKnown(group.service);
+            const storms = this.#d.storms;
+            if (unknown && storms !== undefined) {
+              // A service a storm holds stays in it while it is open.
+              const holding = await storms.repo.holding(trx, service);
+              const storm = holding === null ? null : await episodes.lock(trx, holding);
+              if (storm !== null && storm.state === 'open') {
+                await this.#join(trx, record, storm, alerts, now);
+                return { taken: alerts.length };
+              }
+              const reached = await limitReached(episodes, trx, storms.limits, source, service, now.getTime());
+              // The source's limit: all its alerts of such services go to the storm (the sweep, below).
+              if (reached?.limit === 'source') return { taken: 0, limited: { source, why: reached.why } };
+              // This service's limit: its alerts alone join the source's storm.
+              if (reached !== null) {
+                const storm = await episodes.openFor(trx, stormService(source));
+                if (storm === null) await this.#openStorm(trx, record, source, reached.why, alerts, now);
+                else await this.#join(trx, record, storm, alerts, now);
+                return { taken: alerts.length };
+              }
+            }
+            await this.#open(trx, record, service, alerts, now, { source, unknown });
+            return { taken: alerts.length };
           },
           { headFirst: true },
         );
-        if (taken < BATCH) break;
+        if (r.limited !== undefined) {
+          const done = await this.#sweep(r.limited.source, r.limited.why, [...(estate ?? [])], now);
+          for (const s of done.services) swept.add(s);
+          if (!done.all) sweptAll = false;
+          break;
+        }
+        if (r.taken < BATCH) break;
       }
+      if (!sweptAll) break;
     }
+    // A storm left alerts for the next pass, which starts with the services the estate has.
+    if (!sweptAll) this.#runIn(NUDGE_MS);
     this.#nudgeNotifier();
     this.#nudgeInvestigations();
     if ((await episodes.closable()).length === 0) return this.#next(nextDue, now);
@@ -180,13 +239,27 @@ export class EpisodeService {
             trace: id,
             data: { service: episode?.service ?? null, duration_s, ...ended },
           });
-          if (episode !== null && episode.kind === 'incident')
-            await this.#tell(
+          // An incident or a storm is closed to those told of it; a notice told nobody.
+          if (episode !== null && episode.kind !== 'notice') {
+            const { stale } = await this.#tell(
               trx,
               'incident.closed',
               { ...episode, state: 'closed', t_close: now.toISOString(), t_close_ms: now.getTime() },
               await episodes.worstSeverity(trx, id),
             );
+            if (stale.length > 0)
+              await record({
+                type: 'outcome.notify_dropped',
+                actor: 'system',
+                reason: clip(
+                  `the incident closed before ${stale.length} message(s) were delivered: not sent (${stale.map((d) => `${d.event} to ${d.to}`).join(', ')})`,
+                  2000,
+                  '…',
+                ),
+                trace: id,
+                data: { service: episode.service, dropped: stale.slice(0, LISTED) },
+              });
+          }
         }
       },
       { headFirst: true },
@@ -200,7 +273,82 @@ export class EpisodeService {
     if (nextDue !== Infinity) this.#runIn(Math.max(NUDGE_MS, nextDue - now.getTime()));
   }
 
-  async #open(trx: Trx, record: RecordEvent, service: string, alerts: HeldAlert[], now: Date): Promise<void> {
+  /**
+   * A limit was reached for `source`: its due alerts of services the estate does not have and that
+   * have no open episode join the source's storm episode, SWEEP per transaction, at most
+   * SWEEP_BATCHES transactions per pass (`all`: none is left). Answers the services swept.
+   */
+  async #sweep(source: string, why: string, known: string[], now: Date): Promise<{ services: string[]; all: boolean }> {
+    const { held, episodes, ledger } = this.#d;
+    const firedBefore = new Date(now.getTime() - this.#d.debounceS * SECOND).toISOString();
+    const swept = new Set<string>();
+    for (let i = 0; i < SWEEP_BATCHES; i++) {
+      const open = new Set(await episodes.openServices());
+      const taken = await ledger.transact(
+        async (trx, record) => {
+          const except = [...new Set([...known, ...open])].filter((s) => s !== UNMAPPED);
+          const alerts = await held.ungroupedFrom(trx, source, firedBefore, except, open.has(UNMAPPED), SWEEP);
+          if (alerts.length === 0) return 0;
+          const name = stormService(source);
+          const storm = await episodes.openFor(trx, name);
+          if (storm === null) await this.#openStorm(trx, record, source, why, alerts, now);
+          else await this.#join(trx, record, storm, alerts, now);
+          for (const a of alerts) swept.add(a.service ?? UNMAPPED);
+          return alerts.length;
+        },
+        { headFirst: true },
+      );
+      if (taken < SWEEP) return { services: [...swept], all: true };
+    }
+    return { services: [...swept], all: false };
+  }
+
+  /** Opens the storm episode of `source` with its first alerts: told as an incident, never investigated. */
+  async #openStorm(trx: Trx, record: RecordEvent, source: string, why: string, alerts: HeldAlert[], now: Date): Promise<void> {
+    const service = stormService(source);
+    const episode: Episode = {
+      id: randomUUID(),
+      kind: 'storm',
+      state: 'open',
+      service,
+      alerts: [],
+      t_open: now.toISOString(),
+      t_open_ms: now.getTime(),
+      t_close: null,
+      t_close_ms: null,
+      ...DECISION,
+      note: clip(`Alert storm from ${source}: ${why}; its further alerts of services the estate does not have are held here, not opened one by one`, 1000),
+      outcome_detail: null,
+    };
+    await this.#d.episodes.insert(trx, episode, { source, unknown: false });
+    await record({
+      type: 'episode.opened',
+      actor: 'system',
+      reason: `alert storm from ${source}: ${why}`,
+      trace: episode.id,
+      data: { service, kind: 'storm', source, why },
+    });
+    await this.#join(trx, record, episode, alerts, now, true);
+    const { to } = await this.#tell(trx, 'incident.opened', { ...episode, alerts: namesOf([], alerts) }, worstOf(alerts.map((a) => a.severity)));
+    const detail = this.#pending(to, now);
+    await this.#d.episodes.setOutcome(trx, episode.id, DECISION.outcome, detail);
+    await record({
+      type: 'episode.decided',
+      actor: 'system',
+      reason: `a storm is not investigated (no one service); people are told; ${detail.reason}`,
+      trace: episode.id,
+      data: { service, decision: DECISION.decision, outcome: null, to },
+    });
+  }
+
+  async #open(
+    trx: Trx,
+    record: RecordEvent,
+    service: string,
+    alerts: HeldAlert[],
+    now: Date,
+    opened = { source: alerts[0]!.source, unknown: false },
+  ): Promise<void> {
     const members = await this.#members(trx, alerts, now);
     const first = alerts[0]!;
     const kind = kindOf(alerts);
@@ -218,7 +366,7 @@ export class EpisodeService {
       note: clip(first.summary || first.name, 1000),
       outcome_detail: null,
     };
-    await this.#d.episodes.insert(trx, episode);
+    await this.#d.episodes.insert(trx, episode, opened);
     await this.#d.episodes.addAlerts(trx, episode.id, members);
     await this.#d.held.setEpisode(
       trx,
@@ -244,7 +392,7 @@ export class EpisodeService {
         flapping: members.filter((m) => m.baseline.flapping).length,
       },
     });
-    const to = kind === 'incident' ? await this.#tell(trx, 'incident.opened', episode, worstOf(alerts.map((a) => a.severity))) : null;
+    const to = kind === 'incident' ? (await this.#tell(trx, 'incident.opened', episode, worstOf(alerts.map((a) => a.severity)))).to : null;
     const detail = this.#pending(to, now);
     await this.#d.episodes.setOutcome(trx, episode.id, DECISION.outcome, detail);
     await record({
@@ -266,12 +414,17 @@ export class EpisodeService {
     return { value: null, reason, at: now.toISOString(), told: [], channels: [] };
   }
 
-  /** Queues the notifications of a change; answers who they go to. */
-  async #tell(trx: Trx, event: NotifyEvent, episode: Episode, severity: AlertSeverity): Promise<string[]> {
-    if (this.#d.notifier === undefined) return [];
-    const { to } = await this.#d.notifier.tell(trx, { event, episode, severity });
+  /** Queues the notifications of a change; answers who they go to, and what a close dropped. */
+  async #tell(
+    trx: Trx,
+    event: NotifyEvent,
+    episode: Episode,
+    severity: AlertSeverity,
+  ): Promise<{ to: string[]; stale: Array<{ event: NotifyEvent; to: string }> }> {
+    if (this.#d.notifier === undefined) return { to: [], stale: [] };
+    const { to, stale } = await this.#d.notifier.tell(trx, { event, episode, severity });
     if (to.length > 0) this.#queued = true;
-    return to;
+    return { to, stale: stale ?? [] };
   }
 
   #nudgeInvestigations(): void {
@@ -286,7 +439,8 @@ export class EpisodeService {
     this.#d.notifier?.nudge();
   }
 
-  async #join(trx: Trx, record: RecordEvent, episode: Episode, alerts: HeldAlert[], now: Date): Promise<void> {
+  async #join(trx: Trx, record: RecordEvent, episode: Episode, alerts: HeldAlert[], now: Date, opening = false): Promise<void> {
+    if (episode.kind === 'storm') return this.#joinStorm(trx, record, episode, alerts, now, opening);
     const members = await this.#members(trx, alerts, now);
     const kind: EpisodeKind = episode.kind === 'incident' ? 'incident' : kindOf(alerts);
     const next: Episode = { ...episode, kind, alerts: namesOf(episode.alerts, alerts) };
@@ -296,13 +450,7 @@ export class EpisodeService {
     }
     const before = await this.#d.episodes.worstSeverity(trx, episode.id);
     const after = worstOf([before, ...alerts.map((a) => a.severity)]);
-    await this.#d.episodes.addAlerts(trx, episode.id, members);
-    await this.#d.episodes.update(trx, next);
-    await this.#d.held.setEpisode(
-      trx,
-      alerts.map((a) => a.fingerprint),
-      episode.id,
-    );
+    await this.#take(trx, next, members, alerts);
     await record({
       type: 'episode.alerts_joined',
       actor: 'system',
@@ -312,7 +460,7 @@ export class EpisodeService {
     });
     if (episode.kind === 'notice' && kind === 'incident') {
       // A notice became an incident: people hear of it now, as of an incident opening.
-      const to = await this.#tell(trx, 'incident.opened', next, after);
+      const { to } = await this.#tell(trx, 'incident.opened', next, after);
       const detail = this.#pending(to, now);
       await this.#d.episodes.setOutcome(trx, episode.id, DECISION.outcome, detail);
       await record({
@@ -325,6 +473,37 @@ export class EpisodeService {
     } else if (kind === 'incident' && SEVERITY_RANK[after] > SEVERITY_RANK[before]) {
       await this.#tell(trx, 'incident.escalated', next, after);
     }
+  }
+
+  /** The alerts become members of the episode (`next`: its names and kind after they joined). */
+  async #take(trx: Trx, next: Episode, members: EpisodeMember[], alerts: HeldAlert[]): Promise<void> {
+    await this.#d.episodes.addAlerts(trx, next.id, members);
+    await this.#d.episodes.update(trx, next);
+    await this.#d.held.setEpisode(
+      trx,
+      alerts.map((a) => a.fingerprint),
+      next.id,
+    );
+  }
+
+  /** Alerts join a storm: its counts per service, one event for the batch, and people told when it gets worse. */
+  async #joinStorm(trx: Trx, record: RecordEvent, episode: Episode, alerts: HeldAlert[], now: Date, opening: boolean): Promise<void> {
+    const members = await this.#members(trx, alerts, now);
+    const before = opening ? null : await this.#d.episodes.worstSeverity(trx, episode.id);
+    const next: Episode = { ...episode, alerts: namesOf(episode.alerts, alerts) };
+    await this.#take(trx, next, members, alerts);
+    const counts = new Map<string, number>();
+    for (const a of alerts) counts.set(a.service ?? UNMAPPED, (counts.get(a.service ?? UNMAPPED) ?? 0) + 1);
+    await this.#d.storms?.repo.add(trx, episode.id, counts, now.toISOString());
+    await record({
+      type: 'episode.storm_joined',
+      actor: 'system',
+      reason: `${alerts.length} alert(s) of ${counts.size} service(s) the estate does not have joined the storm`,
+      trace: episode.id,
+      data: { service: episode.service, count: alerts.length, services: [...counts.keys()].slice(0, LISTED), fingerprints: listed(alerts) },
+    });
+    const after = worstOf([before ?? 'info', ...alerts.map((a) => a.severity)]);
+    if (before !== null && SEVERITY_RANK[after] > SEVERITY_RANK[before]) await this.#tell(trx, 'incident.escalated', next, after);
   }
 
   async #members(trx: Trx, alerts: HeldAlert[], now: Date): Promise<EpisodeMember[]> {

@@ -12,6 +12,7 @@ import { episodeRoutes } from './episode.routes.ts';
 import { EpisodeService, type EpisodeNotifier, type InvestigationRequests } from './episode.service.ts';
 import type { EpisodeActions, EpisodeFindings } from './episode.reader.ts';
 import { parseQuery } from './query/parse.ts';
+import type { StormLimits } from './storm.ts';
 import type { ActedEpisodes } from '../acting/acting.service.ts';
 
 /** An open episode as the live view shows it. */
@@ -63,9 +64,11 @@ export function createEpisodesArea(d: {
   clock: Clock;
   log: Logger;
   debounceS: number;
+  /** The storm bound: the names of the services the estate has, and the limits. Absent: none. */
+  storms?: { estate: { names(): Promise<string[]> }; limits: StormLimits };
 }): EpisodesArea {
   const { ledger, clock } = d;
-  const { repo } = d.store;
+  const { repo, storms } = d.store;
   const episodes = new EpisodeService({
     episodes: repo,
     held: d.held,
@@ -75,6 +78,7 @@ export function createEpisodesArea(d: {
     debounceS: d.debounceS,
     notifier: d.notifier,
     ...(d.findings === undefined ? {} : { investigations: d.findings }),
+    ...(d.storms === undefined ? {} : { storms: { ...d.storms, repo: storms } }),
   });
   d.intake.onChanged(() => episodes.nudge());
   d.intake.onAlertEnded((trx, episodeId, fingerprint, status, at) => repo.endAlert(trx, episodeId, fingerprint, status, at));
@@ -82,6 +86,7 @@ export function createEpisodesArea(d: {
     episodes: repo,
     ledger,
     clock,
+    storms,
     ...(d.findings === undefined ? {} : { findings: d.findings }),
     ...(d.actions === undefined ? {} : { actions: d.actions }),
   });
@@ -90,7 +95,8 @@ export function createEpisodesArea(d: {
     episodes,
     outcomes: repo,
     acted: {
-      get: (id) => repo.get(id),
+      get: (id, trx) => repo.get(id, trx),
+      worstSeverity: (trx, id) => repo.worstSeverity(trx, id),
       signalsOf: (id) => repo.alertsOf(id),
       setDecision: (trx, id, decision) => repo.setDecision(trx, id, decision),
       setOutcome: (trx, id, outcome, detail) => repo.setOutcome(trx, id, outcome, detail),

@@ -9,11 +9,12 @@ import type { Logger } from '../log.ts';
 import { Revisions } from '../settings/revisions.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
 import type { Db, Trx } from '../storage/db.ts';
+import { CarriedEstate } from './estate.carried.ts';
 import { EstateBuilder, type Deploys, type Discovery, type EpisodeOpenings } from './estate.build.ts';
 import { readEstateFile } from './estate.file.ts';
 import { EstateRepo } from './estate.repo.ts';
 import { estateRoutes } from './estate.routes.ts';
-import { EstateService, type UnplacedAlerts } from './estate.service.ts';
+import { EstateService, type GuardedChanges, type UnplacedAlerts } from './estate.service.ts';
 
 /** What the estate asks of the other areas: each a narrow slice of their public services. */
 export interface EstateAreaDeps {
@@ -27,7 +28,7 @@ export interface EstateAreaDeps {
   /** The people of the install (approvers must be one). */
   people: { get(email: string, trx?: Trx): Promise<object | null> };
   /** The licence in force (its tier limits added services). */
-  licences: { inForce(): Promise<Pick<Licence, 'tier' | 'services'> | null> };
+  licences: { inForce(trx?: Trx): Promise<Pick<Licence, 'tier' | 'services'> | null> };
   /** The connectors: which are healthy, and the fallback coverage for services without linked connectors. */
   connectors: { covers(service: string): Promise<boolean>; list(): Promise<{ connectors: Array<{ name: string; state: string }> }> };
   /** The held alerts (the intake area): unplaced ones, and the services alerts named. */
@@ -36,12 +37,16 @@ export interface EstateAreaDeps {
   episodes: EpisodeOpenings;
   /** The loaded causes' declared settings: services' `check_settings` are checked against them. */
   causeSettings?: CauseSettingsLookup;
+  /** Governance's approvals, for changes that wait for two (a tier lowered, approvers of a tier-1/2 service changed). */
+  changes?: GuardedChanges;
 }
 
 export interface EstateArea extends Area {
   /** The estate; also the intake's ServiceResolver. */
   estate: EstateService;
   builder: EstateBuilder;
+  /** The overrides and the packs' settings as the keychain carries them (estate.carried.ts). */
+  carried: CarriedEstate;
   /** Readiness facts for governance: a service's owner. */
   facts: { ownerOf(service: string): Promise<string | null> };
   /**
@@ -74,14 +79,15 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
   const log = deps.log.child({ component: 'estate' });
   const estate = new EstateService({
     repo,
+    ...(deps.changes === undefined ? {} : { changes: deps.changes }),
     revisions: new Revisions(deps.settings),
     ledger: deps.ledger,
     clock: deps.clock,
     log,
     people: { isPerson: async (email, trx) => (await deps.people.get(email, trx)) !== null },
     licence: {
-      limit: async () => {
-        const l = await deps.licences.inForce();
+      limit: async (trx) => {
+        const l = await deps.licences.inForce(trx);
         return { tier: l?.tier ?? null, services: serviceLimit(l) };
       },
     },
@@ -106,6 +112,7 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
     routes: ({ server, log: httpLog, guard }: Http) => estateRoutes(server, { log: httpLog, guard, estate, builder }),
     estate,
     builder,
+    carried: new CarriedEstate(estate),
     facts: { ownerOf: async (service) => (await estate.find(service))?.owner ?? null },
     covers: async (service) => {
       const linked = new Set(((await estate.find(service))?.links ?? []).map((l) => l.connector).filter((c): c is string => c !== undefined));

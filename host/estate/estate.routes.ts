@@ -64,7 +64,9 @@ export function estateRoutes(server: Server, deps: { log: Logger; guard: Guard; 
     route(log, async (req) => {
       const who = await guard.withRole(req, 'admin');
       await guard.operating();
-      return [200, await estate.putOverrides(await readJson(req), who)];
+      // 202 when part of the change waits for two approvals (`pending`), 200 when all of it applied.
+      const view = await estate.putOverrides(await readJson(req), who);
+      return [view.asked.length > 0 ? 202 : 200, view];
     }),
   );
 

@@ -14,6 +14,7 @@ import type { EstateRepo, OverrideRow, SuggestionRow } from './estate.repo.ts';
 import { validateOverrides, type OverrideEntry } from './estate.schema.ts';
 import { checkSettingsProblem, type CauseSettingsLookup } from './check-settings.ts';
 import { EstateIndex, type Placement } from './resolver.ts';
+import { guardedFields, type GuardedFields } from './estate-guard.ts';
 
 /** The name of the overrides document's revision (in `settings`). */
 const REVISION = 'estate.overrides';
@@ -28,7 +29,8 @@ export interface PersonDirectory {
 }
 /** The licence in force: its tier and how many services it allows (null: unlimited). */
 export interface LicenceTier {
-  limit(): Promise<{ tier: string | null; services: number | null }>;
+  /** Read in `trx` when given (the keychain's apply runs in its own transaction). */
+  limit(trx?: Trx): Promise<{ tier: string | null; services: number | null }>;
 }
 /** Alerts held with no service, by name and source, most frequent first (the intake area). */
 export interface UnplacedAlert {
@@ -43,8 +45,38 @@ export interface UnplacedAlerts {
   servicesNamed(): Promise<Array<{ service: string; count: number }>>;
 }
 
+/** A change of the overrides that waits for two approvals (estate-guard.ts), as the approval request keeps it. */
+export interface ProposedChange {
+  service: string;
+  /** The service's entry when the change was asked for (approval applies only onto this). */
+  before: OverrideEntry;
+  /** The entry asked for; null removes the service. */
+  after: OverrideEntry | null;
+  fields: GuardedFields;
+}
+
+/** What the estate needs of governance's approvals (app.ts adapts the ApprovalsService). */
+export interface GuardedChanges {
+  /** Every pending change request, one per service. */
+  list(): Promise<Array<{ id: string; change: ProposedChange }>>;
+  /** The pending change request of `service`, locked for the rest of `trx`, or null. */
+  pending(trx: Trx, service: string): Promise<{ id: string } | null>;
+  /** Opens a request for `change` in the change's transaction; two owners or admins other than the asker decide it. */
+  open(
+    trx: Trx,
+    record: RecordEvent,
+    ask: { change: ProposedChange; summary: string; asker: { actor: string; by: string } },
+  ): Promise<{ id: string; expires_at: string }>;
+  /** What approval does, in the deciding transaction. */
+  onApproved(
+    fn: (trx: Trx, record: RecordEvent, change: ProposedChange, request: { id: string; requested_by: string }, decider: string) => Promise<void>,
+  ): void;
+}
+
 export interface EstateDeps {
   repo: EstateRepo;
+  /** Governance's approvals: without them a guarded change is refused (the CLI never makes one). */
+  changes?: GuardedChanges;
   revisions: Revisions;
   ledger: Ledger;
   clock: Clock;
@@ -69,6 +101,8 @@ export interface OverridesView extends Revision {
   services: Record<string, OverrideEntry>;
   /** `file` when estate.json manages them (PUT answers 409), else `api`. */
   source: 'file' | 'api';
+  /** Changes waiting for two approvals (a tier lowered, a tier-1 or tier-2 service's approvers changed), by service. */
+  pending: Array<{ service: string; request_id: string; fields: GuardedFields }>;
 }
 
 interface Snapshot {
@@ -97,6 +131,7 @@ export class EstateService implements ServiceResolver {
 
   constructor(deps: EstateDeps) {
     this.#d = deps;
+    deps.changes?.onApproved((trx, record, change, request, decider) => this.#applyApproved(trx, record, change, request, decider));
   }
 
   get fileManaged(): boolean {
@@ -197,15 +232,28 @@ export class EstateService implements ServiceResolver {
   }
 
   /** Added services, the earliest added first: what counts toward the licence. */
+  /** The names of the services people added (the estate "has" them), from the index kept current every few seconds. */
+  async names(): Promise<string[]> {
+    return [...(await this.#refresh(false)).byName.keys()];
+  }
+
   async addedInOrder(): Promise<string[]> {
     return (await this.#refresh(true)).overrides.map((o) => o.name);
   }
 
   async overrides(): Promise<OverridesView> {
-    const [rows, rev] = await Promise.all([this.#d.repo.overrides(), this.#d.revisions.get(REVISION)]);
+    const [rows, rev, open] = await Promise.all([this.#d.repo.overrides(), this.#d.revisions.get(REVISION), this.#d.changes?.list() ?? []]);
+    const pending = open
+      .map((r) => ({ service: r.change.service, request_id: r.id, fields: r.change.fields }))
+      .sort((a, b) => a.service.localeCompare(b.service));
     const services: Record<string, OverrideEntry> = {};
     for (const r of [...rows].sort((a, b) => a.name.localeCompare(b.name))) services[r.name] = r.entry;
-    return { services, ...rev, source: this.fileManaged ? 'file' : 'api' };
+    return { services, ...rev, source: this.fileManaged ? 'file' : 'api', pending };
+  }
+
+  /** The overrides as stored, earliest added first (read in `trx` when given): what the keychain carries. */
+  async overrideRows(trx?: Trx): Promise<OverrideRow[]> {
+    return this.#d.repo.overrides(trx);
   }
 
   async suggestions(): Promise<SuggestionRow[]> {
@@ -217,11 +265,13 @@ export class EstateService implements ServiceResolver {
   /**
    * `PUT /v1/estate/overrides`: each service named is set whole (added when new), `null`
    * removes it; services not named are left as they are, so a PUT of what GET answered changes
-   * nothing. All or nothing, in one transaction with its ledger event.
+   * nothing. All or nothing, in one transaction with its ledger event. A service whose change
+   * lowers its tier or changes who approves it (tier 1 or 2) is not changed now: an approval
+   * request for it is opened in the same transaction (`asked`, and `pending` in the view).
    */
-  async putOverrides(body: unknown, who: Principal): Promise<OverridesView> {
+  async putOverrides(body: unknown, who: Principal): Promise<OverridesView & { asked: string[] }> {
     if (this.fileManaged) throw new AppError('estate_file_managed', `the overrides are managed by ${this.#d.file.path}`);
-    const { doc: raw, version } = takeBack(body);
+    const { doc: raw, version } = takeBack(body, ['pending']);
     const doc = validateOverrides(raw);
     const settingsProblem = this.#d.causeSettings === undefined ? null : checkSettingsProblem(doc, this.#d.causeSettings);
     if (settingsProblem !== null) throw new AppError('invalid_body', settingsProblem);
@@ -232,22 +282,110 @@ export class EstateService implements ServiceResolver {
       }
     }
     const limit = await this.#d.licence.limit();
-    await this.#d.ledger.transact(async (trx, record) => {
+    const asked = await this.#d.ledger.transact(async (trx, record) => {
       await this.#d.repo.lock(trx);
       checkVersion(version, (await this.#d.revisions.get(REVISION, trx)).version, 'the estate overrides');
       const before = await this.#d.repo.overrides(trx);
+      const was = new Map(before.map((o) => [o.name, o.entry]));
+      // What lowers a tier, or changes who approves a tier-1 or tier-2 service, waits for two
+      // approvals (estate-guard.ts); the rest of the PUT applies now.
+      const now: Record<string, OverrideEntry | null> = {};
+      const guarded: ProposedChange[] = [];
+      for (const [name, entry] of Object.entries(doc.services)) {
+        const old = was.get(name);
+        if (old !== undefined && JSON.stringify(old) !== JSON.stringify(entry ?? null)) {
+          const open = (await this.#d.changes?.pending(trx, name)) ?? null;
+          if (open !== null)
+            throw new AppError('estate_change_pending', `a change of ${name} waits for approval (request ${open.id}): approve or reject it first`);
+        }
+        const fields = old === undefined ? null : guardedFields(old, entry ?? null);
+        if (fields === null) now[name] = entry ?? null;
+        else guarded.push({ service: name, before: old!, after: entry ?? null, fields });
+      }
+      if (guarded.length > 0 && this.#d.changes === undefined)
+        throw new AppError('estate_change_pending', 'this change needs two approvals, and nothing here can ask for them');
       const names = new Set(before.map((o) => o.name));
       const countBefore = names.size;
-      for (const [n, e] of Object.entries(doc.services))
+      for (const [n, e] of Object.entries(now))
         if (e === null) names.delete(n);
         else names.add(n);
       if (limit.services !== null && names.size > limit.services && names.size > countBefore) {
         throw new AppError('licence_limit', `the ${tierName(limit.tier)} licence allows ${limit.services} services; this change would make ${names.size}`);
       }
-      await this.#write(trx, record, before, doc.services, who.actor, 'api', 'estate overrides changed');
+      await this.#write(trx, record, before, now, who.actor, 'api', 'estate overrides changed');
+      const ids: string[] = [];
+      for (const change of guarded)
+        ids.push(
+          (await this.#d.changes!.open(trx, record, { change, summary: describeChange(change), asker: { actor: who.actor, by: who.email ?? who.actor } })).id,
+        );
+      return ids;
     });
     await this.#refresh(true);
-    return this.overrides();
+    return { ...(await this.overrides()), asked };
+  }
+
+  /**
+   * An approved change (the second approval's transaction): applied only onto the entry it was
+   * asked for, which no other change can have touched meanwhile (a PUT naming the service answers
+   * 409 `estate_change_pending` while it waits); estate.json taking over is refused.
+   */
+  async #applyApproved(trx: Trx, record: RecordEvent, change: ProposedChange, request: { id: string; requested_by: string }, decider: string): Promise<void> {
+    if (this.fileManaged) throw new AppError('estate_file_managed', `the overrides are managed by ${this.#d.file.path}: the change cannot be applied`);
+    await this.#d.repo.lock(trx);
+    const before = await this.#d.repo.overrides(trx);
+    const current = before.find((o) => o.name === change.service)?.entry ?? null;
+    if (JSON.stringify(current) !== JSON.stringify(change.before))
+      throw new AppError('estate_change_stale', `${change.service} is no longer what this change was asked for on: reject it and ask again`);
+    await this.#write(trx, record, before, { [change.service]: change.after }, decider, 'api', `estate change approved: ${describeChange(change)}`, {
+      request_id: request.id,
+      by: request.requested_by,
+    });
+  }
+
+  /**
+   * The keychain's apply (estate.carried.ts): in the caller's transaction, the overrides become
+   * what `build` makes of the stored ones (each named service set whole, null removes it), under
+   * the checks of a PUT: the document's schema, check settings against the loaded packs,
+   * approvers who are people of this install, the licence's services. 409 `estate_file_managed`
+   * when estate.json manages them here. Answers what changed.
+   */
+  async replaceCarried(
+    trx: Trx,
+    record: RecordEvent,
+    build: (before: OverrideRow[]) => Record<string, OverrideEntry | null>,
+    actor: string,
+    reason: string,
+  ): Promise<{ added: string[]; changed: string[]; removed: string[] }> {
+    if (this.fileManaged) throw new AppError('estate_file_managed', `the overrides are managed by ${this.#d.file.path} on this install`);
+    await this.#d.repo.lock(trx);
+    const before = await this.#d.repo.overrides(trx);
+    const doc = validateOverrides({ services: build(before) });
+    const settingsProblem = this.#d.causeSettings === undefined ? null : checkSettingsProblem(doc, this.#d.causeSettings);
+    if (settingsProblem !== null) throw new AppError('invalid_body', settingsProblem);
+    for (const [name, entry] of Object.entries(doc.services)) {
+      for (const [i, email] of (entry?.approvers ?? []).entries()) {
+        if (!(await this.#d.people.isPerson(email, trx)))
+          throw new AppError('invalid_body', `services.${name}.approvers.${i}: ${email} is not a person of this install`);
+      }
+    }
+    const names = new Set(before.map((o) => o.name));
+    for (const [n, e] of Object.entries(doc.services))
+      if (e === null) names.delete(n);
+      else names.add(n);
+    const limit = await this.#d.licence.limit(trx);
+    if (limit.services !== null && names.size > limit.services && names.size > before.length) {
+      throw new AppError('licence_limit', `the ${tierName(limit.tier)} licence allows ${limit.services} services; this change would make ${names.size}`);
+    }
+    const was = new Map(before.map((o) => [o.name, o.entry]));
+    const out = { added: [] as string[], changed: [] as string[], removed: [] as string[] };
+    for (const [n, e] of Object.entries(doc.services)) {
+      if (e === null) {
+        if (was.has(n)) out.removed.push(n);
+      } else if (!was.has(n)) out.added.push(n);
+      else if (JSON.stringify(was.get(n)) !== JSON.stringify(e)) out.changed.push(n);
+    }
+    await this.#write(trx, record, before, doc.services, actor, 'keychain', reason);
+    return out;
   }
 
   async #write(
@@ -256,8 +394,10 @@ export class EstateService implements ServiceResolver {
     before: OverrideRow[],
     wanted: Record<string, OverrideEntry | null>,
     actor: string,
-    via: 'api' | 'file',
+    via: 'api' | 'file' | 'keychain',
     reason: string,
+    /** An approved change: its request and who asked for it. */
+    approved?: { request_id: string; by: string },
   ): Promise<void> {
     const at = this.#d.clock.now().toISOString();
     const was = new Map(before.map((o) => [o.name, o]));
@@ -298,7 +438,7 @@ export class EstateService implements ServiceResolver {
         type: 'estate.overrides_changed',
         actor,
         reason: parts.length === 1 ? reason : `${reason} (part ${i + 1} of ${parts.length})`,
-        data: { via, version: rev.version, ...(parts.length === 1 ? {} : { part: i + 1, parts: parts.length }), diff: part },
+        data: { via, version: rev.version, ...(approved ?? {}), ...(parts.length === 1 ? {} : { part: i + 1, parts: parts.length }), diff: part },
       })),
     );
   }
@@ -333,6 +473,16 @@ export class EstateService implements ServiceResolver {
   async changed(): Promise<void> {
     await this.#refresh(true);
   }
+}
+
+/** One line for people: what the change does (the request's summary, the event's reason). */
+function describeChange(c: ProposedChange): string {
+  const parts: string[] = [];
+  if (c.fields.removed === true) parts.push(`remove ${c.service} (tier ${c.before.tier ?? 'none'})`);
+  else if (c.fields.tier !== undefined) parts.push(`lower ${c.service} from tier ${c.fields.tier.from ?? 'none'} to ${c.fields.tier.to ?? 'none'}`);
+  if (c.fields.approvers !== undefined)
+    parts.push(`change who approves ${c.service} from ${c.fields.approvers.from.join(', ') || 'nobody'} to ${c.fields.approvers.to.join(', ') || 'nobody'}`);
+  return parts.join('; ');
 }
 
 type Diff = { added: Record<string, unknown>; removed: string[]; changed: Record<string, unknown> };

@@ -1,16 +1,35 @@
+import { RE2JS } from 're2js';
+
 /**
  * Prometheus-style label matcher lists, as alert and workload links carry them:
  * `job="payments-api", namespace=~"pay.*", env!="dev"`. Values may be left unquoted when they
  * hold no comma or space (`job=payments-api`). Label names may hold dots
  * (`kubernetes.namespace`), as the normalisers flatten nested labels that way. A regular
- * expression matches the whole value, as in Prometheus.
+ * expression matches the whole value, as in Prometheus, and with Prometheus's engine's
+ * semantics: RE2 (re2js, a pure JavaScript port), whose matching takes time linear in the value
+ * whatever the pattern, so no pattern a person saves (`(a+)+b`) can make placing an alert
+ * backtrack for seconds. What RE2 does not have (backreferences, lookaround) is refused at save.
  */
 export type MatchOp = '=' | '!=' | '=~' | '!~';
+/** A compiled regular expression: whether it matches the whole value. */
+export interface ValueTest {
+  test(value: string): boolean;
+}
 export interface Matcher {
   label: string;
   op: MatchOp;
   value: string;
-  re?: RegExp;
+  re?: ValueTest;
+}
+
+/** The value as a whole-value RE2 expression (`.` matching a line break too, as in Prometheus 3), or why it is none. */
+function compile(value: string): ValueTest | string {
+  try {
+    const re = RE2JS.compile(`(?s:${value})`);
+    return { test: (v) => re.matches(v) };
+  } catch (e) {
+    return (e instanceof Error ? e.message : String(e)).split('\n', 1)[0]!.slice(0, 200);
+  }
 }
 
 const ONE = /^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*(=~|!~|!=|=)\s*(?:"((?:[^"\\]|\\.)*)"|([^,\s"]+))\s*(?:,|$)/;
@@ -27,11 +46,9 @@ export function parseMatchers(text: string): { ok: true; matchers: Matcher[] } |
     const op = m[2] as MatchOp;
     const matcher: Matcher = { label: m[1]!, op, value };
     if (op === '=~' || op === '!~') {
-      try {
-        matcher.re = new RegExp(`^(?:${value})$`);
-      } catch {
-        return { ok: false, problem: `${m[1]}${op}"${value}" is not a regular expression` };
-      }
+      const re = compile(value);
+      if (typeof re === 'string') return { ok: false, problem: `${m[1]}${op}"${value}" is not a regular expression RE2 (Prometheus) accepts: ${re}` };
+      matcher.re = re;
     }
     matchers.push(matcher);
     rest = rest.slice(m[0].length);

@@ -18,6 +18,8 @@ export interface ActionAsk {
   kind: string;
   /** The approved `action` request this action runs under. */
   approvalId?: string;
+  /** The episode the action is for: a refusal is traced to it, so its timeline and `GET /v1/ledger?trace=` show it. */
+  trace?: string;
 }
 
 /**
@@ -137,6 +139,7 @@ export class ActionGate {
       type: 'action.refused',
       actor: 'system',
       reason: err.message,
+      trace: ask.trace ?? null,
       data: { service: ask.service, kind: ask.kind, approval_id: ask.approvalId ?? null, refused: err.code, ...extra },
     };
     const written = this.#ledger.append(event).catch((e: unknown) => this.#log.error({ err: e, action: ask }, 'could not record a refused action'));

@@ -1,8 +1,9 @@
 import { dialect, type Db, type Trx } from '../storage/db.ts';
 import type { Level } from './levels.ts';
 
-export type ApprovalKind = 'autonomy_raise' | 'action';
-export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired';
+export type ApprovalKind = 'autonomy_raise' | 'action' | 'estate_change';
+/** `superseded`: an action request closed because a newer run of its episode took the action path over. */
+export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired' | 'superseded';
 export type Decision = 'approve' | 'reject';
 
 export interface ApprovalRequest {
@@ -30,6 +31,8 @@ export interface ApprovalRequest {
   approvers: string[] | null;
   /** The episode an action request belongs to, or null. */
   trace: string | null;
+  /** For an estate change: what approving it applies (the estate's own document); null otherwise. */
+  proposed_change: unknown;
 }
 
 /** A request as the digest counts it. */
@@ -67,15 +70,24 @@ const COLUMNS = [
   'approvals_needed',
   'approvers',
   'trace',
+  'proposed_change',
 ];
-type Row = Omit<ApprovalRequest, 'approvers'> & { requested_ms: number | string; expires_ms: number | string; approvers: string | null };
+type Row = Omit<ApprovalRequest, 'approvers' | 'proposed_change'> & {
+  requested_ms: number | string;
+  expires_ms: number | string;
+  approvers: string | null;
+  proposed_change: string | null;
+};
 const fromRow = (r: Row): ApprovalRequest => ({
   ...r,
   requested_ms: Number(r.requested_ms),
   expires_ms: Number(r.expires_ms),
   approvals_needed: r.approvals_needed === null ? null : Number(r.approvals_needed),
   approvers: r.approvers === null ? null : (JSON.parse(r.approvers) as string[]),
+  proposed_change: r.proposed_change === null || r.proposed_change === undefined ? null : (JSON.parse(r.proposed_change) as unknown),
 });
+/** Kinds of which a service has at most one pending request (the unique `open_key`). */
+const ONE_OPEN: readonly ApprovalKind[] = ['autonomy_raise', 'estate_change'];
 const decisionFromRow = (r: ApprovalDecision): ApprovalDecision => ({ ...r, at_ms: Number(r.at_ms) });
 /** The unique key that allows one open raise per service. */
 const openKey = (r: Pick<ApprovalRequest, 'kind' | 'service'>): string => `${r.kind}:${r.service}`;
@@ -92,15 +104,21 @@ export class ApprovalsRepo {
     await trx('approval_requests').insert({
       ...r,
       approvers: r.approvers === null ? null : JSON.stringify(r.approvers),
-      open_key: r.kind === 'autonomy_raise' && r.state === 'pending' ? openKey(r) : null,
+      proposed_change: r.proposed_change === null ? null : JSON.stringify(r.proposed_change),
+      open_key: ONE_OPEN.includes(r.kind) && r.state === 'pending' ? openKey(r) : null,
     });
   }
 
   /** The pending raise of `service`, locked on MySQL (a second raise waits for the first). */
   async lockOpenRaise(trx: Trx, service: string): Promise<ApprovalRequest | null> {
+    return this.lockOpen(trx, 'autonomy_raise', service);
+  }
+
+  /** The pending request of `kind` (one of ONE_OPEN) for `service`, locked on MySQL. */
+  async lockOpen(trx: Trx, kind: ApprovalKind, service: string): Promise<ApprovalRequest | null> {
     const q = trx('approval_requests')
       .select(COLUMNS)
-      .where({ open_key: openKey({ kind: 'autonomy_raise', service }) });
+      .where({ open_key: openKey({ kind, service }) });
     const row = (await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q).first()) as Row | undefined;
     return row === undefined ? null : fromRow(row);
   }
@@ -140,7 +158,12 @@ export class ApprovalsRepo {
 
   /** Open raises by service. */
   async openRaises(): Promise<ApprovalRequest[]> {
-    return ((await this.#db('approval_requests').select(COLUMNS).whereNotNull('open_key')) as Row[]).map(fromRow);
+    return this.open('autonomy_raise');
+  }
+
+  /** The pending requests of one of the ONE_OPEN kinds, one per service. */
+  async open(kind: ApprovalKind, trx?: Trx): Promise<ApprovalRequest[]> {
+    return ((await (trx ?? this.#db)('approval_requests').select(COLUMNS).whereNotNull('open_key').andWhere({ kind })) as Row[]).map(fromRow);
   }
 
   /** Requests, newest first, optionally of one state. */

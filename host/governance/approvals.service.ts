@@ -31,6 +31,8 @@ export interface ApprovalView {
   approvers: string[] | null;
   /** The episode an action request is for, or null. */
   episode: string | null;
+  /** An estate change: what approving it applies (`{service, before, after, fields}`); null for other kinds. */
+  change: unknown;
   decisions: Array<{ by: string; decision: Decision; note: string | null; at: string }>;
 }
 
@@ -64,6 +66,7 @@ export const view = (r: ApprovalRequest, decisions: ApprovalDecision[]): Approva
   approvals_needed: r.approvals_needed ?? APPROVALS_NEEDED,
   approvers: r.approvers,
   episode: r.trace,
+  change: r.proposed_change ?? null,
   decisions: decisions.filter((d) => d.request_id === r.id).map((d) => ({ by: d.decider, decision: d.decision, note: d.note, at: d.at })),
 });
 
@@ -95,6 +98,11 @@ export class ApprovalsService {
     return this.#repo.requestedBetween(fromMs, toMs);
   }
 
+  /** The decisions of these requests, oldest first (the digest names who approved a raise). */
+  decisionsOf(ids: string[]): Promise<ApprovalDecision[]> {
+    return this.#repo.decisionsOf(ids);
+  }
+
   /** How many requests wait for a decision. */
   pendingCount(): Promise<number> {
     return this.#repo.pendingCount();
@@ -122,6 +130,43 @@ export class ApprovalsService {
     return this.#repo.lockOpenRaise(trx, service);
   }
 
+  /** The pending estate change of `service`, locked for the rest of `trx`. */
+  lockOpenChange(trx: Trx, service: string): Promise<ApprovalRequest | null> {
+    return this.#repo.lockOpen(trx, 'estate_change', service);
+  }
+
+  /** The pending estate changes, one per service. */
+  openChanges(trx?: Trx): Promise<ApprovalRequest[]> {
+    return this.#repo.open('estate_change', trx);
+  }
+
+  /**
+   * Opens an estate change request inside the caller's transaction (the estate's): decided like
+   * an autonomy raise, by two owners or admins other than the requester, within 24 hours.
+   */
+  async openChange(
+    trx: Trx,
+    record: RecordEvent,
+    ask: { service: string; summary: string; change: unknown; shown: unknown; asker: Asker },
+  ): Promise<ApprovalRequest> {
+    return this.#open(
+      trx,
+      record,
+      {
+        kind: 'estate_change',
+        service: ask.service,
+        from_level: null,
+        to_level: null,
+        action: null,
+        summary: clip(ask.summary, 1000),
+        proposed_change: ask.change,
+      },
+      ask.asker,
+      {},
+      ask.shown,
+    );
+  }
+
   /** Opens a raise request inside the caller's transaction (the autonomy service's). */
   async openRaise(trx: Trx, record: RecordEvent, ask: { service: string; from: Level; to: Level; asker: Asker }): Promise<ApprovalRequest> {
     return this.#open(
@@ -134,6 +179,7 @@ export class ApprovalsService {
         to_level: ask.to,
         action: null,
         summary: `raise ${ask.service} from ${ask.from} to ${ask.to}`,
+        proposed_change: null,
       },
       ask.asker,
     );
@@ -163,7 +209,7 @@ export class ApprovalsService {
     return this.#open(
       trx,
       record,
-      { kind: 'action', service: ask.service, from_level: null, to_level: null, action: ask.kind, summary: clip(ask.summary, 1000) },
+      { kind: 'action', service: ask.service, from_level: null, to_level: null, action: ask.kind, summary: clip(ask.summary, 1000), proposed_change: null },
       { actor: ask.by, by: ask.by },
       ask,
     );
@@ -172,9 +218,11 @@ export class ApprovalsService {
   async #open(
     trx: Trx,
     record: RecordEvent,
-    ask: Pick<ApprovalRequest, 'kind' | 'service' | 'from_level' | 'to_level' | 'action' | 'summary'>,
+    ask: Pick<ApprovalRequest, 'kind' | 'service' | 'from_level' | 'to_level' | 'action' | 'summary' | 'proposed_change'>,
     asker: Asker,
     opts: ActionAskOptions = {},
+    /** What the ledger event says the request would change (an estate change's fields), if anything. */
+    shown?: unknown,
   ): Promise<ApprovalRequest> {
     const now = this.#clock.now();
     const r: ApprovalRequest = {
@@ -208,6 +256,7 @@ export class ApprovalsService {
         expires_at: new Date(r.expires_ms).toISOString(),
         needed: r.approvals_needed ?? APPROVALS_NEEDED,
         approvers: r.approvers,
+        ...(shown === undefined ? {} : { change: shown }),
       },
     });
     return r;
@@ -215,7 +264,7 @@ export class ApprovalsService {
 
   /**
    * One decision by `decider` (an e-mail, or `admin-token`, which counts as one approver).
-   * 409 `approval_closed` once the request is approved, rejected or expired (an overdue request
+   * 409 `approval_closed` once the request is approved, rejected, expired or superseded (an overdue request
    * is expired here, and that is kept); 403 `own_request` for the requester; 409
    * `already_decided` for a second decision by the same person.
    */
@@ -272,6 +321,26 @@ export class ApprovalsService {
     );
     if (outcome === 'expired') throw new AppError('approval_closed', 'this request expired before it was decided');
     return this.get(id);
+  }
+
+  /**
+   * Closes a pending action request as `superseded` inside the caller's transaction (the acting
+   * path's, when a newer run of its episode takes the path over): nobody can approve it any more
+   * (409 `approval_closed`). Answers the request as it was found (`pending`: superseded now; any
+   * other state: left as it was, e.g. approved a moment before), or null when there is none.
+   */
+  async supersede(trx: Trx, record: RecordEvent, id: string, why: string): Promise<ApprovalRequest | null> {
+    const r = await this.#repo.lock(trx, id);
+    if (r === null || r.state !== 'pending' || r.kind !== 'action') return r;
+    await this.#repo.close(trx, id, 'superseded', this.#clock.now().toISOString());
+    await record({
+      type: 'governance.approval_superseded',
+      actor: 'system',
+      reason: clip(`${why}: ${r.summary}`, 4000, '…'),
+      trace: r.trace,
+      data: { request_id: r.id, kind: r.kind, service: r.service, action: r.action, approvers: r.approvers },
+    });
+    return r;
   }
 
   /** Expires every pending request whose 24 hours are up (the tick calls this). */

@@ -10,6 +10,7 @@ import type { AutonomyFileStatus } from './autonomy-file.service.ts';
 import { AUTONOMY_FILE } from './autonomy.file.ts';
 import type { AutonomyRepo, StoredLevel } from './autonomy.repo.ts';
 import type { HaltService } from './halt.service.ts';
+import type { RaiseMail } from './raise-mail.ts';
 import { haltView } from './halt.service.ts';
 import { API_LEVELS, isLevel, rank, type ConnectorCoverage, type KnownServices, type Level, type PolicyReader, type ServiceFacts } from './levels.ts';
 
@@ -97,6 +98,7 @@ export class AutonomyService {
   readonly #file: AutonomyFileReader;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
+  readonly #raiseMail: Pick<RaiseMail, 'tell'> | null;
 
   constructor(deps: {
     repo: AutonomyRepo;
@@ -110,6 +112,8 @@ export class AutonomyService {
     file: AutonomyFileReader;
     ledger: Ledger;
     clock: Clock;
+    /** Tells the owners and admins that a new raise waits for them; absent: nobody is e-mailed. */
+    raiseMail?: Pick<RaiseMail, 'tell'>;
   }) {
     this.#repo = deps.repo;
     this.#approvals = deps.approvals;
@@ -122,6 +126,7 @@ export class AutonomyService {
     this.#file = deps.file;
     this.#ledger = deps.ledger;
     this.#clock = deps.clock;
+    this.#raiseMail = deps.raiseMail ?? null;
     this.#approvals.onApproved('autonomy_raise', (trx, record, request, decider) => this.#applyRaise(trx, record, request, decider));
   }
 
@@ -182,7 +187,8 @@ export class AutonomyService {
       throw new AppError('unknown_service', `no alert has named the service ${service}`);
     }
     const policy = await this.#policy.current();
-    return this.#ledger.transact(
+    let opened: ApprovalRequest | null = null;
+    const outcome = await this.#ledger.transact(
       async (trx, record) => {
         const stored = await this.#repo.lock(trx, service);
         if (stored?.source === 'file') throw fileManaged(service);
@@ -197,8 +203,8 @@ export class AutonomyService {
           if (level === 'L1') {
             // One open raise per service: a second raise finds the first (the row is locked on
             // MySQL, and the unique open_key stops a second one in any case).
-            const request = open ?? (await this.#approvals.openRaise(trx, record, { service, from, to: level, asker }));
-            return { service, level: from, changed: false, pending: pendingOf(request) };
+            opened = open === null ? await this.#approvals.openRaise(trx, record, { service, from, to: level, asker }) : null;
+            return { service, level: from, changed: false, pending: pendingOf(open ?? opened) };
           }
         }
         await this.#change(trx, record, { service, from, to: level, requestId: null, actor: asker.actor, by: asker.by });
@@ -206,6 +212,9 @@ export class AutonomyService {
       },
       { headFirst: true },
     );
+    // The raise is committed: the people who may approve it hear of it (a second ask finds it open and tells nobody again).
+    if (opened !== null) this.#raiseMail?.tell(opened);
+    return outcome;
   }
 
   async #applyRaise(trx: Trx, record: RecordEvent, r: ApprovalRequest, decider: string): Promise<void> {

@@ -40,7 +40,7 @@ const decisionBody = bodyValidator<{ note?: string }>({
   properties: { note: { type: 'string', maxLength: 1000 } },
 });
 
-const STATES: readonly ApprovalState[] = ['pending', 'approved', 'rejected', 'expired'];
+const STATES: readonly ApprovalState[] = ['pending', 'approved', 'rejected', 'expired', 'superseded'];
 const DEFAULT_PAGE = 100;
 const MAX_PAGE = 500;
 

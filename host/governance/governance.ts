@@ -17,6 +17,7 @@ import { AutonomyService } from './autonomy.service.ts';
 import { governanceRoutes } from './governance.routes.ts';
 import { HaltRepo } from './halt.repo.ts';
 import { HaltService } from './halt.service.ts';
+import { RaiseMail, type RaiseMailDeps } from './raise-mail.ts';
 import type { ConnectorCoverage, KnownServices, PolicyReader, ServiceFacts } from './levels.ts';
 
 /** The governance area as the rest of the host sees it. */
@@ -28,8 +29,18 @@ export interface Governance extends Area {
   readonly gate: ActionGate;
   /** autonomy.json: the levels it grants (the only way to L2); `file.sync()` re-reads it. */
   readonly file: AutonomyFileService;
+  /** The e-mails telling owners and admins of a raise that waits for them; `idle()` for tests and shutdown. */
+  readonly raiseMail: RaiseMail | null;
   /** The tick's share: re-read autonomy.json, expire approval requests older than 24 hours. */
   tick(): Promise<void>;
+}
+
+/**
+ * The approval requests and decisions, built below the estate (whose guarded changes open
+ * requests) and handed to governance, which owns them.
+ */
+export function createApprovals(deps: { db: Db; ledger: Ledger; clock: Clock }): ApprovalsService {
+  return new ApprovalsService({ repo: new ApprovalsRepo(deps.db), ledger: deps.ledger, clock: deps.clock });
 }
 
 /**
@@ -51,12 +62,17 @@ export async function createGovernance(deps: {
   facts?: ServiceFacts;
   /** The latest study's report (readiness says what it found); without it no service has been studied. */
   studies?: StudyReports;
+  /** The approvals built below the estate (createApprovals); made here when not given. */
+  approvals?: ApprovalsService;
+  /** Mail and the people who may approve a raise; without them nobody is e-mailed of one. */
+  raiseMail?: Omit<RaiseMailDeps, 'ledger' | 'log'>;
 }): Promise<Governance> {
   const { db, log, ledger, clock } = deps;
   const haltRepo = new HaltRepo(db);
   const halt = new HaltService({ repo: haltRepo, ledger, clock });
-  const approvals = new ApprovalsService({ repo: new ApprovalsRepo(db), ledger, clock });
+  const approvals = deps.approvals ?? createApprovals({ db, ledger, clock });
   const autonomyRepo = new AutonomyRepo(db);
+  const raiseMail = deps.raiseMail === undefined ? null : new RaiseMail({ ...deps.raiseMail, ledger, log: log.child({ component: 'raise-mail' }) });
   const file = new AutonomyFileService({
     file: deps.configDir === null ? null : path.join(deps.configDir, AUTONOMY_FILE),
     repo: autonomyRepo,
@@ -78,6 +94,7 @@ export async function createGovernance(deps: {
     file,
     ledger,
     clock,
+    ...(raiseMail === null ? {} : { raiseMail }),
   });
   const gate = new ActionGate({ halt: haltRepo, approvals, autonomy, policy: deps.policy, runs: new ActionRunsRepo(db), ledger, clock, log });
   await file.sync();
@@ -87,6 +104,7 @@ export async function createGovernance(deps: {
     halt,
     gate,
     file,
+    raiseMail,
     tick: async () => {
       await file.sync();
       await approvals.expireDue();

@@ -20,6 +20,7 @@ export class HaltService {
   readonly #repo: HaltRepo;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
+  readonly #resumed: Array<() => void> = [];
 
   constructor(deps: { repo: HaltRepo; ledger: Ledger; clock: Clock }) {
     this.#repo = deps.repo;
@@ -45,8 +46,13 @@ export class HaltService {
     );
   }
 
+  /** Called after a resume committed: acting proposes again what the halt held back (docs/acting.md). */
+  onResumed(listener: () => void): void {
+    this.#resumed.push(listener);
+  }
+
   async resume(asker: Asker): Promise<HaltOutcome> {
-    return this.#ledger.transact(
+    const outcome = await this.#ledger.transact(
       async (trx, record) => {
         const now = await this.#repo.readIn(trx, 'update');
         if (!now.halted) return { halted: false, halt: null, changed: false };
@@ -61,5 +67,7 @@ export class HaltService {
       },
       { headFirst: true },
     );
+    if (outcome.changed) for (const l of this.#resumed) l();
+    return outcome;
   }
 }

@@ -36,6 +36,11 @@ export class ClientAddress {
     return peer;
   }
 
+  /** Whether a socket peer is a trusted proxy (its connections are not limited per address). */
+  trusts(peer: string): boolean {
+    return this.#any && this.#isTrusted(normalise(peer));
+  }
+
   #isTrusted(addr: string): boolean {
     const type = net.isIP(addr);
     return type !== 0 && this.#trusted.check(addr, type === 6 ? 'ipv6' : 'ipv4');

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from './principal.ts';
-import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import { checkVersion, Revisions, type Revision } from '../settings/revisions.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
 import type { UnitOfWork } from '../storage/unit-of-work.ts';
@@ -130,6 +130,54 @@ export class AccessPolicyService {
     return next;
   }
 
+  /** The policy in force as the keychain carries it (docs/keychain.md). */
+  async exportCarried(trx?: Trx): Promise<{ access: AccessPolicy }> {
+    return { access: await this.#read(trx) };
+  }
+
+  /**
+   * Makes the policy the carried one, in the keychain's transaction, as `put` would: refused (409
+   * `would_lock_out_owners`) when it would shut out every enabled owner of this install; ends the
+   * sessions of people it shuts out; records `identity.access_changed` by `actor`.
+   */
+  async applyCarried(trx: Trx, record: RecordEvent, data: unknown, actor: string): Promise<Record<string, unknown>> {
+    let next: AccessPolicy;
+    try {
+      next = parsePolicy(data !== null && typeof data === 'object' ? (data as { access?: unknown }).access : undefined);
+    } catch (e) {
+      if (e instanceof PolicyError) throw new AppError('invalid_body', e.message);
+      throw e;
+    }
+    const before = await this.#readOrNull(trx);
+    if (before !== null && samePolicy(before, next)) return { changed: false };
+    const compiled = compilePolicy(next);
+    const owners = await this.#people.enabledOwners(trx);
+    if (!owners.some((o) => compiled.admits(o))) throw new AppError('would_lock_out_owners', 'this policy would shut out every enabled owner of this install');
+    const now = this.#clock.now();
+    this.#invalidate();
+    await this.#settings.put(trx, ACCESS_SETTING, next, now.toISOString());
+    await this.#revisions.bump(trx, ACCESS_SETTING, actor, now.toISOString());
+    const ended = await this.#sessions.endOutside(trx, compiled.admits, now.getTime());
+    await record({
+      type: 'identity.access_changed',
+      actor,
+      reason: 'access policy carried by the keychain',
+      data: { before, after: next, sessions_ended: ended, via: 'keychain' },
+    });
+    this.#afterCommit(trx);
+    return { changed: true, sessions_ended: ended };
+  }
+
+  /** The cache may be filled from storage before `trx` commits: drop it again once it has. */
+  #afterCommit(trx: Trx): void {
+    const done = (trx as { executionPromise?: Promise<unknown> }).executionPromise;
+    if (done !== undefined)
+      done.then(
+        () => this.#invalidate(),
+        () => this.#invalidate(),
+      );
+  }
+
   /** Whether the policy in force admits `email`. Cached (see ACCESS_CACHE_MS) unless given a transaction. */
   async allows(email: string, trx?: Trx): Promise<boolean> {
     return (await this.refusal(email, trx)) === null;
@@ -161,13 +209,7 @@ export class AccessPolicyService {
     if (!r.allowed) throw new AppError('not_allowed_by_policy', refusalText(r.reason));
     this.#invalidate();
     await this.#settings.put(trx, ACCESS_SETTING, policy, typeof at === 'string' ? at : at.toISOString());
-    // The cache may be filled from storage before this commits: drop it again once it has.
-    const done = (trx as { executionPromise?: Promise<unknown> }).executionPromise;
-    if (done !== undefined)
-      done.then(
-        () => this.#invalidate(),
-        () => this.#invalidate(),
-      );
+    this.#afterCommit(trx);
     return policy;
   }
 

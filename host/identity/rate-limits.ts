@@ -33,6 +33,8 @@ export const LIMITS = {
   sso_client: { limit: 300, windowMs: 10 * MINUTE },
   /** Single sign-on tickets redeemed from one client address (ours: each failure is an event). */
   redeem_client: { limit: 150, windowMs: 10 * MINUTE },
+  /** Pairings offered to the keychain's home from one client address (ours: each refusal is an event). */
+  keychain_pair_client: { limit: 20, windowMs: 10 * MINUTE },
 } as const;
 export type LimitKind = keyof typeof LIMITS;
 

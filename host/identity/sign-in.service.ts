@@ -181,7 +181,7 @@ export class SignInService {
     // outside the transaction that locks it.
     await this.#limits.ensure([address]);
     const stored = locked ? null : await people.password(email);
-    const right = await verifyPassword(password, stored?.hash ?? null);
+    const right = await verifyPassword(password, stored?.hash ?? null, { client, nowMs: clock.now().getTime() });
     const expired = stored?.expires_at != null && Date.parse(stored.expires_at) <= clock.now().getTime();
     // Read before the transaction: on SQLite the transaction holds the only connection.
     const person = right && !expired ? await people.get(email) : null;

@@ -69,7 +69,7 @@ export class HeartbeatService {
 
   /** Reads the settings when they may have changed (at most every 5 s): call before `isBeat`. */
   async ready(): Promise<void> {
-    const now = Date.now();
+    const now = this.#clock.now().getTime();
     if (now - this.#readAt < FRESH_MS) return;
     this.#doc = (await this.#settings.get<HeartbeatSettings>(NAME)) ?? EMPTY;
     this.#readAt = now;

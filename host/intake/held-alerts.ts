@@ -22,6 +22,8 @@ export interface HeldAlerts {
   ungroupedByService(): Promise<UngroupedService[]>;
   /** Up to `limit` firing alerts of `service` in no episode, oldest first; locked on MySQL. */
   ungroupedOf(trx: Trx, service: string | null, limit: number): Promise<HeldAlert[]>;
+  /** Up to `limit` firing alerts from `source` in no episode, fired by `firedBefore`, but those of the `except` services (and unplaced ones when `exceptUnplaced`); locked on MySQL. */
+  ungroupedFrom(trx: Trx, source: string, firedBefore: string, except: string[], exceptUnplaced: boolean, limit: number): Promise<HeldAlert[]>;
   /** Marks the alerts as members of an episode. */
   setEpisode(trx: Trx, fingerprints: string[], episodeId: string): Promise<void>;
   /** Each fingerprint's firing history at `nowMs` (a fingerprint never fired is absent). */
@@ -52,6 +54,10 @@ export class IntakeHeldAlerts implements HeldAlerts {
 
   ungroupedOf(trx: Trx, service: string | null, limit: number): Promise<HeldAlert[]> {
     return this.#d.held.ungroupedOf(trx, service, limit);
+  }
+
+  ungroupedFrom(trx: Trx, source: string, firedBefore: string, except: string[], exceptUnplaced: boolean, limit: number): Promise<HeldAlert[]> {
+    return this.#d.held.ungroupedFrom(trx, source, firedBefore, except, exceptUnplaced, limit);
   }
 
   setEpisode(trx: Trx, fingerprints: string[], episodeId: string): Promise<void> {

@@ -228,6 +228,19 @@ export class HeldRepo {
     return ((await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
   }
 
+  /**
+   * Up to `limit` firing alerts from `source` in no episode that fired at or before `firedBefore`,
+   * oldest first, leaving out the services in `except` (and alerts under no service when
+   * `exceptUnplaced`); locked on MySQL. A storm sweeps these (host/episodes/storm.ts).
+   */
+  async ungroupedFrom(trx: Trx, source: string, firedBefore: string, except: string[], exceptUnplaced: boolean, limit: number): Promise<HeldAlert[]> {
+    const q = trx('held_alerts').whereNull('episode_id').andWhere({ status: 'firing', source }).andWhere('fired_at', '<=', firedBefore);
+    if (except.length > 0) q.andWhere((w) => w.whereNull('service').orWhereNotIn('service', except));
+    if (exceptUnplaced) q.whereNotNull('service');
+    q.orderBy('fired_at').limit(limit);
+    return ((await (dialect(this.#db) === 'mysql' ? q.forUpdate() : q)) as Row[]).map(fromRow);
+  }
+
   async setEpisode(trx: Trx, fingerprints: string[], episodeId: string): Promise<void> {
     for (let i = 0; i < fingerprints.length; i += 500) {
       await trx('held_alerts')

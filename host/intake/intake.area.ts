@@ -18,6 +18,8 @@ export interface IntakeArea extends Area {
   readonly intake: IntakeService;
   /** What other areas may read or mark of the held alerts (the store's `alerts`). */
   readonly held: HeldAlerts;
+  /** Which normaliser reads a source word (`grafana` → `alertmanager`, an unknown word → `generic`). */
+  normaliserOf(source: string): string;
   /** The tick's share: forgets firings older than the baseline reads. */
   prune(): Promise<number>;
   /** Heartbeats of the alerting pipeline (`heartbeats`, the `heartbeats` settings document). */
@@ -39,17 +41,11 @@ export function createIntakeArea(d: {
 }): IntakeArea {
   const { held, firings } = d.store;
   const heartbeats = new HeartbeatService({ repo: new HeartbeatsRepo(d.db), settings: d.settings, ledger: d.ledger, clock: d.clock });
-  const intake = new IntakeService({
-    normalisers: new Normalisers(d.plugins.loaded),
-    held,
-    firings,
-    ledger: d.ledger,
-    clock: d.clock,
-    resolver: d.resolver,
-    heartbeats,
-  });
+  const normalisers = new Normalisers(d.plugins.loaded);
+  const intake = new IntakeService({ normalisers, held, firings, ledger: d.ledger, clock: d.clock, resolver: d.resolver, heartbeats });
   return {
     intake,
+    normaliserOf: (source) => normalisers.nameOf(source),
     held: d.store.alerts,
     heartbeats,
     prune: () => firings.prune(d.clock.now().getTime()),

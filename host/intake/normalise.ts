@@ -84,6 +84,11 @@ export class Normalisers {
     return word === 'auto' || this.#byWord.has(word) ? word : GENERIC;
   }
 
+  /** The normaliser that reads a source word: its own, else the generic one (`auto` was stored as what it recognised). */
+  nameOf(source: string): string {
+    return (this.#byWord.get(source.toLowerCase()) ?? this.#byWord.get(GENERIC))?.name ?? GENERIC;
+  }
+
   /**
    * The signals in `body` pushed to `/v1/alerts/<source>`: all of them, or 400
    * `unreadable_alert` for the whole body (a batch is accepted or refused whole).

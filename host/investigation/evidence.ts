@@ -18,7 +18,7 @@ export type EvidenceMoment = CheckMoment | 'stated';
 export type Evidence = EvidenceInput & { moment: EvidenceMoment };
 
 /** The moment of an item read at `at` by a check of a run at `run` that ran between `fromMs` and `toMs` (wall clock). */
-export function momentOf(at: string, run: { at: string; moment: CheckMoment }, fromMs: number, toMs: number): EvidenceMoment {
+export function evidenceMoment(at: string, run: { at: string; moment: CheckMoment }, fromMs: number, toMs: number): EvidenceMoment {
   if (at === run.at) return run.moment;
   const t = Date.parse(at);
   return t >= fromMs - 1000 && t <= toMs + 1000 ? 'now' : 'stated';

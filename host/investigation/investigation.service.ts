@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { InvestigatedEpisodes } from '../episodes/episodes.area.ts';
 import type { Episode } from '../episodes/episode.repo.ts';
 import type { Level } from '../governance/levels.ts';
-import type { Ledger } from '../ledger/ledger.service.ts';
+import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { Trx } from '../storage/db.ts';
 import type { AlertSeverity } from '../plugins/contract.ts';
@@ -53,7 +53,7 @@ export interface InvestigationDeps {
   log: Logger;
   limits?: Partial<InvestigationLimits>;
   /** Acting's store (below this area): a diagnosis asks for the episode's action path in its own transaction. */
-  actions?: { request(trx: Trx, episodeId: string, run: number, service: string, nowMs: number): Promise<void>; nudge(): void };
+  actions?: { request(trx: Trx, record: RecordEvent, episodeId: string, run: number, service: string, nowMs: number): Promise<void>; nudge(): void };
 }
 
 /** One verdict with the ids of the evidence it cites. */
@@ -140,7 +140,16 @@ export class InvestigationService {
       actor: 'system',
       reason: `gathered what is known of ${c.service}: ${inputs.service.in_estate ? 'its estate entry' : 'no estate entry'}, ${inputs.signals.length} signal(s), ${inputs.related.dependencies.length} open episode(s) of its dependencies`,
       trace: c.episode_id,
-      data: { ...retrievalData(inputs, c.run), recent_changes: { deploys_and_actions_last_hour: changes.length, latest: changes[0]?.at ?? null } },
+      data: {
+        ...retrievalData(inputs, c.run),
+        // Deploy and action events are recorded by callers (POST /v1/events): evidence with that provenance.
+        recent_changes: {
+          deploys_and_actions_last_hour: changes.length,
+          caller_recorded: changes.filter((e) => e.recorded_by != null).length,
+          latest: changes[0]?.at ?? null,
+          latest_recorded_by: changes[0]?.recorded_by ?? null,
+        },
+      },
     });
     if (causes.length > 0)
       await ledger.transact(async (_trx, record) => {
@@ -256,7 +265,7 @@ export class InvestigationService {
           },
         });
         if (episode.kind === 'incident' && recorded.length > 0) await this.#d.teller.tellDiagnosis(trx, episode, severity, diagnosis);
-        await this.#d.actions?.request(trx, c.episode_id, c.run, c.service, this.#d.clock.now().getTime());
+        await this.#d.actions?.request(trx, record, c.episode_id, c.run, c.service, this.#d.clock.now().getTime());
         return true;
       },
       { headFirst: true },

@@ -1,4 +1,5 @@
 import type { ReadableConnector, ReadMethod, ReadReport } from '../connectors/connector-reads.ts';
+import { recordedBy } from '../ledger/caller-events.ts';
 import type { LedgerEvent } from '../ledger/entry.ts';
 import type { LedgerFilter } from '../ledger/ledger.repo.ts';
 import type {
@@ -179,7 +180,16 @@ export async function serviceEvents(
     if (Date.parse(e.at) < sinceMs) break;
     if (prefix === undefined && type !== undefined && e.type !== type) continue;
     if (e.data.service !== service) continue;
-    out.push({ seq: e.seq, type: e.type, at: e.at, actor: e.actor, reason: e.reason ?? null, trace: e.trace ?? null, data: e.data });
+    out.push({
+      seq: e.seq,
+      type: e.type,
+      at: e.at,
+      actor: e.actor,
+      reason: e.reason ?? null,
+      trace: e.trace ?? null,
+      data: e.data,
+      recorded_by: recordedBy(e),
+    });
     if (out.length >= limit) break;
   }
   return out;

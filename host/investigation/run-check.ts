@@ -1,7 +1,7 @@
 import type { CheckAnswer, CheckContext, CheckMoment, Obstacle, Remedy, Verification } from '../plugins/contract.ts';
 import { clip } from '../text.ts';
 import type { Cause } from './catalogue.ts';
-import { cleanEvidence, MAX_EVIDENCE_PER_VERDICT, momentOf, type Evidence } from './evidence.ts';
+import { cleanEvidence, evidenceMoment, MAX_EVIDENCE_PER_VERDICT, type Evidence } from './evidence.ts';
 import { asReadFailure, isObstacle } from './read-failure.ts';
 
 /** One cause's verdict as the investigation keeps it. */
@@ -72,7 +72,7 @@ export async function runCheck(
       return unknownVerdict(cause, 'the read was refused or failed', `the check did not answer within ${opts.timeoutMs / 1000} s and was cut off`, took());
     const verdict = readAnswer(cause, answer, opts, took());
     const run = { at: opts.at, moment: opts.moment ?? 'opening' };
-    for (const e of verdict.evidence) e.moment = momentOf(e.at, run, wallStart, Date.now());
+    for (const e of verdict.evidence) e.moment = evidenceMoment(e.at, run, wallStart, Date.now());
     return verdict;
   } catch (e) {
     const failure = asReadFailure(e);

@@ -7,6 +7,7 @@ import type { Logger } from '../log.ts';
 import { canonicalJson, type ChainHead } from './entry.ts';
 import type { Checkpoint, LedgerRepo } from './ledger.repo.ts';
 import { isStorageFailure } from './ledger.service.ts';
+import type { Witness } from './witness.ts';
 
 export const CHECKPOINT_EVERY_EVENTS = 1000;
 export const CHECKPOINT_EVERY_MS = 60_000;
@@ -34,8 +35,9 @@ export function checkpointMessage(cp: Pick<Checkpoint, 'seq' | 'hash' | 'at'>): 
 
 /**
  * Writes a signed `{seq, hash, at}` of the chain head to the database, logs it (info, so it
- * reaches the journal or syslog) and appends it to a file in the data directory, every 1,000
- * events or 60 s (whichever first, and only when the head moved). Verify compares the chain
+ * reaches the journal or syslog), appends it to a file in the data directory and sends it to
+ * the witnesses the install configures (witness.ts), every 1,000 events or 60 s (whichever
+ * first, and only when the head moved). Verify compares the chain
  * with the database and file copies, which catches a truncated or rewritten chain, and reports
  * a stretch without checkpoints (both copies removed); the logged copy lets an auditor check
  * the chain against a head that left the machine.
@@ -49,13 +51,34 @@ export class Checkpointer {
   readonly #identity: InstallIdentity;
   readonly #clock: Clock;
   readonly #log: Logger;
+  readonly #witness: Witness | null;
+  /** Sends to the witnesses under way (awaited by `idle`). */
+  readonly #sending = new Set<Promise<void>>();
 
-  constructor(deps: { repo: LedgerRepo; identity: InstallIdentity; clock: Clock; dataDir: string; log: Logger }) {
+  constructor(deps: { repo: LedgerRepo; identity: InstallIdentity; clock: Clock; dataDir: string; log: Logger; witness?: Witness }) {
     this.#repo = deps.repo;
     this.#identity = deps.identity;
     this.#clock = deps.clock;
     this.#log = deps.log;
+    this.#witness = deps.witness === undefined || deps.witness.targets.length === 0 ? null : deps.witness;
     this.file = path.join(deps.dataDir, CHECKPOINT_FILE);
+  }
+
+  /** The newest checkpoint in the database with its signature and key, as witnesses and the digest e-mail carry it; null before the first. */
+  async latestSigned(): Promise<FileCheckpoint | null> {
+    const cp = await this.#repo.lastCheckpoint();
+    return cp === null ? null : { seq: cp.seq, hash: cp.hash, at: cp.at, signature: cp.signature, key: this.#identity.fingerprint };
+  }
+
+  /** The tick and the start: the latest checkpoint to each witness that has not had it (a failed send, a restart). */
+  async witnessLatest(): Promise<void> {
+    if (this.#witness === null) return;
+    await this.#track(this.#witness.retry(await this.latestSigned()));
+  }
+
+  #track(p: Promise<void>): Promise<void> {
+    this.#sending.add(p);
+    return p.finally(() => this.#sending.delete(p));
   }
 
   /** The newest checkpoint in the database, whichever host wrote it. */
@@ -70,9 +93,10 @@ export class Checkpointer {
     return cp === null ? null : { seq: cp.seq, hash: cp.hash, at: cp.at };
   }
 
-  /** Resolves when every checkpoint asked for so far is written (or has failed). */
+  /** Resolves when every checkpoint asked for so far is written (or has failed), and sent to the witnesses. */
   async idle(): Promise<void> {
     await this.#chain;
+    await Promise.all([...this.#sending]);
   }
 
   /**
@@ -106,6 +130,8 @@ export class Checkpointer {
     this.#log.info({ ledger_checkpoint: line }, CHECKPOINT_LOG_MESSAGE);
     await appendFile(this.file, JSON.stringify(line) + '\n', { mode: 0o600, flag: 'a' });
     this.#last = { seq: cp.seq, atMs: now };
+    // Off the machine, in the background: a slow or failing witness never holds up the ledger.
+    if (this.#witness !== null) void this.#track(this.#witness.send(line));
     return cp;
   }
 }

@@ -4,12 +4,14 @@ import type { InstallIdentity } from '../install/identity.ts';
 import type { Logger } from '../log.ts';
 import type { Db } from '../storage/db.ts';
 import type { UnitOfWork } from '../storage/unit-of-work.ts';
+import { CallerEvents } from './caller-events.ts';
 import { Checkpointer } from './checkpoints.ts';
 import { LedgerRepo } from './ledger.repo.ts';
 import { ledgerRoutes } from './ledger.routes.ts';
 import { Ledger } from './ledger.service.ts';
 import { verifyChain, type VerifyOptions, type VerifyReport } from './verify.ts';
 import { ledgerWindow, type LedgerWindow } from './window.ts';
+import { Witness, type WitnessTarget } from './witness.ts';
 
 /** A verify's result as GET /metrics shows it. */
 export interface LastVerify {
@@ -39,16 +41,21 @@ export async function createLedgerArea(d: {
   clock: Clock;
   dataDir: string;
   log: Logger;
+  /** SERVICE_LEDGER_WITNESS: where each checkpoint is also sent. */
+  witnesses?: readonly WitnessTarget[];
 }): Promise<LedgerArea> {
   const repo = new LedgerRepo(d.db);
   const ledger = new Ledger({ repo, clock: d.clock, work: d.work });
-  const checkpoints = new Checkpointer({ repo, identity: d.identity, clock: d.clock, dataDir: d.dataDir, log: d.log });
+  const witness = new Witness({ targets: d.witnesses ?? [], log: d.log });
+  const checkpoints = new Checkpointer({ repo, identity: d.identity, clock: d.clock, dataDir: d.dataDir, log: d.log, witness });
   ledger.onCommit((head) => {
     checkpoints.maybeWrite(head).catch((err: unknown) => d.log.error({ err }, 'checkpoint failed'));
   });
   // A checkpoint the last run owed (it stopped between a commit and its checkpoint) is written
   // before anything else is appended: verify counts on it (CHECKPOINT_MAX_GAP).
   await checkpoints.maybeWrite().catch((err: unknown) => d.log.error({ err }, 'checkpoint failed'));
+  // A witness that was down, or this host's restart: the latest checkpoint goes out now.
+  void checkpoints.witnessLatest().catch((err: unknown) => d.log.error({ err }, 'checkpoint witness failed'));
   let last: LastVerify | null = null;
   const verify = async (opts?: VerifyOptions) => {
     const report = await verifyChain(repo, d.identity, checkpoints.file, opts);
@@ -62,6 +69,6 @@ export async function createLedgerArea(d: {
     lastVerify: () => last,
     window: ledgerWindow(repo),
     close: () => repo.close(),
-    routes: ({ server, log, guard }: Http) => ledgerRoutes(server, { log, guard, ledger, verify }),
+    routes: ({ server, log, guard }: Http) => ledgerRoutes(server, { log, guard, ledger, callers: new CallerEvents(ledger), verify }),
   };
 }

@@ -1,4 +1,6 @@
+import type { Knex } from 'knex';
 import { dialect, type Db, type Trx } from '../storage/db.ts';
+import { RECORDED_BY } from './caller-events.ts';
 import { withStatements, type Statement } from '../storage/sqlite-statements.ts';
 import { LEDGER_COLUMNS, MysqlAppender, type Chained } from './mysql-appender.ts';
 
@@ -196,26 +198,27 @@ export class LedgerRepo {
   }
 
   /** How many entries of each of `types` lie in seqs [fromSeq, toSeq). */
-  async countTypes(fromSeq: number, toSeq: number, types: readonly string[]): Promise<Map<string, number>> {
-    const rows = (await this.#db('ledger_events')
+  async countTypes(fromSeq: number, toSeq: number, types: readonly string[], own = false): Promise<Map<string, number>> {
+    const q = this.#db('ledger_events')
       .select('type')
       .count({ n: '*' })
       .where('seq', '>=', fromSeq)
       .andWhere('seq', '<', toSeq)
-      .whereIn('type', [...types])
-      .groupBy('type')) as Array<{ type: string; n: number | string }>;
+      .whereIn('type', [...types]);
+    if (own) ownOnly(q);
+    const rows = (await q.groupBy('type')) as Array<{ type: string; n: number | string }>;
     return new Map(rows.map((r) => [r.type, Number(r.n)]));
   }
 
   /** The newest `limit` entries of `types` in seqs [fromSeq, toSeq), oldest first. */
-  async ofTypes(fromSeq: number, toSeq: number, types: readonly string[], limit: number): Promise<StoredEntry[]> {
-    const rows = (await this.#db('ledger_events')
+  async ofTypes(fromSeq: number, toSeq: number, types: readonly string[], limit: number, own = false): Promise<StoredEntry[]> {
+    const q = this.#db('ledger_events')
       .select(...COLUMNS)
       .where('seq', '>=', fromSeq)
       .andWhere('seq', '<', toSeq)
-      .whereIn('type', [...types])
-      .orderBy('seq', 'desc')
-      .limit(limit)) as StoredEntry[];
+      .whereIn('type', [...types]);
+    if (own) ownOnly(q);
+    const rows = (await q.orderBy('seq', 'desc').limit(limit)) as StoredEntry[];
     return rows.reverse();
   }
 
@@ -238,4 +241,13 @@ export class LedgerRepo {
     const row = (await this.#db('ledger_checkpoints').select('seq', 'hash', 'at', 'signature').orderBy('seq', 'desc').first()) as Checkpoint | undefined;
     return row === undefined ? null : { ...row, seq: Number(row.seq) };
   }
+}
+
+/**
+ * Only the service's own entries: not those a caller recorded (POST /v1/events), which carry
+ * `data.recorded_by` (host/ledger/caller-events.ts). JSON_EXTRACT on MySQL/MariaDB, json_extract
+ * on SQLite: the top-level key only, never a nested one.
+ */
+function ownOnly(q: Knex.QueryBuilder): void {
+  void q.whereRaw(`json_extract(data, '$.${RECORDED_BY}') is null`);
 }

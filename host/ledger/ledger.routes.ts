@@ -5,25 +5,12 @@ import { optionalInt, optionalText, pageLimit, queryOf } from '../http/query.ts'
 import { route } from '../http/respond.ts';
 import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
+import type { CallerEvents } from './caller-events.ts';
 import type { EventInput } from './entry.ts';
 import type { Ledger } from './ledger.service.ts';
 import { HASH_PATTERN, type Expectation, type VerifyOptions, type VerifyReport } from './verify.ts';
 import { readJson } from '../http/body.ts';
 
-export const CALLER_PREFIXES = [
-  'signal.',
-  'retrieval.',
-  'model.',
-  'check.',
-  'decision.',
-  'approval.',
-  'action.',
-  'outcome.',
-  'config.',
-  'connector.',
-  'system.',
-  'human.',
-] as const;
 export const MAX_LEDGER_PAGE = 2000;
 const DEFAULT_LEDGER_PAGE = 100;
 
@@ -42,7 +29,7 @@ const eventBody = bodyValidator<EventInput>({
 
 export function ledgerRoutes(
   server: Server,
-  deps: { log: Logger; guard: Guard; ledger: Ledger; verify: (opts?: VerifyOptions) => Promise<VerifyReport> },
+  deps: { log: Logger; guard: Guard; ledger: Ledger; callers: CallerEvents; verify: (opts?: VerifyOptions) => Promise<VerifyReport> },
 ): void {
   const { log, guard, ledger } = deps;
 
@@ -91,10 +78,7 @@ export function ledgerRoutes(
     route(log, async (req) => {
       guard.ingest(req);
       const input = eventBody(await readJson(req));
-      if (!CALLER_PREFIXES.some((p) => input.type.startsWith(p))) {
-        throw new AppError('invalid_event_type', `type must start with one of ${CALLER_PREFIXES.join(' ')}`);
-      }
-      const { seq, hash } = await ledger.append(input);
+      const { seq, hash } = await deps.callers.record(input);
       return [201, { seq, hash }];
     }),
   );

@@ -1,5 +1,5 @@
 import type { InstallIdentity } from '../install/identity.ts';
-import { CHECKPOINT_MAX_GAP, checkpointMessage, readCheckpointFile } from './checkpoints.ts';
+import { CHECKPOINT_EVERY_EVENTS, CHECKPOINT_MAX_GAP, checkpointMessage, readCheckpointFile } from './checkpoints.ts';
 import { entryHash, entryText, GENESIS_HASH, type ChainHead, type StoredEntry } from './entry.ts';
 import type { Checkpoint, LedgerRepo } from './ledger.repo.ts';
 
@@ -133,6 +133,10 @@ export async function verifyChain(repo: LedgerRepo, identity: InstallIdentity, c
   if (prev.seq < stored.seq || hashAtStored !== stored.hash) return report('head_mismatch', Math.min(stored.seq, prev.seq) + 1);
   if (invalidAt !== null || fromFile.unreadable > 0) return report('checkpoint_invalid', invalidAt ?? 1);
   const last = state.matched?.seq ?? 0;
+  // A chain longer than one checkpoint interval with no checkpoint at all is missing them,
+  // whatever the tolerance between two: a squashed history (everything collapsed into fewer
+  // than 3,000 re-hashed events, head updated, checkpoints deleted) is just that.
+  if (state.gap === null && state.matched === null && prev.seq > CHECKPOINT_EVERY_EVENTS) state.gap = { from_seq: 1, to_seq: prev.seq };
   if (state.gap === null && prev.seq - last > CHECKPOINT_MAX_GAP) state.gap = { from_seq: last + 1, to_seq: prev.seq };
   if (state.gap !== null) return report('checkpoint_missing', state.gap.from_seq, state.gap);
   return report(null, null);

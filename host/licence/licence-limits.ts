@@ -27,6 +27,27 @@ export function serviceLimit(licence: Pick<Licence, 'tier' | 'services'> | null)
   }
 }
 
+/** Installs in one keychain per tier: Enterprise 10, Strategic a site licence (no limit); the others none. */
+export const TIER_KEYCHAIN_INSTALLS = { trial: 0, starter: 0, enterprise: 10, strategic: null } as const;
+
+/**
+ * Whether a licence has the keychain, and how many installs one keychain may hold (home and
+ * members): Enterprise the licence's `installs`, never more than 10; Strategic unlimited (a site
+ * licence, null); Starter and the trial none (0). No licence: none.
+ */
+export function keychainInstalls(licence: Pick<Licence, 'tier' | 'installs'> | null): number | null {
+  if (licence === null) return 0;
+  switch (licence.tier) {
+    case 'trial':
+    case 'starter':
+      return 0;
+    case 'enterprise':
+      return Math.min(licence.installs ?? TIER_KEYCHAIN_INSTALLS.enterprise, TIER_KEYCHAIN_INSTALLS.enterprise);
+    case 'strategic':
+      return null;
+  }
+}
+
 /** The limit a licence puts on services. */
 export class LicenceLimits {
   /** null: unlimited. */

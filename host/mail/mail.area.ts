@@ -7,11 +7,15 @@ import type { Logger } from '../log.ts';
 import type { OnCall } from '../notify/on-call.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
 import type { SettingsRepo } from '../settings/settings.repo.ts';
+import { Revisions } from '../settings/revisions.ts';
+import { CarriedMail } from './mail.carried.ts';
 import { mailRoutes } from './mail.routes.ts';
 import { MailService } from './mail.service.ts';
 
 export interface MailArea extends Area {
   readonly mail: MailService;
+  /** The mail settings as the keychain carries them (mail.carried.ts). */
+  readonly carried: CarriedMail;
 }
 
 /** Outgoing mail and its settings (the `mail` and `mail_state` settings documents). */
@@ -37,5 +41,6 @@ export function createMailArea(d: {
     onCallRecipients: () => d.onCall.recipients(),
     firstOwner: () => d.people.firstOwner(),
   });
-  return { mail, routes: ({ server, log, guard }: Http) => mailRoutes(server, { log, guard, mail }) };
+  const carried = new CarriedMail({ repo: mail.repo, revisions: new Revisions(d.settings), clock: d.clock });
+  return { mail, carried, routes: ({ server, log, guard }: Http) => mailRoutes(server, { log, guard, mail }) };
 }

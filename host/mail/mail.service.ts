@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
+import { plainLine, plainText } from '../escape.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
@@ -254,6 +255,16 @@ export class MailService {
       smtp_security: keep(input.smtp_security, base.smtp_security),
     };
     if (stored === null ? input.provider == null && sameSettings(next, { ...EMPTY, provider }) : sameSettings(next, stored)) return true;
+    // A kept SMTP password goes only to the server it was entered for: re-pointing the settings
+    // at another host, port or security is how an admin would otherwise read it.
+    if (stored?.smtp_password != null && next.smtp_host !== null && (input.smtp_password === undefined || input.smtp_password === '')) {
+      const moved = SMTP_DESTINATION.find((k) => next[k] !== stored[k]);
+      if (moved !== undefined)
+        throw new AppError(
+          'secret_required',
+          `smtp_password must be given again: ${moved} changed, and a stored password is only ever sent where it was entered for`,
+        );
+    }
     if (provider === 'smtp' && next.smtp_host === null) throw new AppError('invalid_body', 'smtp_host is required for the smtp provider');
     if (provider === 'api' && next.resend_key === null) throw new AppError('invalid_body', 'resend_key is required for the api provider');
     if (provider === 'api' && next.mail_from !== null) {
@@ -343,8 +354,11 @@ export class MailService {
     return { ok: true, to: recipients.join(', '), recipients, provider: await provider() };
   }
 
-  async #deliver(s: MailSettings | null, m: { to: string; subject: string; text: string }): Promise<SendResult> {
+  async #deliver(s: MailSettings | null, raw: { to: string; subject: string; text: string }): Promise<SendResult> {
     if (!usable(s)) return { ok: false, reason: NO_PROVIDER };
+    // Whatever an e-mail's author escaped, no subject reaches a provider with a line break (a
+    // header of its own) and no body with a terminal escape or control character (host/escape.ts).
+    const m = { to: raw.to, subject: plainLine(raw.subject), text: plainText(raw.text) };
     if (s.provider === 'smtp') {
       const message: Message = { ...m, from: s.mail_from ?? smtpDefaultSender(s) };
       return sendSmtp(
@@ -377,6 +391,9 @@ function scrubReason(reason: string, s: Pick<MailSettings, 'resend_key' | 'smtp_
   }
   return clip(out, 497, '...');
 }
+
+/** What says where the SMTP password is sent; changing one needs the password again. */
+const SMTP_DESTINATION = ['smtp_host', 'smtp_port', 'smtp_security'] as const;
 
 /** Whether two settings send the same way (the revision aside). */
 function sameSettings(a: Omit<MailSettings, 'rev'>, b: Omit<MailSettings, 'rev'>): boolean {

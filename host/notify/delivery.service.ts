@@ -5,7 +5,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { NotifyMessage } from '../plugins/contract.ts';
 import type { Trx } from '../storage/db.ts';
-import { incidentMail } from './message.ts';
+import { coalescedMail } from './coalesce.ts';
 import type { NotifySettingsRepo } from './notify-settings.repo.ts';
 import type { ChannelKind, ChannelState, Delivery, OutboxRepo } from './outbox.repo.ts';
 
@@ -15,8 +15,19 @@ export const FIRST_RETRY_MS = 30 * SECOND;
 export const GIVE_UP_AFTER_MS = HOUR;
 /** How long one host holds a delivery it is sending (longer than any send may take). */
 export const LEASE_MS = 2 * MINUTE;
-/** Deliveries taken per pass. */
-const BATCH = 20;
+/** Due deliveries read per round: the most urgent first (outbox `priority`). */
+const BATCH = 500;
+/** Recipients and targets sent to at once, each on its own lane: a slow one holds up no other. */
+const MAX_LANES = 16;
+/** Messages one target's lane sends per round, one after another (a target takes one message per incident event). */
+const TARGET_ROUND = 5;
+/** Messages one e-mail may gather for one person. */
+const MAIL_GATHERS = 500;
+/**
+ * A person gets at most one e-mail in this time: what falls due meanwhile waits and goes in the
+ * next one, gathered. A critical message does not wait (it takes whatever else is due with it).
+ */
+export const PERSON_GAP_MS = 30 * SECOND;
 /** How soon after a nudge the worker runs (nudges meanwhile share the run). */
 const NUDGE_MS = 50;
 
@@ -114,32 +125,87 @@ export class NotifyDelivery {
     return { recipients: settings.recipients, targets: settings.targets, nobody, pending, channels, problems };
   }
 
+  /**
+   * Rounds over the due messages, the most urgent first: each recipient and target is a lane of
+   * its own, up to MAX_LANES at once, so a slow SMTP relay never holds up a webhook. A person's
+   * due e-mails go as one (coalesced), at most one per PERSON_GAP_MS unless one is critical; a
+   * target's are sent one after another, TARGET_ROUND per round.
+   */
   async #pass(): Promise<void> {
     for (;;) {
       const now = this.#d.clock.now().getTime();
       const due = await this.#d.outbox.due(now, BATCH);
-      const mine: Delivery[] = [];
-      for (const d of due) if (await this.#d.outbox.claim(d.id, this.holder, now, now + LEASE_MS)) mine.push(d);
-      await Promise.all(mine.map((d) => this.#deliver(d)));
-      if (due.length < BATCH || mine.length === 0) return;
+      const lanes = new Map<string, Delivery[]>();
+      for (const d of due) {
+        const key = `${d.channel_kind}:${d.channel}`;
+        const lane = lanes.get(key);
+        if (lane === undefined) lanes.set(key, [d]);
+        else lane.push(d);
+      }
+      const queue = [...lanes.values()];
+      let sent = 0;
+      const worker = async (): Promise<void> => {
+        for (let lane = queue.shift(); lane !== undefined; lane = queue.shift()) sent += await this.#lane(lane, now);
+      };
+      await Promise.all(Array.from({ length: Math.min(MAX_LANES, queue.length) }, worker));
+      // Another round while anything went: a target sends TARGET_ROUND per round, the rest wait their turn.
+      if (sent === 0) return;
     }
   }
 
-  async #deliver(d: Delivery): Promise<void> {
-    const message: NotifyMessage = { event: d.event, episode: d.episode, sent_at: this.#d.clock.now().toISOString() };
+  /** One recipient's or target's due messages, most urgent first; answers how many were sent (or tried). */
+  async #lane(lane: Delivery[], now: number): Promise<number> {
+    const first = lane[0]!;
+    if (first.channel_kind === 'target') {
+      let n = 0;
+      for (const d of lane.slice(0, TARGET_ROUND)) {
+        if (!(await this.#d.outbox.claim(d.id, this.holder, now, now + LEASE_MS))) continue;
+        await this.#send([d]);
+        n++;
+      }
+      return n;
+    }
+    const gathered = lane.slice(0, MAIL_GATHERS);
+    const critical = gathered.some((d) => d.episode.severity === 'critical');
+    if (!critical) {
+      const last = (await this.#d.outbox.channel(null, 'email', first.channel))?.last_ok_at ?? null;
+      const lastMs = last === null ? -Infinity : Date.parse(last);
+      if (now - lastMs < PERSON_GAP_MS) {
+        await this.#d.outbox.defer(
+          gathered.map((d) => d.id),
+          now,
+          lastMs + PERSON_GAP_MS,
+        );
+        return 0;
+      }
+    }
+    const mine: Delivery[] = [];
+    for (const d of gathered) if (await this.#d.outbox.claim(d.id, this.holder, now, now + LEASE_MS)) mine.push(d);
+    // A critical e-mail takes along what pacing held back for the person.
+    if (critical && mine.length > 0)
+      for (const d of await this.#d.outbox.heldBack('email', first.channel, now, now + PERSON_GAP_MS, MAIL_GATHERS - mine.length))
+        if (await this.#d.outbox.claimEarly(d.id, this.holder, now, now + LEASE_MS)) mine.push(d);
+    if (mine.length > 0) await this.#send(mine);
+    return mine.length;
+  }
+
+  /** Sends one message to a target, or one e-mail gathering `ds` (all to one person), and records each. */
+  async #send(ds: Delivery[]): Promise<void> {
+    const d = ds[0]!;
+    const sentAt = this.#d.clock.now().toISOString();
     let ok = false;
     let problem: string | null = null;
     let how = 'e-mail';
     try {
       if (d.channel_kind === 'email') {
-        const { subject, text } = incidentMail(message);
+        const { subject, text } = coalescedMail(ds.map((x) => ({ event: x.event, episode: x.episode, sent_at: sentAt })));
         // An incident e-mail that fails (a refused recipient, say) says nothing about whether sign-in
         // codes can be sent: it leaves break-glass sign-in as it is (docs/mail.md, "Break-glass state").
         const r = await this.#d.mail.send(d.channel, subject, text, { signInState: false });
         ok = r.ok;
         problem = r.ok ? null : `the e-mail was not sent: ${r.reason}`;
       } else {
-        const r = await this.#d.targets.notify(d.channel, message);
+        const r = await this.#d.targets.notify(d.channel, { event: d.event, episode: d.episode, sent_at: sentAt });
         ok = r.ok;
         problem = r.problem;
         how = r.kind ?? 'unknown kind';
@@ -147,20 +213,22 @@ export class NotifyDelivery {
     } catch (e) {
       problem = `unexpected error: ${e instanceof Error ? e.message : String(e)}`;
     }
-    if (!ok)
-      this.#d.log.warn(
-        { component: 'notify', delivery: d.id, episode: d.episode_id, event: d.event, channel: d.channel_kind, to: d.channel, attempt: d.attempts + 1 },
-        problem ?? 'failed without a reason',
-      );
-    try {
-      await this.#finish(d, ok, problem ?? 'failed without a reason', how);
-    } catch (err) {
-      // The lease runs out and the message is tried again: at least once, never lost.
-      this.#d.log.error({ err, component: 'notify', delivery: d.id }, 'could not record a notification attempt');
+    for (const x of ds) {
+      if (!ok)
+        this.#d.log.warn(
+          { component: 'notify', delivery: x.id, episode: x.episode_id, event: x.event, channel: x.channel_kind, to: x.channel, attempt: x.attempts + 1 },
+          problem ?? 'failed without a reason',
+        );
+      try {
+        await this.#finish(x, ok, problem ?? 'failed without a reason', how, ds.length);
+      } catch (err) {
+        // The lease runs out and the message is tried again: at least once, never lost.
+        this.#d.log.error({ err, component: 'notify', delivery: x.id }, 'could not record a notification attempt');
+      }
     }
   }
 
-  async #finish(d: Delivery, ok: boolean, problem: string, how: string): Promise<void> {
+  async #finish(d: Delivery, ok: boolean, problem: string, how: string, gathered = 1): Promise<void> {
     const { outbox, ledger, clock } = this.#d;
     const now = clock.now();
     const at = now.toISOString();
@@ -172,6 +240,8 @@ export class NotifyDelivery {
       to: d.channel,
       kind: d.channel_kind === 'email' ? 'email' : how,
       attempt: attempts,
+      // One e-mail carried this many messages to the person.
+      ...(gathered > 1 ? { gathered } : {}),
     };
     const label = d.channel_kind === 'email' ? `${d.channel} by e-mail` : `${d.channel} (${how})`;
     await ledger.transact(
@@ -182,8 +252,8 @@ export class NotifyDelivery {
         if (ok) {
           await outbox.finish(trx, d.id, 'sent', attempts, null, at);
           await outbox.putChannel(trx, { channel_kind: d.channel_kind, name: d.channel, ok: true, last_problem: null, last_attempt_at: at, last_ok_at: at });
-          // A close or an approval request tells nobody of the incident as such: no escalation.
-          const escalated = d.event === 'incident.closed' || d.event === 'incident.approval_requested' ? false : await this.#told(trx, d, how, at);
+          // A close or an approval request (or its withdrawal) tells nobody of the incident as such: no escalation.
+          const escalated = d.event === 'incident.closed' || d.event.startsWith('incident.approval_') ? false : await this.#told(trx, d, how, at);
           await record({
             type: 'outcome.notified',
             actor: 'system',
@@ -231,9 +301,10 @@ export class NotifyDelivery {
   /** Makes the episode's outcome `escalated` (first delivery) or adds who else was told; answers whether it changed to escalated now. */
   async #told(trx: Trx, d: Delivery, how: string, at: string): Promise<boolean> {
     const episode = await this.#d.episodes.lock(trx, d.episode_id);
-    // A mitigated episode stays mitigated: people told of its opening saw it fixed. One whose
-    // action is being verified stays `verifying` until the verification says (acting ends it).
-    if (episode === null || episode.outcome === 'mitigated') return false;
+    // A mitigated episode stays mitigated: people told of its opening saw it fixed. A notice pages
+    // nobody, so it is never escalated (docs/notifications.md). One whose action is being verified
+    // stays `verifying` until the verification says (acting ends it).
+    if (episode === null || episode.outcome === 'mitigated' || episode.kind === 'notice') return false;
     if (episode.outcome === 'verifying') {
       const d0 = episode.outcome_detail;
       if (d0 === null || d0.told.includes(d.channel)) return false;
@@ -248,7 +319,8 @@ export class NotifyDelivery {
     const prior = episode.outcome === 'escalated' ? episode.outcome_detail : null;
     const channels = [...(prior?.channels ?? [])];
     if (!channels.some((c) => c.to === d.channel)) channels.push({ to: d.channel, how: d.channel_kind === 'email' ? 'e-mail' : how });
-    const withDiagnosis = d.event === 'incident.diagnosed' || (prior?.reason.startsWith(WITH_DIAGNOSIS) ?? false);
+    // The diagnosis went with the message (the diagnosis itself, or the action path's report), or with one delivered before.
+    const withDiagnosis = d.episode.diagnosis !== undefined || (prior?.reason.startsWith(WITH_DIAGNOSIS) ?? false);
     const detail: OutcomeDetail = {
       value: 'escalated',
       reason: `${withDiagnosis ? WITH_DIAGNOSIS : WITHOUT_DIAGNOSIS}: told ${channels.map((c) => (c.how === 'e-mail' ? `${c.to} by e-mail` : `${c.to} through ${c.how}`)).join(', ')}`,

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { EpisodeNotifier, IncidentChange } from '../episodes/episode.service.ts';
 import type { NotifyEpisode, NotifyEvent } from '../plugins/contract.ts';
 import type { Trx } from '../storage/db.ts';
+import { outgoing, type Because, type MailedEpisode } from './message.ts';
 import type { NotifySettingsRepo } from './notify-settings.repo.ts';
 import type { ChannelKind, OutboxRepo } from './outbox.repo.ts';
 
@@ -11,6 +12,14 @@ export interface Channel {
   channel_kind: ChannelKind;
   /** An e-mail address or a connector name. */
   channel: string;
+  /** An e-mail's recipient: what they are to the incident, said in the e-mail (on-call recipient when absent). */
+  because?: Because[];
+}
+
+/** A person the action path tells by e-mail, and what they are to the service. */
+export interface Told {
+  email: string;
+  as: Exclude<Because, 'on_call'>;
 }
 
 /**
@@ -58,11 +67,18 @@ export class Notifier implements EpisodeNotifier {
     this.#address = deps.consoleAddress;
   }
 
-  async tell(trx: Trx, change: IncidentChange): Promise<{ to: string[] }> {
+  async tell(trx: Trx, change: IncidentChange): Promise<{ to: string[]; stale: Array<{ event: NotifyEvent; to: string }> }> {
     const e = change.episode;
+    // A close makes what still waits to tell of the incident's escalation or diagnosis untrue:
+    // "Incident escalated" minutes after it closed sends people to a fixed incident. Those are
+    // dropped; the opening and the close themselves still go.
+    const stale =
+      change.event === 'incident.closed'
+        ? await this.#outbox.dropStale(trx, e.id, ['incident.escalated', 'incident.diagnosed'], this.#clock.now().getTime(), this.#clock.now().toISOString())
+        : [];
     const channels = change.event === 'incident.opened' ? await this.#audience.of(trx, e) : await this.#outbox.channelsOf(trx, e.id);
     await this.#queue(trx, change.event, e, change.severity, channels, change.diagnosis === undefined ? {} : { diagnosis: change.diagnosis });
-    return { to: channels.map((c) => c.channel) };
+    return { to: channels.map((c) => c.channel), stale: stale.map((d) => ({ event: d.event, to: d.channel })) };
   }
 
   async #queue(
@@ -75,7 +91,7 @@ export class Notifier implements EpisodeNotifier {
   ): Promise<void> {
     const now = this.#clock.now();
     const base = await this.#address.get(trx);
-    const episode: NotifyEpisode = {
+    const episode: NotifyEpisode = outgoing({
       id: e.id,
       service: e.service,
       severity,
@@ -84,14 +100,16 @@ export class Notifier implements EpisodeNotifier {
       outcome: e.outcome === '' ? null : e.outcome,
       url: base === null ? null : `${base}/episodes/${encodeURIComponent(e.id)}`,
       ...extra,
-    };
+    });
     for (const c of channels) {
+      const mailed: MailedEpisode = c.channel_kind === 'email' ? { ...episode, because: c.because ?? ['on_call'] } : episode;
       await this.#outbox.add(trx, {
         id: randomUUID(),
         episode_id: e.id,
         event,
-        ...c,
-        episode,
+        channel_kind: c.channel_kind,
+        channel: c.channel,
+        episode: mailed,
         created_at: now.toISOString(),
         created_ms: now.getTime(),
         next_ms: now.getTime(),
@@ -102,23 +120,30 @@ export class Notifier implements EpisodeNotifier {
   /**
    * The acting path's messages (host/acting), in its transaction: an escalation goes to whoever was
    * told of the opening and, by e-mail, to `people` (the service's owner and approvers); an
-   * approval request goes to `people` only. Each carries the Markdown `report`. Answers who.
+   * approval request, and its withdrawal when superseded, go to `people` only. Each carries the
+   * Markdown `report` and, when there is one, the diagnosis; each e-mail says what its recipient
+   * is to the service. Answers who.
    */
   async tellPeople(
     trx: Trx,
     change: {
-      event: 'incident.escalated' | 'incident.approval_requested';
+      event: 'incident.escalated' | 'incident.approval_requested' | 'incident.approval_superseded';
       episode: IncidentChange['episode'];
       severity: IncidentChange['severity'];
       report: string;
-      people: string[];
+      diagnosis?: NotifyEpisode['diagnosis'];
+      people: Told[];
     },
   ): Promise<string[]> {
     const told = change.event === 'incident.escalated' ? await this.#outbox.channelsOf(trx, change.episode.id) : [];
-    const channels: Channel[] = [...told];
-    for (const p of change.people)
-      if (!channels.some((c) => c.channel_kind === 'email' && c.channel === p)) channels.push({ channel_kind: 'email', channel: p });
-    await this.#queue(trx, change.event, change.episode, change.severity, channels, { report: change.report });
+    const channels: Channel[] = told.map((c) => (c.channel_kind === 'email' ? { ...c, because: ['on_call'] } : c));
+    for (const p of change.people) {
+      const known = channels.find((c) => c.channel_kind === 'email' && c.channel === p.email);
+      if (known === undefined) channels.push({ channel_kind: 'email', channel: p.email, because: [p.as] });
+      else if (!known.because!.includes(p.as)) known.because!.push(p.as);
+    }
+    const extra: Partial<NotifyEpisode> = { report: change.report, ...(change.diagnosis === undefined ? {} : { diagnosis: change.diagnosis }) };
+    await this.#queue(trx, change.event, change.episode, change.severity, channels, extra);
     return channels.map((c) => c.channel);
   }
 

@@ -13,7 +13,8 @@ export interface Delivery {
   channel: string;
   /** The episode as it was when the message was written. */
   episode: NotifyEpisode;
-  state: 'pending' | 'sent' | 'failed';
+  /** `stale`: dropped undelivered because the incident closed first (an escalation or diagnosis of a fixed incident). */
+  state: 'pending' | 'sent' | 'failed' | 'stale';
   attempts: number;
   created_at: string;
   created_ms: number;
@@ -63,6 +64,7 @@ export class OutboxRepo {
 
   async add(trx: Trx, d: Omit<Delivery, 'state' | 'attempts' | 'last_problem'>): Promise<void> {
     await trx('notify_outbox').insert({
+      priority: priorityOf(d.episode.severity),
       id: d.id,
       episode_id: d.episode_id,
       event: d.event,
@@ -89,16 +91,77 @@ export class OutboxRepo {
       .orderBy(['channel_kind', 'channel'])) as Array<{ channel_kind: ChannelKind; channel: string }>;
   }
 
-  /** Pending deliveries due at `nowMs` whose lease is free or expired, oldest first. */
+  /**
+   * Marks `stale` the episode's messages of `events` still waiting (first attempt or retry) and not
+   * being sent right now (no live lease: one being sent finishes and is recorded as usual); answers them.
+   */
+  async dropStale(
+    trx: Trx,
+    episodeId: string,
+    events: NotifyEvent[],
+    nowMs: number,
+    at: string,
+  ): Promise<Array<Pick<Delivery, 'id' | 'event' | 'channel_kind' | 'channel' | 'attempts'>>> {
+    const free = (q: ReturnType<Trx>) => q.andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs));
+    const rows = (await free(trx('notify_outbox').where({ episode_id: episodeId, state: 'pending' }).whereIn('event', events))
+      .select('id', 'event', 'channel_kind', 'channel', 'attempts')
+      .orderBy('id')) as Array<Pick<Delivery, 'id' | 'event' | 'channel_kind' | 'channel'> & { attempts: number | string }>;
+    const dropped: Array<Pick<Delivery, 'id' | 'event' | 'channel_kind' | 'channel' | 'attempts'>> = [];
+    // One conditional update each: a message another host took meanwhile is left to it.
+    for (const r of rows) {
+      const n = await free(trx('notify_outbox').where({ id: r.id, state: 'pending' })).update({
+        state: 'stale',
+        done_at: at,
+        lease_holder: null,
+        lease_until_ms: null,
+      });
+      if (Number(n) === 1) dropped.push({ ...r, attempts: Number(r.attempts) });
+    }
+    return dropped;
+  }
+
+  /** Pending deliveries due at `nowMs` whose lease is free or expired: critical first, then warning, then info; oldest first in each. */
   async due(nowMs: number, limit: number): Promise<Delivery[]> {
     const rows = (await this.#db('notify_outbox')
       .select(COLUMNS)
       .where({ state: 'pending' })
       .andWhere('next_ms', '<=', nowMs)
       .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
-      .orderBy([{ column: 'next_ms' }, { column: 'id' }])
+      .orderBy([{ column: 'priority', order: 'desc' }, { column: 'next_ms' }, { column: 'id' }])
       .limit(limit)) as Row[];
     return rows.map(fromRow);
+  }
+
+  /** A recipient's first attempts held back until at most `untilMs` (paced e-mails), to go with a critical one now. */
+  async heldBack(kind: ChannelKind, channel: string, nowMs: number, untilMs: number, limit: number): Promise<Delivery[]> {
+    const rows = (await this.#db('notify_outbox')
+      .select(COLUMNS)
+      .where({ state: 'pending', channel_kind: kind, channel, attempts: 0 })
+      .andWhere('next_ms', '>', nowMs)
+      .andWhere('next_ms', '<=', untilMs)
+      .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
+      .orderBy([{ column: 'priority', order: 'desc' }, { column: 'next_ms' }, { column: 'id' }])
+      .limit(limit)) as Row[];
+    return rows.map(fromRow);
+  }
+
+  /** Takes a delivery held back until later (see heldBack) for `holder`: as `claim`, without the due check. */
+  async claimEarly(id: string, holder: string, nowMs: number, untilMs: number): Promise<boolean> {
+    const n = await this.#db('notify_outbox')
+      .where({ id, state: 'pending', attempts: 0 })
+      .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
+      .update({ lease_holder: holder, lease_until_ms: untilMs });
+    return n === 1;
+  }
+
+  /** Moves pending deliveries nobody holds to `nextMs` without counting an attempt (a person's e-mails paced). */
+  async defer(ids: string[], nowMs: number, nextMs: number): Promise<void> {
+    for (let i = 0; i < ids.length; i += 500)
+      await this.#db('notify_outbox')
+        .whereIn('id', ids.slice(i, i + 500))
+        .andWhere({ state: 'pending' })
+        .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
+        .update({ next_ms: nextMs });
   }
 
   /** Takes a delivery for `holder` until `untilMs`; false when another holder has it or it is no longer due. */
@@ -145,8 +208,9 @@ export class OutboxRepo {
     await trx('notify_channels').insert(row).onConflict('channel').merge();
   }
 
-  async channel(trx: Trx, kind: ChannelKind, name: string): Promise<ChannelState | null> {
-    const r = (await trx('notify_channels')
+  /** The last attempt to reach a recipient or target, read in `trx` (null: on its own). */
+  async channel(trx: Trx | null, kind: ChannelKind, name: string): Promise<ChannelState | null> {
+    const r = (await (trx ?? this.#db)('notify_channels')
       .select('*')
       .where({ channel: `${kind}:${name}` })
       .first()) as (Omit<ChannelState, 'ok'> & { ok: number | boolean }) | undefined;
@@ -173,4 +237,9 @@ export class OutboxRepo {
       last_ok_at: r.last_ok_at,
     }));
   }
+}
+
+/** The order delivery takes messages in: critical 2, warning 1, info 0. */
+export function priorityOf(severity: string): number {
+  return severity === 'critical' ? 2 : severity === 'info' ? 0 : 1;
 }

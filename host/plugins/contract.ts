@@ -404,8 +404,13 @@ export interface ConnectorCapabilities {
 // ConnectorCapabilities, so connectors without it keep loading and working).
 // ---------------------------------------------------------------------------------------------
 
-/** What happened to an incident: the reason a notification is sent. */
-export type NotifyEvent = 'incident.opened' | 'incident.closed' | 'incident.escalated' | 'incident.diagnosed' | 'incident.approval_requested';
+/**
+ * What happened to an incident: the reason a notification is sent. `incident.approval_requested`
+ * and `incident.approval_superseded` (the request no longer stands: a newer run of the episode
+ * took the action path over) go by e-mail to the approvers only, never to a target.
+ */
+export type NotifyEvent =
+  'incident.opened' | 'incident.closed' | 'incident.escalated' | 'incident.diagnosed' | 'incident.approval_requested' | 'incident.approval_superseded';
 
 /** The incident a notification tells of, as the host describes it to every notification target. */
 export interface NotifyEpisode {
@@ -425,8 +430,11 @@ export interface NotifyEpisode {
   url: string | null;
   /**
    * Plugin API 1.1: on `incident.diagnosed`, what the investigation found: the causes that hold
-   * (best first), those it could not check, and the sentences a person reads first. Absent on
-   * other events.
+   * (best first), those it could not check, and the sentences a person reads first. Also on the
+   * action path's `incident.escalated` and `incident.approval_requested` once the episode has a
+   * diagnosis (beside `report`). Absent on other events. Every text field of a message is one
+   * plain line (no line break, control character or terminal escape); `report` is Markdown whose
+   * values are escaped.
    */
   diagnosis?: { summary: string; holds: string[]; unknown: string[] };
   /**
@@ -699,14 +707,23 @@ export interface Commit {
   subject: string;
 }
 
-/** A `human.deploy` or `human.action` event for the service. */
+/**
+ * A `human.deploy` or `human.action` event for the service. Such events are recorded by callers
+ * (POST /v1/events): evidence of what the caller says happened, with that provenance, never fact.
+ */
 export interface ChangeEvent {
   seq: number;
   type: string;
   at: string;
+  /** Who the caller says did it. */
   actor: string;
   reason: string | null;
   data: Record<string, unknown>;
+  /**
+   * Who recorded the event: `ingest-token` for one a caller recorded through POST /v1/events
+   * (`data.recorded_by`); null for the service's own. Absent only in replayed scenarios.
+   */
+  recorded_by?: string | null;
 }
 
 /** What `changes.since` answers: the commits and events found, and what could not be read. */
@@ -747,6 +764,8 @@ export interface ServiceEvent {
   reason: string | null;
   trace: string | null;
   data: Record<string, unknown>;
+  /** Who recorded it: `ingest-token` for a caller's event (POST /v1/events), null for the service's own. Absent only in replayed scenarios. */
+  recorded_by?: string | null;
 }
 
 export interface LedgerReader {

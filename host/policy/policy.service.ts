@@ -319,6 +319,28 @@ export class PolicyService implements PolicyReader {
     );
   }
 
+  /** The policy in force as the keychain carries it (docs/keychain.md): the document, without its version. */
+  async exportCarried(trx?: Trx): Promise<{ policy: PolicyDocument }> {
+    const { version: _version, source: _source, updated_at: _at, updated_by: _by, problem: _problem, ...doc } = await this.get(trx);
+    return { policy: parsePolicy(doc) };
+  }
+
+  /**
+   * Makes the policy the carried one, in the keychain's transaction: a new version and a
+   * `config.policy_changed` event by `actor` when it differs. 409 `policy_file_managed` when
+   * policy.json manages it here; 400 when the document is not a valid policy.
+   */
+  async applyCarried(trx: Trx, record: RecordEvent, data: unknown, actor: string): Promise<Record<string, unknown>> {
+    if (this.fileManaged) throw new AppError('policy_file_managed', `the policy is managed by ${POLICY_FILE} in SERVICE_CONFIG_DIR on this install`);
+    const given = data !== null && typeof data === 'object' ? (data as { policy?: unknown }).policy : undefined;
+    const next = parsePolicy(given);
+    const row = await this.#settings.get<StoredPolicy>(POLICY_SETTING, trx);
+    const diff = policyDiff(row?.policy ?? defaultPolicy(), next);
+    if (Object.keys(diff).length === 0) return { changed: false };
+    await this.#write(trx, record, row, next, 'console', actor, diff, 'policy carried by the keychain');
+    return { changed: true, policy_version: (row?.version ?? 0) + 1 };
+  }
+
   /** Whether an action at `at` (now by default) falls in a change freeze. */
   async inFreeze(at: Date = this.#clock.now()): Promise<boolean> {
     return inFreeze(await this.get(), at);

@@ -21,6 +21,7 @@ import { SsoLoginsRepo } from './sso-logins.repo.ts';
 import { SsoSettingsService } from './sso-settings.service.ts';
 import type { SsoStore } from './sso-store.ts';
 import { SsoTicketsRepo } from './sso-tickets.repo.ts';
+import { CarriedSso } from './sso.carried.ts';
 import { ssoRoutes } from './sso.routes.ts';
 
 export interface SsoArea extends Area {
@@ -30,6 +31,8 @@ export interface SsoArea extends Area {
   readonly oidc: OidcSignIn;
   /** The provider asked again every recheck_hours (refresh tokens); the tick calls `recheck.tick()`. */
   readonly recheck: OidcRecheck;
+  /** The single sign-on settings as the keychain carries them (sso.carried.ts). */
+  readonly carried: CarriedSso;
   /** The tick: a due sync and recheck in the background, old logins and tickets forgotten. */
   tick(): Promise<void>;
   /** Resolves once background syncs and rechecks have ended. */
@@ -115,8 +118,10 @@ export function createSsoArea(d: {
   });
   const directory = new DirectorySignIn({ store: store.settings, limits, sessions, people: directoryPeople, admits, ledger, clock, log });
   const admin = new SsoAdmin({ store: store.settings, oidc, ledger, timeoutMs });
+  const carried = new CarriedSso({ store: store.settings, address: store.consoleAddress, sessions, revisions: new Revisions(d.settings), clock });
   return {
     settings,
+    carried,
     sync,
     oidc,
     recheck,

@@ -5,8 +5,8 @@
  * Only the filesystem collector runs, and only /srv is reported: the machine's root filesystem
  * grows and shrinks with whatever else runs here, which would make trends that are not the eval's.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, statfsSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { running } from '../bench/common.ts';
 import type { Teardowns } from '../helpers/daemon.ts';
 import { NODE_EXPORTER_BIN } from './bins.ts';
@@ -34,16 +34,17 @@ export class NodeHost {
 
   /**
    * Starts the exporter with /srv already `usedRatio` full (written before the exporter starts,
-   * so its series begin at that level and stay flat), and resolves once /metrics answers.
+   * so its series begin at that level and stay flat), and resolves once /metrics answers. With
+   * `inodes`, /srv has that many inodes (tmpfs `nr_inodes`) instead of the kernel's default.
    */
-  async start(usedRatio = 0.4): Promise<void> {
-    this.#port = await onFreePort((port) => this.#start(port, usedRatio));
+  async start(usedRatio = 0.4, o: { inodes?: number } = {}): Promise<void> {
+    this.#port = await onFreePort((port) => this.#start(port, usedRatio, o.inodes));
   }
 
-  async #start(port: number, usedRatio: number): Promise<void> {
+  async #start(port: number, usedRatio: number, inodes: number | undefined): Promise<void> {
     const usedMb = Math.round(SIZE_MB * usedRatio);
     const script = [
-      `mount -t tmpfs -o size=${SIZE_MB}m eval-${this.name} /srv`,
+      `mount -t tmpfs -o size=${SIZE_MB}m${inodes === undefined ? '' : `,nr_inodes=${inodes}`} eval-${this.name} /srv`,
       `dd if=/dev/zero of=/srv/base bs=1M count=${usedMb} status=none`,
       `exec ${NODE_EXPORTER_BIN} --web.listen-address=127.0.0.1:${port} --collector.disable-defaults --collector.filesystem` +
         ` '--collector.filesystem.mount-points-exclude=^/($|dev|proc|sys|run|mnt|tmp)($|/)'` +
@@ -74,16 +75,41 @@ export class NodeHost {
     this.#pid = Number(children[0]);
   }
 
-  /** Fills /srv until `freeRatio` of it is left, from outside the namespace. */
-  fill(freeRatio: number): void {
+  /** /srv as this process reaches it, once its mount is there. */
+  #srv(): string {
     if (this.#pid === null) throw new Error(`${this.name} is not running`);
-    const dir = `/proc/${this.#pid}/root/srv`;
     const stat = readFileSync(`/proc/${this.#pid}/mountinfo`, 'utf8');
     if (!stat.includes(' /srv ')) throw new Error(`${this.name}: no /srv mount in its namespace`);
+    return `/proc/${this.#pid}/root/srv`;
+  }
+
+  /** Fills /srv until `freeRatio` of it is left, from outside the namespace. */
+  fill(freeRatio: number): void {
+    const dir = this.#srv();
     const base = existsSync(`${dir}/base`) ? statSync(`${dir}/base`).size : 0;
     const want = Math.round(SIZE_MB * 1024 * 1024 * (1 - freeRatio)) - base;
     if (want > 0) writeFileSync(`${dir}/fill`, Buffer.alloc(want));
     else if (existsSync(`${dir}/fill`)) unlinkSync(`${dir}/fill`);
+  }
+
+  /** Creates empty files in /srv until less than `freeRatio` of its inodes is free. */
+  useInodes(freeRatio: number): void {
+    const dir = this.#srv();
+    for (let i = 0; ; i++) {
+      const s = statfsSync(dir);
+      if (s.ffree < s.files * freeRatio) return;
+      writeFileSync(`${dir}/inode-${i}`, '');
+    }
+  }
+
+  /**
+   * Remounts /srv read-only (or read-write again) inside the host's namespace: what ext4's
+   * `errors=remount-ro` does to a filesystem after an I/O error.
+   */
+  readOnly(on = true): void {
+    if (this.#pid === null) throw new Error(`${this.name} is not running`);
+    const r = spawnSync('nsenter', ['-t', String(this.#pid), '-m', 'mount', '-o', `remount,${on ? 'ro' : 'rw'}`, '/srv'], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${this.name}: remount ${on ? 'ro' : 'rw'} of /srv failed: ${r.stderr || r.error?.message}`);
   }
 
   /** The exporter killed (SIGKILL: a crashed exporter), which ends its namespace and its /srv. */

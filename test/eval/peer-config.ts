@@ -12,6 +12,8 @@ export interface Scraped {
   nodes: string[];
   /** Health URLs the blackbox exporter probes (job `blackbox`), with labels added to the target. */
   probes: Array<{ url: string; labels: Record<string, string> }>;
+  /** TLS endpoints (`host:port`) the blackbox exporter reads the certificate of (job `blackbox-tls`, module `tls_connect`). */
+  tls: string[];
   blackbox: string;
   alertmanager: string;
   ruleFile: string;
@@ -43,28 +45,43 @@ scrape_configs:
 ${apps}  - job_name: 'node'
     static_configs:
       - targets: [${s.nodes.map((n) => `'${n}'`).join(', ')}]
-  - job_name: 'blackbox'
+${probeJob('blackbox', 'http_2xx', probes, s.blackbox)}${s.tls.length === 0 ? '' : probeJob('blackbox-tls', 'tls_connect', `      - targets: [${s.tls.map((t) => `'${t}'`).join(', ')}]\n`, s.blackbox)}`;
+}
+
+/** A job of the blackbox exporter at `blackbox` probing with `module` what `staticConfigs` lists, each probed address its `instance`. */
+function probeJob(job: string, module: string, staticConfigs: string, blackbox: string): string {
+  return `  - job_name: '${job}'
     metrics_path: /probe
     params:
-      module: [http_2xx]
+      module: [${module}]
     static_configs:
-${probes}    relabel_configs:
+${staticConfigs}    relabel_configs:
       - source_labels: [__address__]
         target_label: __param_target
       - source_labels: [__param_target]
         target_label: instance
       - target_label: __address__
-        replacement: '${s.blackbox}'
+        replacement: '${blackbox}'
 `;
 }
 
-/** The blackbox exporter's module: a GET that must answer 2xx within 2 s. */
+/**
+ * The blackbox exporter's modules: a GET that must answer 2xx within 2 s; and a TLS handshake
+ * that reads the certificate without verifying it, so that an expired one is still read.
+ */
 export const BLACKBOX_YAML = `modules:
   http_2xx:
     prober: http
     timeout: 2s
     http:
       preferred_ip_protocol: ip4
+  tls_connect:
+    prober: tcp
+    timeout: 2s
+    tcp:
+      tls: true
+      tls_config:
+        insecure_skip_verify: true
 `;
 
 /**

@@ -107,5 +107,37 @@ ${o.watchdog ? watchdog : ''}  - name: availability
           severity: warning
         annotations:
           summary: 'catalog serves {{ $value }} requests/s'
-`;
+${HOST_AND_BLACKBOX_RULES}`;
 }
+
+/**
+ * The host and blackbox packs' faults (issue 26): awesome-prometheus-alerts' certificate rules
+ * (their own `for: 0m`), and a read-only filesystem rule as operators write it (the community
+ * sets have none; this is the common `FilesystemReadOnly` shape).
+ */
+const HOST_AND_BLACKBOX_RULES = `  - name: certificates
+    rules:
+      - alert: BlackboxSslCertificateWillExpireSoon
+        expr: 3 <= round((last_over_time(probe_ssl_earliest_cert_expiry[10m]) - time()) / 86400, 0.1) < 20
+        for: 0m
+        labels:
+          severity: warning
+        annotations:
+          summary: 'Blackbox SSL certificate will expire soon (instance {{ $labels.instance }})'
+      - alert: BlackboxSslCertificateExpired
+        expr: round((last_over_time(probe_ssl_earliest_cert_expiry[10m]) - time()) / 86400, 0.1) < 0
+        for: 0m
+        labels:
+          severity: critical
+        annotations:
+          summary: 'Blackbox SSL certificate expired (instance {{ $labels.instance }})'
+  - name: node-filesystems
+    rules:
+      - alert: NodeFilesystemReadonly
+        expr: node_filesystem_readonly{fstype!~"squashfs|iso9660"} > 0
+        for: 30s
+        labels:
+          severity: critical
+        annotations:
+          summary: 'Filesystem mounted read-only (instance {{ $labels.instance }}, {{ $labels.mountpoint }})'
+`;

@@ -13,6 +13,7 @@ import type { AppProcess, AppMode } from './app-process.ts';
 import type { NodeHost } from './node-host.ts';
 import type { Repo } from './repo.ts';
 import type { ServersSpec } from './servers.ts';
+import type { TlsEndpoint } from './tls-endpoint.ts';
 
 /** A service of the eval's estate. */
 export interface ServiceSpec {
@@ -29,6 +30,8 @@ export interface ServiceSpec {
   dependsOn?: string[];
   /** At L1 (autonomy.json): the action path rehearses what it proposes and asks for approval. */
   l1?: boolean;
+  /** A TLS endpoint whose certificate the blackbox exporter reads (job `blackbox-tls`), `days` from its not-after at the start. */
+  tls?: { days: number };
   /** nginx in front of its app, a Redis or a RabbitMQ node beside it (servers.ts). */
   servers?: ServersSpec;
 }
@@ -37,6 +40,7 @@ export interface ServiceSpec {
 export interface World {
   app(name: string): AppProcess;
   host(name: string): NodeHost;
+  tls(name: string): TlsEndpoint;
   repoOf(name: string): Repo;
   /** The service's config file, as a path inside its repository. */
   configIn(name: string): string;
@@ -113,9 +117,6 @@ const revertOf = (w: World, name: string): ProposalWanted => ({ action: 'revert'
 
 /** Extra services no scenario touches: dependencies that stay healthy. */
 export const BYSTANDERS: ServiceSpec[] = [{ name: 'auth', technologies: ['nodejs'] }];
-
-/** The maxmemory of the eval's Redis (`redis-maxmemory`). */
-const REDIS_MAXMEMORY = 8 * 1024 * 1024;
 
 export const SCENARIOS: Scenario[] = [
   {
@@ -285,7 +286,50 @@ export const SCENARIOS: Scenario[] = [
     expect: () => ({ placed: 'branch-locator', top: null }),
     nearMiss: true,
   },
-  // --- issue 26, part C: the web tier, Redis and RabbitMQ (servers.ts) ---
+];
+
+// ---------------------------------------------------------------------------------------------
+// The host and blackbox packs (issue 26): a real fault for each, and a near miss.
+// ---------------------------------------------------------------------------------------------
+const tlsOf = (name: string) => (w: World) => ({ job: 'blackbox-tls', instance: w.tls(name).target });
+
+SCENARIOS.push(
+  {
+    id: 'filesystem-readonly',
+    injects: '/srv of its host remounted read-only (as ext4 does after an I/O error)',
+    service: { name: 'ledger', technologies: ['postgres'], host: { used: 0.4 } },
+    trigger: { alert: 'NodeFilesystemReadonly', labels: hostOf('ledger') },
+    inject: async (w) => w.host('ledger').readOnly(),
+    expect: () => ({ placed: 'ledger', top: ['host/filesystem-readonly'] }),
+  },
+  {
+    id: 'certificate-expired',
+    injects: 'its TLS endpoint starts presenting a certificate that expired a day ago',
+    service: { name: 'online-banking', technologies: ['nodejs'], tls: { days: 90 } },
+    trigger: { alert: 'BlackboxSslCertificateExpired', labels: tlsOf('online-banking') },
+    inject: async (w) => w.tls('online-banking').present(-1),
+    expect: () => ({ placed: 'online-banking', top: ['blackbox/certificate-expiry'] }),
+  },
+  {
+    id: 'near-certificate',
+    injects: 'a certificate with 17 days left since start (cause notice 14 days; a < 20 days rule fires)',
+    service: { name: 'corporate-portal', technologies: ['nodejs'], tls: { days: 17 } },
+    trigger: { alert: 'BlackboxSslCertificateWillExpireSoon', labels: tlsOf('corporate-portal') },
+    inject: async () => {},
+    expect: () => ({ placed: 'corporate-portal', top: null }),
+    nearMiss: true,
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// The web, redis and rabbitmq packs (issue 26, part C; servers.ts): a real fault for each, and a
+// near miss of redis/memory-full.
+// ---------------------------------------------------------------------------------------------
+
+/** The maxmemory of the eval's Redis (`redis-maxmemory`). */
+const REDIS_MAXMEMORY = 8 * 1024 * 1024;
+
+SCENARIOS.push(
   {
     id: 'nginx-backend',
     injects: 'the one backend behind its nginx stopped (nginx answers 502)',
@@ -322,4 +366,4 @@ export const SCENARIOS: Scenario[] = [
     expect: () => ({ placed: 'carts', top: null }),
     nearMiss: true,
   },
-];
+);

@@ -1,6 +1,6 @@
 /**
  * Everything one run of the eval runs on, on loopback: the services' apps (test/eval/app.ts), their
- * hosts' node_exporters (node-host.ts), Debian's blackbox exporter, Prometheus (scraping every 5 s,
+ * hosts' node_exporters (node-host.ts), TLS endpoints (tls-endpoint.ts), Debian's blackbox exporter, Prometheus (scraping every 5 s,
  * evaluating rules.ts) and Alertmanager (pushing to the service's webhook), and the git
  * repositories the apps' config comes from. `plan` picks ports and makes the repositories;
  * `start` starts the peers once the service listens (Alertmanager needs its address).
@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { TestCa } from '../helpers/certs.ts';
 import { startDaemon } from '../helpers/daemon.ts';
 import { AppProcess } from './app-process.ts';
 import { ALERTMANAGER_BIN, BLACKBOX_BIN, PROMETHEUS_BIN } from './bins.ts';
@@ -20,6 +21,7 @@ import { appJob, ServerPeers } from './servers.ts';
 import { rulesYaml } from './rules.ts';
 import type { ServiceSpec, World } from './scenarios.ts';
 import type { Stack } from './stack.ts';
+import { TlsEndpoint } from './tls-endpoint.ts';
 
 /** The connectors the service is given. */
 export const CONNECTORS = { metrics: 'prom', alerts: 'am', platform: 'platform-repo', chat: 'oncall-chat' } as const;
@@ -47,6 +49,9 @@ export class EvalWorld implements World {
   readonly #apps = new Map<string, AppProcess>();
   readonly #hosts = new Map<string, NodeHost>();
   readonly #own = new Map<string, Repo>();
+  /** TLS endpoints of the services that have one, and the CA their certificates come from. */
+  readonly #tls = new Map<string, TlsEndpoint>();
+  #ca: TestCa | null = null;
   readonly #ports: Ports = { chat: null, blackbox: null, prometheus: null, alertmanager: null };
   /** nginx, Redis and RabbitMQ beside some services' apps (servers.ts). */
   readonly #servers: ServerPeers;
@@ -71,6 +76,7 @@ export class EvalWorld implements World {
       if (s.ownRepo === true) w.#own.set(s.name, Repo.create(dir, s.name, { 'config.json': config }, at));
       w.#apps.set(s.name, new AppProcess(t, s.name, w.repoOf(s.name).file(w.configIn(s.name))));
       if (s.host !== undefined) w.#hosts.set(s.name, new NodeHost(t, s.name));
+      if (s.tls !== undefined) w.#tls.set(s.name, new TlsEndpoint(t, s.name, (w.#ca ??= new TestCa(t)), s.tls.days));
     }
     return w;
   }
@@ -85,6 +91,12 @@ export class EvalWorld implements World {
     const h = this.#hosts.get(name);
     if (h === undefined) throw new Error(`no host of ${name}`);
     return h;
+  }
+
+  tls(name: string): TlsEndpoint {
+    const e = this.#tls.get(name);
+    if (e === undefined) throw new Error(`no TLS endpoint of ${name}`);
+    return e;
   }
 
   repoOf(name: string): Repo {
@@ -131,6 +143,7 @@ export class EvalWorld implements World {
     await Promise.all([
       ...[...this.#apps.values()].map((a) => a.start()),
       ...this.services.flatMap((s) => (s.host === undefined ? [] : [this.host(s.name).start(s.host.used)])),
+      ...[...this.#tls.values()].map((e) => e.start()),
     ]);
     await this.#servers.start(this.services, (name) => `127.0.0.1:${this.app(name).port}`);
   }
@@ -197,6 +210,8 @@ export class EvalWorld implements World {
       const links: Array<Record<string, string>> = [{ kind: 'workload', match: `job="${s.name}"`, connector: CONNECTORS.metrics }];
       if (s.serviceLabel === true) links.push({ kind: 'workload', match: `service="${s.name}"`, connector: CONNECTORS.metrics });
       if (s.host !== undefined) links.push({ kind: 'workload', match: `job="node", instance="${this.host(s.name).target}"`, connector: CONNECTORS.metrics });
+      if (s.tls !== undefined)
+        links.push({ kind: 'workload', match: `job="blackbox-tls", instance="${this.tls(s.name).target}"`, connector: CONNECTORS.metrics });
       links.push(...this.#servers.links(s.name, CONNECTORS.metrics));
       links.push(
         s.ownRepo === true
@@ -236,6 +251,7 @@ export class EvalWorld implements World {
       extra: this.#servers.jobs(),
       nodes: [...this.#hosts.values()].map((h) => h.target),
       probes: this.services.filter((s) => s.probe !== undefined).map((s) => ({ url: this.healthUrl(s.name), labels: label(s.probe === 'labelled', s.name) })),
+      tls: [...this.#tls.values()].map((e) => e.target),
       blackbox: this.#address('blackbox').slice('http://'.length),
       alertmanager: this.#address('alertmanager').slice('http://'.length),
       ruleFile: this.#ruleFile,

@@ -56,6 +56,8 @@ export interface StartOptions {
   investigationLimits?: AppOptions['investigationLimits'];
   /** The study's waits (pauses, pacing, standing aside): a test advances its clock instead of sleeping. */
   studyWait?: AppOptions['studyWait'];
+  /** Listen on this port (a restart that must keep its address); 0, a free one, by default. */
+  port?: number;
 }
 
 /**
@@ -88,7 +90,7 @@ export async function startApp(t: ExecutionContext, opts: StartOptions = {}): Pr
     ...(opts.studyWait === undefined ? {} : { studyWait: opts.studyWait }),
     manualTick: opts.manualTick === true,
   });
-  const port = await app.listen(0, '127.0.0.1');
+  const port = await app.listen(opts.port ?? 0, '127.0.0.1');
   t.teardown(async () => {
     await app.close();
     if (opts.store === undefined && !opts.keepStore) await store.cleanup();

@@ -57,14 +57,20 @@ export async function withServer<T>(serverUrl: string, fn: (db: knex.Knex) => Pr
 /** The MariaDB server for tests that always need one, even in the SQLite pass (several processes). */
 export const MARIADB_URL = TEST_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306';
 
-/**
- * Declares a test that needs MariaDB whatever the pass. When no server answers it is skipped
- * with the reason in its title, and under CI=true it fails instead: CI must run it.
- */
-export async function mariadbTest(title: string, fn: (t: ExecutionContext) => Promise<void>): Promise<void> {
-  const missing = await withServer(MARIADB_URL, (db) => db.raw('select 1')).then(
+/** Null when the MariaDB server answers, else why not: for a file declaring several tests that need it (testNeeding each). */
+export function mariadbMissing(): Promise<string | null> {
+  return withServer(MARIADB_URL, (db) => db.raw('select 1')).then(
     () => null,
     (e: Error) => `MariaDB at ${new URL(MARIADB_URL).host} not reachable: ${e.message}`,
   );
-  testNeeding(missing, title, fn);
+}
+
+/**
+ * Declares a test that needs MariaDB whatever the pass. When no server answers it is skipped
+ * with the reason in its title, and under CI=true it fails instead: CI must run it. (A file with
+ * several such tests asks `mariadbMissing()` once and declares them with `testNeeding`: ava
+ * wants every test declared before its first tick.)
+ */
+export async function mariadbTest(title: string, fn: (t: ExecutionContext) => Promise<void>): Promise<void> {
+  testNeeding(await mariadbMissing(), title, fn);
 }

@@ -1,6 +1,7 @@
 // A seeded day for the digest tests: three services acting at L1 through a fixer connector, one
 // episode mitigated (then its action undone), one escalated after a rejection, one whose
-// approved action the halt refuses; a halt and a resume, an autonomy change, a flapping alert no
+// approved action the halt refuses (proposed again after the resume, at shadow by then); a halt
+// and a resume, an autonomy change, a flapping alert no
 // service claims (named like an HTML tag), and a connector with a problem. Everything goes
 // through the service's own API and workers, on the injected clock.
 import type { ExecutionContext } from 'ava';
@@ -103,8 +104,10 @@ export async function seedDay(ta: TestApp): Promise<void> {
   await ta.app.acting.acting.run();
   await ta.app.governance.gate.idle();
   ta.clock.advance(MINUTE);
-  ok(await ta.call('POST', '/v1/resume', { body: { by: 'owner@bank.example' } }), 'resume');
   ok(await ta.call('POST', '/v1/autonomy', { body: { service: 'cron', level: 'shadow', by: 'owner@bank.example' } }), 'autonomy');
+  ok(await ta.call('POST', '/v1/resume', { body: { by: 'owner@bank.example' } }), 'resume');
+  // The fix the halt held back is proposed again; at shadow now, it is recorded, not done.
+  await ta.app.acting.acting.run();
 
   // An alert no service claims, flapping: it starts firing three times.
   for (let i = 0; i < 3; i++) {

@@ -9,9 +9,14 @@ import type { ExecutionContext } from 'ava';
  * ruled out 60 s later; and a connector kind `fixer` that performs `restart` (rehearsable,
  * reversible) by writing a line to the file in its `log` setting. `acted(log)` reads the lines.
  * Options: the rehearsal fails (`rehearsalFails`), the action's key ends each action's line
- * (`logKey`), the cause holds even once the alert resolved (`stillHolds`: a fix that did not work). A `fixer` connector whose `log` setting ends in `broken` fails its test.
+ * (`logKey`), the cause holds even once the alert resolved (`stillHolds`: a fix that did not work),
+ * the rehearsal repeats the episode's summary, words from the alert (`echo`). A `fixer` connector
+ * whose `log` setting ends in `broken` fails its test.
  */
-export function fixVendor(t: ExecutionContext, opts: { rehearsalFails?: boolean; logKey?: boolean; stillHolds?: boolean } = {}): { dir: string; log: string } {
+export function fixVendor(
+  t: ExecutionContext,
+  opts: { rehearsalFails?: boolean; logKey?: boolean; stillHolds?: boolean; echo?: boolean } = {},
+): { dir: string; log: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-fix-vendor-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const log = path.join(dir, 'actions.log');
@@ -58,7 +63,7 @@ export function fixVendor(t: ExecutionContext, opts: { rehearsalFails?: boolean;
     `import { appendFileSync } from 'node:fs';
 export default {
   test: (ctx) => ctx.settings.log.endsWith('broken') ? { ok: false, problem: 'the <b>fixer</b> is down' } : { ok: true, problem: null },
-  rehearse: (ctx, a) => (${opts.rehearsalFails === true} ? { ok: false, problem: 'the target is not there' } : { ok: true, problem: null, shown: 'would restart ' + a.params.target }),
+  rehearse: (ctx, a) => (${opts.rehearsalFails === true} ? { ok: false, problem: 'the target is not there' } : { ok: true, problem: null, shown: 'would restart ' + a.params.target + (${opts.echo === true} ? ' for ' + a.episode.summary : '') }),
   act: (ctx, a) => { appendFileSync(ctx.settings.log, a.kind + ' ' + a.params.target + (${opts.logKey === true} ? ' ' + a.key : '') + '\\n'); return { ok: true, problem: null, shown: 'restarted ' + a.params.target, undo: { target: a.params.target } }; },
   undo: (ctx, a) => { appendFileSync(ctx.settings.log, 'undo ' + a.undo.target + '\\n'); return { ok: true, problem: null, shown: 'undone' }; },
 };`,
@@ -68,3 +73,10 @@ export default {
 
 /** The lines the `fixer` connector wrote: one per action or undo. */
 export const acted = (log: string): string[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter(Boolean) : []);
+
+/** The estate overrides of a `jobs` service the `fixer` connector `fix` serves, with one approver (tier 3). */
+export const JOBS_ESTATE = {
+  services: {
+    jobs: { owner: 'owner@bank.example', approvers: ['approver@bank.example'], tier: 3, links: [{ kind: 'workload', match: 'job="jobs"', connector: 'fix' }] },
+  },
+};

@@ -22,10 +22,15 @@ export interface HostProcess {
 
 /**
  * Starts `count` host processes on one throwaway MariaDB database, each with `env` (SERVICE_*)
- * on top of what they need to run; waits until each listens (on a port it chose). After the test they are
+ * on top of what they need to run (and with `opts.nofile`, under that `ulimit -n`); waits until each listens (on a port it chose). After the test they are
  * stopped (SIGTERM, SIGKILL after 5 s), and the database and data directories removed.
  */
-export async function startHostProcesses(t: ExecutionContext, count: number, env: Record<string, string>): Promise<HostProcess[]> {
+export async function startHostProcesses(
+  t: ExecutionContext,
+  count: number,
+  env: Record<string, string>,
+  opts: { nofile?: number } = {},
+): Promise<HostProcess[]> {
   const name = `t_${randomBytes(6).toString('hex')}`;
   await withServer(MARIADB_URL, (db) => db.raw(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`));
   const url = new URL(MARIADB_URL);
@@ -48,7 +53,15 @@ export async function startHostProcesses(t: ExecutionContext, count: number, env
       { SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1', SERVICE_DATA_DIR: dir, SERVICE_DATABASE_URL: url.toString(), SERVICE_LOG_LEVEL: 'warn' },
       env,
     );
-    const child = spawn(process.execPath, ['host/main.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    // With `nofile`, under `ulimit -n` (a host with few file descriptors).
+    const child =
+      opts.nofile === undefined
+        ? spawn(process.execPath, ['host/main.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn('sh', ['-c', `ulimit -n ${opts.nofile} && exec "$0" host/main.ts`, process.execPath], {
+            cwd: ROOT,
+            env: childEnv,
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
     children.push(child);
     let out = '';
     const keep = (chunk: Buffer) => (out = (out + chunk.toString('utf8')).slice(-8000));
@@ -92,4 +105,15 @@ async function stop(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
   await gone;
   clearTimeout(timer);
+}
+
+/** A JSON request to a host process: `token` as the bearer, `body` as JSON; the answer's status and parsed body. */
+export async function callHost(h: HostProcess, method: string, route: string, token: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(h.base + route, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text === '' ? null : JSON.parse(text) };
 }

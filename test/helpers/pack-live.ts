@@ -1,14 +1,17 @@
-// Runs a pack's cause as an investigation does (the host's live readers, the check runner and the
-// check context) against a real Prometheus, through the prometheus connector plugin with the
-// host's HTTP client: the live tests of the Prometheus-based packs (test/pack-*.test.ts).
+// Running a Prometheus-based pack's causes against a real Prometheus, as an investigation does
+// (the host's live readers, the check runner and the check context), through the prometheus
+// connector plugin with the host's HTTP client. Shared by the packs' live tests
+// (test/pack-prometheus.test.ts, test/pack-host.test.ts, test/pack-blackbox.test.ts,
+// test/pack-web.test.ts, test/pack-redis.test.ts, test/pack-rabbitmq.test.ts).
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { silentLogger } from '../../host/log.ts';
+import type { ExecutionContext } from 'ava';
 import { CauseCatalogue, type Cause } from '../../host/investigation/catalogue.ts';
 import { checkContext, type CheckInputs } from '../../host/investigation/context.ts';
 import { liveSource, type ConnectorReads } from '../../host/investigation/live-readers.ts';
 import { runCheck, type VerdictResult } from '../../host/investigation/run-check.ts';
+import { silentLogger } from '../../host/log.ts';
 import type {
   CheckLink,
   CheckService,
@@ -20,10 +23,12 @@ import type {
 import { pluginHttp } from '../../host/plugins/http-client.ts';
 import { loadPlugins } from '../../host/plugins/loader.ts';
 import { waitFor } from './wait.ts';
+import type { Exporter } from './exporter.ts';
+import { startPrometheus, type ScrapeJob } from './prometheus.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const registry = await loadPlugins({ dirs: [path.join(REPO, 'packs')], log: silentLogger() });
-export const catalogue = new CauseCatalogue(registry);
+const catalogue = new CauseCatalogue(registry);
 const connector = (await import('../../plugins/connectors/prometheus/index.ts')).default as ConnectorPluginWithCapabilities;
 const pluginLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 /** Set to a file to append every answer Prometheus gave (JSON lines): how the packs' scenarios were recorded. */
@@ -48,14 +53,15 @@ function pluginReads(base: string): ConnectorReads {
   };
 }
 
+/** A workload link of the estate; `name` marks its role for a pack (`backend`: the servers behind a proxy, packs/web). */
 export const workload = (match: string, name?: string): CheckLink => ({ kind: 'workload', match, certain: true, ...(name === undefined ? {} : { name }) });
 
-export function service(name: string, links: CheckLink[] = [], technologies: string[] = []): CheckService {
-  return { name, owner: null, team: null, tier: null, technologies, health_url: null, links, depends_on: [], in_estate: true };
+export function service(name: string, links: CheckLink[] = [], more: Partial<CheckService> = {}): CheckService {
+  return { name, owner: null, team: null, tier: null, technologies: [], health_url: null, links, depends_on: [], in_estate: true, ...more };
 }
 
 /** Runs one cause now, as an investigation would, against the Prometheus at `base`. */
-export async function liveCheck(
+export async function check(
   base: string,
   id: string,
   svc: CheckService,
@@ -77,24 +83,57 @@ export async function liveCheck(
   return runCheck(cause, (signal, deadline) => checkContext(cause, inputs, source, pluginLog, signal, deadline), { timeoutMs: 10_000, secrets: [], at });
 }
 
-/** An instant query's samples, as a person pasting it into Prometheus at `at` (default now) sees them. */
-export async function promQuery(base: string, query: string, at?: string): Promise<Array<{ metric: Record<string, string>; value: number }>> {
-  const time = at === undefined ? '' : `&time=${encodeURIComponent(at)}`;
-  const r = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(query)}${time}`);
-  const body = (await r.json()) as { data?: { result?: Array<{ metric: Record<string, string>; value: [number, string] }> } };
-  return (body.data?.result ?? []).map((x) => ({ metric: x.metric, value: Number(x.value[1]) }));
+/** Prometheus with the exporters as scrape jobs, once every job has been scraped twice. */
+export async function scraping(t: ExecutionContext, jobs: Array<{ job: string; exporters: Exporter[]; labels?: Record<string, string> }>) {
+  const prom = await startPrometheus(t, { jobs: jobs.map((j): ScrapeJob => ({ job: j.job, targets: j.exporters.map((e) => e.target), labels: j.labels })) });
+  for (const j of jobs) await scrapedAgain(prom.base, j.job, j.exporters, 2);
+  return prom;
 }
 
 /**
- * Waits (60 s at most) until Prometheus answers `query` with samples `ok` accepts: a wait on
- * Prometheus's own wall-clock scrape schedule, polled, never a fixed sleep.
+ * Waits until every exporter has been scraped `n` more times and Prometheus holds the last of
+ * those scrapes (`timestamp(up)` of the job is that recent): a wait on Prometheus's own
+ * wall-clock schedule (1 s), polled, never a fixed sleep.
  */
-export async function untilProm(
+export async function scrapedAgain(base: string, job: string, exporters: Exporter[], n: number): Promise<void> {
+  const from = exporters.map((e) => e.scrapes.length);
+  const times = await waitFor(
+    `${n} more scrapes of ${job}`,
+    async () => (exporters.every((e, i) => e.scrapes.length >= from[i]! + n) ? exporters.map((e, i) => e.scrapes[from[i]! + n - 1]!) : null),
+    20_000,
+    50,
+  );
+  const oldest = Math.min(...times);
+  await waitFor(
+    `Prometheus to store the scrapes of ${job}`,
+    async () => {
+      const r = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(`min(timestamp(up{job="${job}"}))`)}`);
+      const body = (await r.json()) as { data?: { result?: Array<{ value: [number, string] }> } };
+      const ts = Number(body.data?.result?.[0]?.value[1] ?? 0);
+      return ts * 1000 >= oldest - 500;
+    },
+    20_000,
+    50,
+  );
+}
+
+/** Re-runs an evidence item's query in Prometheus at the item's moment: what a person pasting it would see. */
+export async function rerun(base: string, query: string, at: string): Promise<Array<{ metric: Record<string, string>; value: number }>> {
+  const r = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(query)}&time=${encodeURIComponent(at)}`);
+  const body = (await r.json()) as { data: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+  return body.data.result.map((x) => ({ metric: x.metric, value: Number(x.value[1]) }));
+}
+
+/**
+ * Waits (30 s at most, polled every 200 ms) until the instant query `promql` answers a vector for
+ * which `ok` is true: a wait on Prometheus's own scrapes of an outside exporter (node_exporter,
+ * the blackbox exporter) that offers nothing to await.
+ */
+export async function untilPrometheus(
   base: string,
-  what: string,
-  query: string,
+  promql: string,
   ok: (samples: Array<{ metric: Record<string, string>; value: number }>) => boolean | Promise<boolean>,
-  timeoutMs = 60_000,
+  timeoutMs = 30_000,
 ): Promise<void> {
-  await waitFor(what, async () => ok(await promQuery(base, query)), timeoutMs, 250);
+  await waitFor(`Prometheus to answer ${promql} as wanted`, async () => ok(await rerun(base, promql, new Date().toISOString())), timeoutMs, 200);
 }

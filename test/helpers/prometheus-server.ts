@@ -44,6 +44,21 @@ export interface ScrapeJob {
   /** The path scraped (`metrics_path`, default /metrics) and its query parameters (`params`). */
   path?: string;
   params?: Record<string, string[]>;
+  /**
+   * The targets are what a blackbox exporter at `exporter` (`host:port`) probes with `module`:
+   * scraped at its `/probe`, each target becoming the `instance` label, as its README configures it.
+   */
+  probe?: { exporter: string; module: string };
+}
+
+/** The scrape settings of a blackbox exporter's job: `/probe?module=…&target=<address>`, instance = the address. */
+function probeYaml(p: { exporter: string; module: string }): string {
+  return (
+    `    metrics_path: /probe\n    params:\n      module: ['${p.module}']\n    relabel_configs:\n` +
+    `      - source_labels: [__address__]\n        target_label: __param_target\n` +
+    `      - source_labels: [__param_target]\n        target_label: instance\n` +
+    `      - target_label: __address__\n        replacement: '${p.exporter}'\n`
+  );
 }
 
 /**
@@ -79,6 +94,7 @@ export async function startPrometheus(
           : `    params:\n${Object.entries(j.params)
               .map(([k, v]) => `      ${k}: [${v.map((x) => `'${x}'`).join(', ')}]\n`)
               .join('')}`) +
+        (j.probe === undefined ? '' : probeYaml(j.probe)) +
         `    static_configs:\n      - targets: [${j.targets.map((x) => `'${x}'`).join(', ')}]` +
         (j.labels === undefined
           ? ''

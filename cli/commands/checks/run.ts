@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+import { plainLine as oneLine } from '../../../host/escape.ts';
 import type { CheckRun } from '../../../host/investigation/checks-now.ts';
 import { ServiceCommand, readConfig, CliProblem, EXIT_USAGE } from '../../base.ts';
 
@@ -70,9 +71,4 @@ export default class ChecksRun extends ServiceCommand {
         : 'nothing recorded (add --record to write check events to the ledger)',
     );
   }
-}
-
-/** Text on one line: runs of white space (new lines too) become one space. */
-function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
 }

@@ -1,4 +1,5 @@
 import { Args } from '@oclif/core';
+import { plainLine } from '../../../host/escape.ts';
 import type { ConnectorView, TestReport } from '../../../host/connectors/connectors.service.ts';
 import { ServiceCommand, readConfig } from '../../base.ts';
 
@@ -27,7 +28,7 @@ export default class ConnectorsCheck extends ServiceCommand {
     const { check, name, kind, source, version, state, last_problem, last_checked_at } = checked;
     const ok = check !== null && check.ok;
     if (ok) this.log(`ok: ${name} (${kind}) answered in ${check.took_ms} ms`);
-    else this.log(`PROBLEM: ${name} (${kind}): ${check?.problem ?? last_problem ?? 'cannot be checked'}`);
+    else this.log(`PROBLEM: ${name} (${kind}): ${plainLine(check?.problem ?? last_problem ?? 'cannot be checked')}`);
     return this.outcome({ ok, connector: { name, kind, source, version, state, last_problem, last_checked_at }, check }, ok);
   }
 }

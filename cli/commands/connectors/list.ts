@@ -1,3 +1,4 @@
+import { plainLine } from '../../../host/escape.ts';
 import type { ConnectorView } from '../../../host/connectors/connectors.service.ts';
 import { ServiceCommand, readConfig } from '../../base.ts';
 
@@ -37,7 +38,7 @@ export default class ConnectorsList extends ServiceCommand {
       this.log(`${'NAME'.padEnd(wn)}  ${'KIND'.padEnd(wk)}  ${'SOURCE '}  ${'STATE'.padEnd(ws)}  LAST CHECKED              PROBLEM`);
       for (const c of connectors) {
         this.log(
-          `${c.name.padEnd(wn)}  ${c.kind.padEnd(wk)}  ${c.source.padEnd(7)}  ${c.state.padEnd(ws)}  ${(c.last_checked_at ?? '-').padEnd(24)}  ${c.last_problem ?? ''}`.trimEnd(),
+          `${c.name.padEnd(wn)}  ${c.kind.padEnd(wk)}  ${c.source.padEnd(7)}  ${c.state.padEnd(ws)}  ${(c.last_checked_at ?? '-').padEnd(24)}  ${plainLine(c.last_problem ?? '')}`.trimEnd(),
         );
       }
     }

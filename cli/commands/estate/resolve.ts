@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Args, Flags } from '@oclif/core';
+import { plainLine } from '../../../host/escape.ts';
 import { ServiceCommand, readConfig, CliProblem, EXIT_USAGE } from '../../base.ts';
 
 export interface EstateResolveResult {
@@ -55,7 +56,7 @@ export default class EstateResolve extends ServiceCommand {
         return { name: s.name, fingerprint: s.fingerprint, service: p.service ?? 'unknown', rule: p.rule, certain: p.certain };
       });
     });
-    for (const p of placements) this.log(`${p.name} → ${p.service} (${p.rule}, ${p.certain ? 'certain' : 'a match'})`);
+    for (const p of placements) this.log(`${plainLine(p.name)} → ${plainLine(p.service)} (${p.rule}, ${p.certain ? 'certain' : 'a match'})`);
     return this.outcome({ ok: true, placements }, true);
   }
 }

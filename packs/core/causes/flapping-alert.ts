@@ -4,13 +4,14 @@ import type { CauseDefinition, CheckAnswer, CheckContext, CheckSignal, EvidenceI
 const MAX_LISTED = 10;
 /** A label name as Alertmanager takes it in a matcher (flattened dotted keys are not labels there). */
 const LABEL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-/** Labels the host stamps, which the alerting tool never had. */
-const HOST_LABELS = new Set(['siem']);
+/** Labels the host stamps (the source word, the connector that polled it), which the alerting tool never had. */
+const HOST_LABELS = new Set(['siem', 'poller']);
 
 /**
  * `core/flapping-alert`: an alert of the episode fires and clears often (intake's baseline says
  * it flaps, or it fired at least `firings_7d` times in 7 days): noise, not an incident. Remedy: a
- * silence of that alert for `silence_s`. See README.md.
+ * silence of that alert for `silence_s`, naming the alert (its fingerprint) and its every label;
+ * the host sends it only to the tool the alert came from. See README.md.
  */
 export const flappingAlert: CauseDefinition = {
   id: 'core/flapping-alert',
@@ -62,7 +63,12 @@ function check(ctx: CheckContext): CheckAnswer {
     evidence,
     remedy: {
       action: 'silence',
-      params: { matchers: matchers(top), duration_s: duration, comment: `core/flapping-alert: ${top.name} fired ${top.baseline.firings_7d} times in 7 days` },
+      params: {
+        alert: top.fingerprint,
+        matchers: matchers(top),
+        duration_s: duration,
+        comment: `core/flapping-alert: ${top.name} fired ${top.baseline.firings_7d} times in 7 days`,
+      },
       undo: 'expire the silence',
     },
   };

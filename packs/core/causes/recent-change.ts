@@ -84,7 +84,12 @@ function describe(c: Change): string {
   const e = c.event;
   const pipeline = typeof e.data.pipeline === 'string' ? ` from pipeline ${cut(e.data.pipeline, 80)}` : '';
   const why = e.reason === null ? '' : ` ("${cut(e.reason, 120)}")`;
-  return `${e.type === 'human.deploy' ? 'Deploy' : 'Action'}${pipeline} by ${cut(e.actor, 80)}${why}, ledger event ${e.seq}`;
+  return `${e.type === 'human.deploy' ? 'Deploy' : 'Action'}${pipeline} by ${cut(e.actor, 80)}${why}, ledger event ${e.seq}${recorder(e)}`;
+}
+
+/** Who recorded the event, when a caller did (POST /v1/events with the ingest token): the claim is theirs. */
+function recorder(e: ChangeEvent): string {
+  return e.recorded_by === undefined || e.recorded_by === null ? '' : ` recorded by a caller (${cut(e.recorded_by, 40)})`;
 }
 
 /**
@@ -161,12 +166,14 @@ function eventEvidence(ctx: CheckContext, events: ChangeEvent[], since: string, 
       at: until,
       observed: {
         count: events.length,
-        events: events.slice(0, MAX_LISTED).map((e) => ({ seq: e.seq, type: e.type, at: e.at, actor: e.actor, reason: e.reason, data: smallData(e.data) })),
+        events: events
+          .slice(0, MAX_LISTED)
+          .map((e) => ({ seq: e.seq, type: e.type, at: e.at, actor: e.actor, recorded_by: e.recorded_by ?? null, reason: e.reason, data: smallData(e.data) })),
       },
       excerpt:
         latest === undefined
           ? `No deploy or action for ${ctx.service.name} in the window.`
-          : `${events.length} deploy or action event${events.length === 1 ? '' : 's'}; the latest ${latest.type} by ${cut(latest.actor, 80)} at ${shownTime(latest.at)}.`,
+          : `${events.length} deploy or action event${events.length === 1 ? '' : 's'}; the latest ${latest.type} by ${cut(latest.actor, 80)} at ${shownTime(latest.at)}${recorder(latest)}.`,
     },
   ];
 }

@@ -4,10 +4,12 @@ import { DEFAULT_TIMEOUT_S } from './settings.ts';
 import { api, base, basicAuth, expire, settingsOf, statusProblem } from './silence-api.ts';
 
 /**
- * The `silence` action: an Alertmanager silence of the given matchers for a bounded time (at
- * most 24 h), made through API v2. `rehearse` lists the alerts it would silence; `act` creates it
- * (or finds the one an earlier try of the same action made: its comment carries the request's
- * key); `undo` expires it. See README.md.
+ * The `silence` action: an Alertmanager silence of one alert (`alert`, its Alertmanager
+ * fingerprint) by the given matchers for a bounded time (at most 24 h), made through API v2.
+ * `rehearse` and `act` first make sure the silence is no wider than that alert: the alert fires
+ * at this Alertmanager, the matchers name its every label, and they cover no other alert firing
+ * now. `rehearse` then lists it; `act` creates the silence (or finds the one an earlier try of the
+ * same action made: its comment carries the request's key); `undo` expires it. See README.md.
  */
 
 /** `createdBy` of every silence this connector makes. */
@@ -17,11 +19,14 @@ export const MIN_DURATION_S = 60;
 export const MAX_DURATION_S = 86_400;
 const LISTED_ALERTS = 10;
 const SILENCE_ID = /^[A-Za-z0-9-]{1,100}$/;
+const FINGERPRINT = /^[A-Za-z0-9]{1,128}$/;
 
 /** The tag in a silence's comment that ties it to one action (the request's key). */
 export const keyTag = (key: string): string => `[oncall-key:${key}]`;
 
 interface SilenceParams {
+  /** The Alertmanager fingerprint of the one alert the silence is for. */
+  alert: string;
   text: string;
   matchers: Matcher[];
   duration_s: number;
@@ -31,14 +36,16 @@ interface SilenceParams {
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** The params checked again here (the host validated them against the schema; a plugin does not rely on it). */
 function paramsOf(action: ActionRequest): { ok: true; p: SilenceParams } | { ok: false; problem: string } {
-  const { matchers, duration_s, comment } = action.params;
+  const { alert, matchers, duration_s, comment } = action.params;
+  if (typeof alert !== 'string' || !FINGERPRINT.test(alert))
+    return { ok: false, problem: 'alert must be the Alertmanager fingerprint of the alert to silence' };
   if (typeof matchers !== 'string') return { ok: false, problem: 'matchers must be a text such as alertname="PaymentsDown",service="payments"' };
   if (typeof duration_s !== 'number' || !Number.isInteger(duration_s) || duration_s < MIN_DURATION_S || duration_s > MAX_DURATION_S)
     return { ok: false, problem: `duration_s must be a whole number of seconds from ${MIN_DURATION_S} to ${MAX_DURATION_S} (24 h)` };
   if (comment !== undefined && typeof comment !== 'string') return { ok: false, problem: 'comment must be a text' };
   const parsed = parseMatchers(matchers);
   if (!parsed.ok) return parsed;
-  return { ok: true, p: { text: parsed.matchers.map(filterOf).join(','), matchers: parsed.matchers, duration_s, comment: comment ?? null } };
+  return { ok: true, p: { alert, text: parsed.matchers.map(filterOf).join(','), matchers: parsed.matchers, duration_s, comment: comment ?? null } };
 }
 
 interface Silence {
@@ -107,7 +114,41 @@ function alertLine(a: unknown): string {
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
-/** Lists the alerts the silence would cover; changes nothing. */
+/**
+ * The alerts firing now that the matchers cover, and whether the silence is no wider than its one
+ * alert: that alert is among them (it fires at this Alertmanager: the alert came from here), no
+ * other is, and the matchers name every label it has (so it is that alert, not a wider set of
+ * which a pushed copy named a few labels).
+ */
+async function covered(ctx: ConnectorContext, p: SilenceParams): Promise<{ ok: true; alerts: unknown[] } | { ok: false; problem: string }> {
+  const r = await api(ctx, 'GET', '/api/v2/alerts', [['active', 'true'], ...p.matchers.map((m): [string, string] => ['filter', filterOf(m)])]);
+  if (!r.ok) return r;
+  if (!Array.isArray(r.body)) return { ok: false, problem: 'the alert list is not a JSON array; is url an Alertmanager (API v2)?' };
+  if (r.body.length === 0) return { ok: false, problem: `no alert matches ${p.text} now: the silence would cover nothing` };
+  const fingerprintOf = (a: unknown) => (isObj(a) && typeof a.fingerprint === 'string' ? a.fingerprint : null);
+  const own = r.body.find((a) => fingerprintOf(a) === p.alert);
+  if (own === undefined)
+    return { ok: false, problem: `alert ${p.alert} does not fire at this Alertmanager under ${p.text}: the silence is not for an alert it holds` };
+  const others = r.body.filter((a) => fingerprintOf(a) !== p.alert);
+  if (others.length > 0)
+    return {
+      ok: false,
+      problem: `${p.text} would also silence ${others.length} other alert${others.length === 1 ? '' : 's'} (${others.slice(0, LISTED_ALERTS).map(alertLine).join('; ')}): a silence covers its one alert only`,
+    };
+  const labels = isObj(own) && isObj(own.labels) ? own.labels : {};
+  const named = new Map(p.matchers.filter((m) => m.isEqual && !m.isRegex).map((m) => [m.name, m.value]));
+  const left = Object.entries(labels)
+    .filter(([k, v]) => named.get(k) !== String(v))
+    .map(([k]) => k);
+  if (left.length > 0)
+    return {
+      ok: false,
+      problem: `${p.text} leaves out labels of alert ${p.alert} (${left.slice(0, 10).join(', ')}): a silence names every label of its alert`,
+    };
+  return { ok: true, alerts: r.body };
+}
+
+/** Lists the alert the silence would cover, once sure it covers that one only; changes nothing. */
 export async function rehearseSilence(ctx: ConnectorContext, action: ActionRequest): Promise<ActionResult> {
   const params = paramsOf(action);
   if (!params.ok) return { ok: false, problem: params.problem };
@@ -120,17 +161,13 @@ export async function rehearseSilence(ctx: ConnectorContext, action: ActionReque
       problem: null,
       shown: `silence ${found.silence.id} for this action exists already (until ${found.silence.endsAt}); act would make no other`,
     };
-  const r = await api(ctx, 'GET', '/api/v2/alerts', [['active', 'true'], ...p.matchers.map((m): [string, string] => ['filter', filterOf(m)])]);
-  if (!r.ok) return { ok: false, problem: r.problem };
-  if (!Array.isArray(r.body)) return { ok: false, problem: 'the alert list is not a JSON array; is url an Alertmanager (API v2)?' };
-  if (r.body.length === 0) return { ok: false, problem: `no alert matches ${p.text} now: the silence would cover nothing` };
-  const lines = r.body.slice(0, LISTED_ALERTS).map(alertLine);
-  const more = r.body.length > LISTED_ALERTS ? `, and ${r.body.length - LISTED_ALERTS} more` : '';
-  const n = r.body.length;
+  const c = await covered(ctx, p);
+  if (!c.ok) return { ok: false, problem: c.problem };
+  const n = c.alerts.length;
   return {
     ok: true,
     problem: null,
-    shown: `would silence ${n} alert${n === 1 ? '' : 's'} matching ${p.text} for ${forHow(p.duration_s)}: ${lines.join('; ')}${more}`,
+    shown: `would silence ${n} alert${n === 1 ? '' : 's'} matching ${p.text} for ${forHow(p.duration_s)}: ${c.alerts.map(alertLine).join('; ')}`,
   };
 }
 
@@ -148,6 +185,8 @@ export async function actSilence(ctx: ConnectorContext, action: ActionRequest): 
       shown: `silence ${found.silence.id} of ${p.text} exists already for this action (until ${found.silence.endsAt})`,
       undo: { silence_id: found.silence.id },
     };
+  const c = await covered(ctx, p);
+  if (!c.ok) return { ok: false, problem: c.problem };
   const now = Date.now();
   const endsAt = new Date(now + p.duration_s * 1000).toISOString();
   const comment = `${p.comment ?? 'Silenced by the on-call service'} (episode ${action.episode.id}) ${keyTag(action.key)}`;

@@ -5,28 +5,46 @@
  */
 import type { EpisodeDetail, LedgerEvent } from './api.ts';
 
-/** The time of the last event of `type` in the episode's timeline, or null. */
+/**
+ * Who recorded an event a caller recorded (POST /v1/events: `data.recorded_by`, the ingest
+ * token), or null for the service's own. A caller's event is never read as a step of the path.
+ */
+export function recordedBy(e: LedgerEvent): string | null {
+  return typeof e.data.recorded_by === 'string' ? e.data.recorded_by : null;
+}
+
+/** The time of the service's last event of `type` in the episode's timeline, or null. */
 export function stepAt(timeline: LedgerEvent[], type: string): string | null {
-  for (let i = timeline.length - 1; i >= 0; i--) if (timeline[i]!.type === type) return timeline[i]!.at;
+  for (let i = timeline.length - 1; i >= 0; i--) if (timeline[i]!.type === type && recordedBy(timeline[i]!) === null) return timeline[i]!.at;
   return null;
 }
 
-/** How the path ended: `outcome.mitigated` or `outcome.escalated`, with why and who was told. */
+/**
+ * How the path ended: `outcome.mitigated`, `outcome.escalated` (people are told), or
+ * `outcome.not_escalated` (nobody is: a notice, or an incident that closed before anything was done).
+ */
 export interface PathOutcome {
-  value: 'mitigated' | 'escalated';
+  value: 'mitigated' | 'escalated' | 'not_escalated';
   reason: string;
   at: string;
   /** For an escalation: the addresses and targets told. */
   to: string[];
 }
 
-/** The path's end as the ledger recorded it (the last `outcome.*` event of the episode), or null. */
+const ENDS: Record<string, PathOutcome['value']> = {
+  'outcome.mitigated': 'mitigated',
+  'outcome.escalated': 'escalated',
+  'outcome.not_escalated': 'not_escalated',
+};
+
+/** The path's end as the service recorded it (its last of those `outcome.*` events of the episode; a caller's are not), or null. */
 export function pathOutcome(timeline: LedgerEvent[]): PathOutcome | null {
   for (let i = timeline.length - 1; i >= 0; i--) {
     const e = timeline[i]!;
-    if (e.type !== 'outcome.mitigated' && e.type !== 'outcome.escalated') continue;
+    const value = ENDS[e.type];
+    if (value === undefined || recordedBy(e) !== null) continue;
     const to = Array.isArray(e.data.to) ? e.data.to.filter((x): x is string => typeof x === 'string') : [];
-    return { value: e.type === 'outcome.mitigated' ? 'mitigated' : 'escalated', reason: e.reason, at: e.at, to };
+    return { value, reason: e.reason, at: e.at, to };
   }
   return null;
 }
@@ -39,8 +57,12 @@ export function verifyDue(e: Pick<EpisodeDetail, 'actions' | 'proposal'>): strin
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }
 
-/** One sentence saying where the path stands now, for the section's status line. */
-export function standing(e: Pick<EpisodeDetail, 'path_state' | 'policy_decision' | 'actions' | 'timeline'>): string {
+/**
+ * One sentence saying where the path stands now, for the section's status line. "Escalated to
+ * people" only once somebody was told (the episode's outcome, as the notifications set it): until
+ * then it says what the episode's outcome detail says, so the two never disagree.
+ */
+export function standing(e: Pick<EpisodeDetail, 'path_state' | 'policy_decision' | 'actions' | 'timeline' | 'outcome' | 'outcome_detail'>): string {
   switch (e.path_state) {
     case 'pending':
       return 'Deciding what to do…';
@@ -53,7 +75,12 @@ export function standing(e: Pick<EpisodeDetail, 'path_state' | 'policy_decision'
     case 'done': {
       const end = pathOutcome(e.timeline);
       if (end?.value === 'mitigated') return 'Done: mitigated.';
-      if (end?.value === 'escalated') return 'Done: escalated to people.';
+      if (end?.value === 'not_escalated') return `Done: nobody is told (${end.reason}).`;
+      if (end?.value === 'escalated') {
+        if (e.outcome === 'escalated') return 'Done: escalated to people.';
+        if (end.to.length === 0) return 'Done: nobody could be told: no owner, approver or recipient is known.';
+        return `Done: people are to be told, not yet reached (${e.outcome_detail?.reason ?? 'not delivered yet'}).`;
+      }
       return 'Done.';
     }
     default:

@@ -114,6 +114,12 @@ export function describe(code: string): string {
     console_address_managed: 'SERVICE_PUBLIC_URL sets the console address on the server.',
     console_address_required: 'Single sign-on needs the console address.',
     would_lock_out_owners: 'That would shut out every owner.',
+    licence_tier: 'The keychain needs an Enterprise or Strategic licence.',
+    site_key_invalid: 'That site key is not one of that home: copy it whole from the home.',
+    site_key_used: 'That site key was used already: create another on the home.',
+    site_key_expired: 'That site key is older than 10 minutes: create another on the home.',
+    home_not_lost: 'The home was reached less than 15 minutes ago: a take-over is not allowed yet.',
+    keychain_home_unreachable: 'The home cannot be reached.',
   };
   return words[code] ?? `The service answered: ${code}.`;
 }
@@ -258,10 +264,13 @@ export interface EpisodeSummary {
   id: string;
   /** The worst severity of its alerts (critical, warning, info); null without alerts. */
   severity: string | null;
-  kind: 'incident' | 'notice';
+  /** `storm`: the alerts a source sent beyond its limits, held in one episode (docs/episodes.md#storms). */
+  kind: 'incident' | 'notice' | 'storm';
   state: 'open' | 'closed';
   service: string;
   alerts: string[];
+  /** A storm's source and how many alerts and services it holds (the services holding most, on the episode); null for others. */
+  storm?: { source: string; alerts: number; services: number; held?: Array<{ service: string; alerts: number }> } | null;
   t_open: string;
   t_close: string | null;
   duration_s: number;
@@ -460,10 +469,10 @@ export interface HaltAnswer {
   halt: Halt | null;
   changed: boolean;
 }
-export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired';
+export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired' | 'superseded';
 export interface Approval {
   id: string;
-  kind: 'autonomy_raise' | 'action';
+  kind: 'autonomy_raise' | 'action' | 'estate_change';
   state: ApprovalState;
   service: string;
   from: Level | null;
@@ -927,12 +936,22 @@ export interface OverrideEntry {
   depends_on?: string[];
   health_url?: string;
 }
+/** What makes an estate change wait for two approvals: a lower tier, a removal, who approves a tier-1 or tier-2 service. */
+export interface GuardedFields {
+  tier?: { from: number | null; to: number | null };
+  removed?: true;
+  approvers?: { from: string[]; to: string[] };
+}
 export interface EstateOverrides {
   services: Record<string, OverrideEntry>;
   version: number;
   updated_at: string | null;
   updated_by: string | null;
   source: 'file' | 'api';
+  /** Changes waiting for two approvals, by service. */
+  pending: { service: string; request_id: string; fields: GuardedFields }[];
+  /** After a PUT: the approval requests it opened. */
+  asked?: string[];
 }
 export interface Suggestion {
   id: string;
@@ -991,4 +1010,84 @@ export const studyApi = {
   study: () => call<Study>('GET', '/v1/study'),
   start: (minutes: number) => call<Study>('POST', '/v1/study', { minutes }),
   stop: () => call<Study>('POST', '/v1/study/stop', {}),
+};
+
+// The keychain (docs/keychain.md): installs that share settings, one home and its members.
+export type KeychainPart = 'connectors' | 'policy' | 'access_policy' | 'mail' | 'sso' | 'estate_overrides' | 'packs_settings';
+export const KEYCHAIN_PARTS: { part: KeychainPart; label: string }[] = [
+  { part: 'connectors', label: 'Connectors' },
+  { part: 'policy', label: 'Policy' },
+  { part: 'access_policy', label: 'Access policy' },
+  { part: 'mail', label: 'Mail' },
+  { part: 'sso', label: 'Single sign-on' },
+  { part: 'estate_overrides', label: 'Estate overrides' },
+  { part: 'packs_settings', label: 'Packs’ check settings' },
+];
+export type MemberState = 'pairing' | 'active' | 'not_answering' | 'gone';
+export interface KeychainMember {
+  install: string;
+  fingerprint: string;
+  address: string | null;
+  state: MemberState;
+  last_seen: string | null;
+  version: string | null;
+  paired_at: string;
+  own: KeychainPart[];
+  applied: Partial<Record<KeychainPart, number | null>>;
+  self: boolean;
+}
+export interface KeychainHome {
+  install: string;
+  fingerprint: string;
+  address: string | null;
+  version: string | null;
+  self: boolean;
+  last_contact_at: string | null;
+  last_problem: string | null;
+  lost: boolean;
+  take_over_allowed_at: string | null;
+}
+export interface KeychainPartView {
+  part: KeychainPart;
+  carried: boolean;
+  own: boolean;
+  epoch: number | null;
+  version: number | null;
+  at: string | null;
+  refused: { epoch: number; version: number; reason: string; at: string } | null;
+}
+export interface PollResult {
+  ok: boolean;
+  problem: string | null;
+  applied: { part: KeychainPart; epoch: number; version: number }[];
+  refused: { part: KeychainPart; epoch: number; version: number; reason: string }[];
+}
+export interface Keychain {
+  role: 'none' | 'home' | 'member';
+  keychain: string | null;
+  epoch: number | null;
+  install: string | null;
+  fingerprint: string;
+  keychain_fingerprint: string | null;
+  home: KeychainHome | null;
+  members: KeychainMember[];
+  scope: KeychainPart[];
+  own: { install: string; part: KeychainPart }[];
+  parts: KeychainPartView[];
+  site_keys: { id: string; created_at: string; created_by: string; expires_at: string }[];
+  installs: { used: number; allowed: number | null } | null;
+  demoted: { at: string; epoch: number; by: { name: string; fingerprint: string; address: string | null } } | null;
+  sync?: PollResult | null;
+}
+
+export const keychainApi = {
+  view: () => call<Keychain>('GET', '/v1/keychain'),
+  makeHome: (body: { name?: string; address?: string }) => call<Keychain>('POST', '/v1/keychain/home', body),
+  takeOver: () => call<Keychain>('POST', '/v1/keychain/home', { take_over: true }),
+  siteKey: () => call<{ site_key: string; id: string; expires_at: string }>('POST', '/v1/keychain/site-keys', {}),
+  join: (body: { home: string; site_key: string; name?: string; address?: string }) => call<Keychain>('POST', '/v1/keychain/join', body),
+  scope: (parts: KeychainPart[]) => call<Keychain>('POST', '/v1/keychain/scope', { parts }),
+  own: (install: string, part: KeychainPart, own: boolean) => call<Keychain>('POST', '/v1/keychain/own', { install, part, own }),
+  sync: () => call<Keychain>('POST', '/v1/keychain/sync', {}),
+  remove: (install: string) => call<{ install: string; removed: true }>('DELETE', `/v1/keychain/members/${encodeURIComponent(install)}`),
 };
