@@ -183,9 +183,11 @@ export const SCENARIOS: Scenario[] = [
     trigger: { alert: 'HighErrorRate', labels: job('accounts') },
     inject: async (w) => {
       const sha = await badCommit(w, 'accounts', 'accounts: retry budget from the new config');
+      // Recorded by the deploy script with the ingest token: a caller may not speak as a person
+      // (an e-mail-shaped actor is refused, 400 reserved_actor).
       await w.recordEvent({
         type: 'human.deploy',
-        actor: 'dana@bank.example',
+        actor: 'deploy-script',
         reason: 'deploy accounts 2.4.1',
         data: { service: 'accounts', version: '2.4.1', commit: sha, environment: 'production' },
       });
