@@ -6,6 +6,8 @@ export const SCRAPE_S = 5;
 export interface Scraped {
   /** Each app: its job (the service's name), target, and labels added to the target. */
   apps: Array<{ job: string; target: string; labels: Record<string, string> }>;
+  /** Servers beside the apps (nginx's, Redis's exporters, RabbitMQ's plugin), each a job of its own (servers.ts). */
+  extra: Array<{ job: string; target: string }>;
   /** node_exporter targets, all in job `node` as operators run them. */
   nodes: string[];
   /** Health URLs the blackbox exporter probes (job `blackbox`), with labels added to the target. */
@@ -25,7 +27,7 @@ const labelsYaml = (labels: Record<string, string>, indent: string): string =>
         .join('\n')}`;
 
 export function prometheusYaml(s: Scraped): string {
-  const apps = s.apps
+  const apps = [...s.apps, ...s.extra.map((x) => ({ ...x, labels: {} }))]
     .map((a) => `  - job_name: '${a.job}'\n    static_configs:\n      - targets: ['${a.target}']${labelsYaml(a.labels, '        ')}\n`)
     .join('');
   const probes = s.probes.map((p) => `      - targets: ['${p.url}']${labelsYaml(p.labels, '        ')}\n`).join('');

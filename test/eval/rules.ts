@@ -78,6 +78,25 @@ ${o.watchdog ? watchdog : ''}  - name: availability
           severity: warning
         annotations:
           summary: 'Host out of disk space (instance {{ $labels.instance }}, {{ $labels.mountpoint }})'
+  # --- issue 26, part C: Redis and RabbitMQ (awesome-prometheus-alerts; the nginx backend alerts as TargetDown) ---
+  - name: servers
+    rules:
+      # awesome-prometheus-alerts: RedisOutOfConfiguredMaxmemory.
+      - alert: RedisOutOfConfiguredMaxmemory
+        expr: redis_memory_used_bytes / redis_memory_max_bytes * 100 > 90 and on (instance) redis_memory_max_bytes > 0
+        for: 30s
+        labels:
+          severity: warning
+        annotations:
+          summary: 'Redis out of configured maxmemory (instance {{ $labels.instance }})'
+      # awesome-prometheus-alerts: RabbitmqNoConsumer (per-queue series: queue set).
+      - alert: RabbitmqNoConsumer
+        expr: rabbitmq_queue_consumers{queue!=""} == 0
+        for: 30s
+        labels:
+          severity: critical
+        annotations:
+          summary: 'RabbitMQ queue {{ $labels.queue }} has no consumer'
   - name: catalog
     rules:
       # A team's own rule, set too tight: the catalog is healthy, and this fires all the same.

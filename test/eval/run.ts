@@ -1,7 +1,8 @@
 /**
  * `npm run eval`: the evaluation of real faults (docs/packs.md, "The evaluation of real faults").
  * Starts everything itself on loopback (the service as a real process, Debian's Prometheus,
- * Alertmanager, node_exporter and blackbox exporter, the eval's own apps, git repositories),
+ * Alertmanager, node_exporter and blackbox exporter, nginx, Redis and a RabbitMQ node with their
+ * exporters, the eval's own apps, git repositories),
  * injects the scenarios' faults (scenarios.ts), judges each diagnosis from the API, prints a block
  * per scenario and a summary line, and stops everything.
  *
@@ -21,6 +22,9 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { cleanupAll, count, cpuModel, option, running, type Engine } from '../bench/common.ts';
 import { ALERTMANAGER_BIN, BLACKBOX_BIN, NODE_EXPORTER_BIN, PROMETHEUS_BIN } from './bins.ts';
+import { RABBITMQ_SERVER } from '../helpers/rabbitmq.ts';
+import { REDIS_BIN, REDIS_EXPORTER_BIN } from '../helpers/redis.ts';
+import { NGINX_BIN, NGINX_EXPORTER_BIN } from '../helpers/web-tier.ts';
 import { oneRun } from './one-run.ts';
 import { markdown, summaryLine, tally, text, type RunReport } from './report.ts';
 import { SCENARIOS } from './scenarios.ts';
@@ -34,6 +38,11 @@ function missing(): string | null {
     [ALERTMANAGER_BIN, 'prometheus-alertmanager'],
     [NODE_EXPORTER_BIN, 'prometheus-node-exporter'],
     [BLACKBOX_BIN, 'prometheus-blackbox-exporter'],
+    [NGINX_BIN, 'nginx'],
+    [NGINX_EXPORTER_BIN, 'prometheus-nginx-exporter'],
+    [REDIS_BIN, 'redis-server'],
+    [REDIS_EXPORTER_BIN, 'prometheus-redis-exporter'],
+    [RABBITMQ_SERVER, 'rabbitmq-server'],
   ])
     if (!existsSync(bin!)) return `${bin} not found (apt-get install ${pkg})`;
   for (const cmd of ['git', 'unshare'])

@@ -12,6 +12,7 @@
 import type { AppProcess, AppMode } from './app-process.ts';
 import type { NodeHost } from './node-host.ts';
 import type { Repo } from './repo.ts';
+import type { ServersSpec } from './servers.ts';
 import type { TlsEndpoint } from './tls-endpoint.ts';
 
 /** A service of the eval's estate. */
@@ -31,6 +32,8 @@ export interface ServiceSpec {
   l1?: boolean;
   /** A TLS endpoint whose certificate the blackbox exporter reads (job `blackbox-tls`), `days` from its not-after at the start. */
   tls?: { days: number };
+  /** nginx in front of its app, a Redis or a RabbitMQ node beside it (servers.ts). */
+  servers?: ServersSpec;
 }
 
 /** What the scenarios may do to the world. */
@@ -48,6 +51,12 @@ export interface World {
   recordEvent(body: Record<string, unknown>): Promise<void>;
   /** Facts a scenario learns while injecting (a commit's sha), for its expectations. */
   facts: Map<string, string>;
+  /** Writes twice `bytes` into the service's Redis (servers.ts): past its maxmemory. */
+  fillRedis(name: string, bytes: number): Promise<void>;
+  /** Writes into the service's Redis until it uses `ratio` of its maxmemory, evicting nothing (servers.ts). */
+  fillRedisTo(name: string, ratio: number): Promise<void>;
+  /** Cancels the consumer of the service's queue while its publisher goes on (servers.ts). */
+  stopConsumer(name: string): Promise<void>;
 }
 
 export interface ProposalWanted {
@@ -174,9 +183,11 @@ export const SCENARIOS: Scenario[] = [
     trigger: { alert: 'HighErrorRate', labels: job('accounts') },
     inject: async (w) => {
       const sha = await badCommit(w, 'accounts', 'accounts: retry budget from the new config');
+      // Recorded by the deploy script with the ingest token: a caller may not speak as a person
+      // (an e-mail-shaped actor is refused, 400 reserved_actor).
       await w.recordEvent({
         type: 'human.deploy',
-        actor: 'dana@bank.example',
+        actor: 'deploy-script',
         reason: 'deploy accounts 2.4.1',
         data: { service: 'accounts', version: '2.4.1', commit: sha, environment: 'production' },
       });
@@ -308,6 +319,53 @@ SCENARIOS.push(
     trigger: { alert: 'BlackboxSslCertificateWillExpireSoon', labels: tlsOf('corporate-portal') },
     inject: async () => {},
     expect: () => ({ placed: 'corporate-portal', top: null }),
+    nearMiss: true,
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// The web, redis and rabbitmq packs (issue 26, part C; servers.ts): a real fault for each, and a
+// near miss of redis/memory-full.
+// ---------------------------------------------------------------------------------------------
+
+/** The maxmemory of the eval's Redis (`redis-maxmemory`). */
+const REDIS_MAXMEMORY = 8 * 1024 * 1024;
+
+SCENARIOS.push(
+  {
+    id: 'nginx-backend',
+    injects: 'the one backend behind its nginx stopped (nginx answers 502)',
+    service: { name: 'storefront', technologies: ['nginx', 'nodejs'], servers: { nginx: true } },
+    trigger: { alert: 'TargetDown', labels: job('storefront-app') },
+    inject: (w) => w.app('storefront').stop(),
+    // The backend's own target is down and the health URL through nginx answers 502: true facts
+    // beside the cause, which web/backend-down explains (target-down) or outranks.
+    expect: () => ({ placed: 'storefront', top: ['web/backend-down'], mayHold: ['prometheus/target-down', 'http/endpoint-down'] }),
+  },
+  {
+    id: 'redis-maxmemory',
+    injects: 'its Redis (maxmemory 8 MB, allkeys-lru) written 16 MB: at maxmemory, keys evicted',
+    service: { name: 'sessions', technologies: ['nodejs', 'redis'], servers: { redis: { maxmemory: '8mb' } } },
+    trigger: { alert: 'RedisOutOfConfiguredMaxmemory', labels: job('sessions-redis') },
+    inject: (w) => w.fillRedis('sessions', REDIS_MAXMEMORY),
+    expect: () => ({ placed: 'sessions', top: ['redis/memory-full'] }),
+  },
+  {
+    id: 'rabbitmq-no-consumer',
+    injects: 'the consumer of its queue stopped while the app goes on publishing (5 messages/s)',
+    service: { name: 'notifications', technologies: ['nodejs', 'rabbitmq'], servers: { rabbitmq: { queue: 'notifications.outbox' } } },
+    trigger: { alert: 'RabbitmqNoConsumer', labels: job('notifications-mq') },
+    inject: (w) => w.stopConsumer('notifications'),
+    // The backlog grows too (by about 300 messages a minute, under the cause's 500 in 5m).
+    expect: () => ({ placed: 'notifications', top: ['rabbitmq/no-consumers'], mayHold: ['rabbitmq/queue-backlog'] }),
+  },
+  {
+    id: 'near-redis',
+    injects: 'its Redis filled to 93 % of its maxmemory, nothing evicted (cause: at 90 % and evicting; a > 90 % rule fires)',
+    service: { name: 'carts', technologies: ['nodejs', 'redis'], servers: { redis: { maxmemory: '8mb' } } },
+    trigger: { alert: 'RedisOutOfConfiguredMaxmemory', labels: job('carts-redis') },
+    inject: (w) => w.fillRedisTo('carts', 0.93),
+    expect: () => ({ placed: 'carts', top: null }),
     nearMiss: true,
   },
 );

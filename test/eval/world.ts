@@ -17,6 +17,7 @@ import { NodeHost } from './node-host.ts';
 import { onFreePort } from './ports.ts';
 import { alertmanagerYaml, BLACKBOX_YAML, prometheusYaml } from './peer-config.ts';
 import { Repo } from './repo.ts';
+import { appJob, ServerPeers } from './servers.ts';
 import { rulesYaml } from './rules.ts';
 import type { ServiceSpec, World } from './scenarios.ts';
 import type { Stack } from './stack.ts';
@@ -52,6 +53,8 @@ export class EvalWorld implements World {
   readonly #tls = new Map<string, TlsEndpoint>();
   #ca: TestCa | null = null;
   readonly #ports: Ports = { chat: null, blackbox: null, prometheus: null, alertmanager: null };
+  /** nginx, Redis and RabbitMQ beside some services' apps (servers.ts). */
+  readonly #servers: ServerPeers;
   #ingest: { base: string; token: string } | null = null;
 
   private constructor(t: Stack, dir: string, services: ServiceSpec[], platform: Repo) {
@@ -59,6 +62,7 @@ export class EvalWorld implements World {
     this.#dir = dir;
     this.services = services;
     this.platform = platform;
+    this.#servers = new ServerPeers(t);
   }
 
   /** Repositories made (first commit 3 h back), processes prepared but not started. */
@@ -104,7 +108,19 @@ export class EvalWorld implements World {
   }
 
   healthUrl(name: string): string {
-    return `${this.app(name).base}/health`;
+    return this.#servers.healthUrl(name) ?? `${this.app(name).base}/health`;
+  }
+
+  fillRedis(name: string, bytes: number): Promise<void> {
+    return this.#servers.fillRedis(name, bytes);
+  }
+
+  fillRedisTo(name: string, ratio: number): Promise<void> {
+    return this.#servers.fillRedisTo(name, ratio);
+  }
+
+  stopConsumer(name: string): Promise<void> {
+    return this.#servers.stopConsumer(name);
   }
 
   get prometheus(): string {
@@ -121,7 +137,7 @@ export class EvalWorld implements World {
     return `http://127.0.0.1:${port}`;
   }
 
-  /** Starts the apps, their hosts and the on-call chat: their addresses are known from then on (the estate's links). */
+  /** Starts the apps, their hosts, the servers beside them and the on-call chat: their addresses are known from then on (the estate's links). */
   async startServices(): Promise<void> {
     await this.#chat();
     await Promise.all([
@@ -129,6 +145,7 @@ export class EvalWorld implements World {
       ...this.services.flatMap((s) => (s.host === undefined ? [] : [this.host(s.name).start(s.host.used)])),
       ...[...this.#tls.values()].map((e) => e.start()),
     ]);
+    await this.#servers.start(this.services, (name) => `127.0.0.1:${this.app(name).port}`);
   }
 
   /** Starts the blackbox exporter, Alertmanager (pushing to `ingest.base` with `ingest.token`) and Prometheus. */
@@ -195,6 +212,7 @@ export class EvalWorld implements World {
       if (s.host !== undefined) links.push({ kind: 'workload', match: `job="node", instance="${this.host(s.name).target}"`, connector: CONNECTORS.metrics });
       if (s.tls !== undefined)
         links.push({ kind: 'workload', match: `job="blackbox-tls", instance="${this.tls(s.name).target}"`, connector: CONNECTORS.metrics });
+      links.push(...this.#servers.links(s.name, CONNECTORS.metrics));
       links.push(
         s.ownRepo === true
           ? { kind: 'repository', connector: ownRepoConnector(s.name) }
@@ -225,7 +243,12 @@ export class EvalWorld implements World {
   #scraped(): Parameters<typeof prometheusYaml>[0] {
     const label = (on: boolean, name: string): Record<string, string> => (on ? { service: name } : {});
     return {
-      apps: this.services.map((s) => ({ job: s.name, target: `127.0.0.1:${this.app(s.name).port}`, labels: label(s.serviceLabel === true, s.name) })),
+      apps: this.services.map((s) => ({
+        job: appJob(s.name, s.servers),
+        target: `127.0.0.1:${this.app(s.name).port}`,
+        labels: label(s.serviceLabel === true, s.name),
+      })),
+      extra: this.#servers.jobs(),
       nodes: [...this.#hosts.values()].map((h) => h.target),
       probes: this.services.filter((s) => s.probe !== undefined).map((s) => ({ url: this.healthUrl(s.name), labels: label(s.probe === 'labelled', s.name) })),
       tls: [...this.#tls.values()].map((e) => e.target),

@@ -15,16 +15,27 @@ process.once('exit', () => {
 export type Teardowns = Pick<ExecutionContext, 'teardown'>;
 
 /**
- * Runs an outside server (Debian's Alertmanager, Prometheus) for one test: collects its output,
- * waits until `<base>/-/ready` answers (20 s at most, failing early if it exits), and after the
- * test always stops it (SIGTERM, SIGKILL after 5 s) and removes `dir`.
+ * Runs an outside server (Debian's Alertmanager, Prometheus, nginx, Redis …) for one test:
+ * collects its output, waits until `<base>/-/ready` answers, or `ready()` answers true for a
+ * server without that path (`readyS` seconds at most, 20 by default, failing early if it exits),
+ * and after the test always stops it (SIGTERM, SIGKILL after 5 s) and removes `dir`.
  */
 export async function startDaemon(
   t: Teardowns,
-  what: { name: string; bin: string; args: string[]; dir: string; base: string; readyHeaders?: Record<string, string> },
-): Promise<{ output: () => string }> {
+  what: {
+    name: string;
+    bin: string;
+    args: string[];
+    dir: string;
+    base: string;
+    readyHeaders?: Record<string, string>;
+    ready?: () => Promise<boolean>;
+    readyS?: number;
+    env?: NodeJS.ProcessEnv;
+  },
+): Promise<{ output: () => string; pid: number | undefined }> {
   let out = '';
-  const child: ChildProcess = spawn(what.bin, what.args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: what.dir });
+  const child: ChildProcess = spawn(what.bin, what.args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: what.dir, env: what.env ?? process.env });
   alive.add(child);
   child.once('exit', () => alive.delete(child));
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -45,18 +56,20 @@ export async function startDaemon(
     }
     rmSync(what.dir, { recursive: true, force: true });
   });
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (state.exited !== null) throw new Error(`${what.name} ${state.exited} before it was ready:\n${out}`);
-    if (
-      await fetch(`${what.base}/-/ready`, { headers: what.readyHeaders }).then(
+  const readyS = what.readyS ?? 20;
+  const deadline = Date.now() + readyS * 1000;
+  const ready =
+    what.ready ??
+    (() =>
+      fetch(`${what.base}/-/ready`, { headers: what.readyHeaders }).then(
         (r) => r.ok,
         () => false,
-      )
-    )
-      break;
-    if (Date.now() > deadline) throw new Error(`${what.name} not ready after 20 s:\n${out}`);
+      ));
+  for (;;) {
+    if (state.exited !== null) throw new Error(`${what.name} ${state.exited} before it was ready:\n${out}`);
+    if (await ready().catch(() => false)) break;
+    if (Date.now() > deadline) throw new Error(`${what.name} not ready after ${readyS} s:\n${out}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { output: () => out };
+  return { output: () => out, pid: child.pid };
 }

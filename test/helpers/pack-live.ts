@@ -1,7 +1,8 @@
 // Running a Prometheus-based pack's causes against a real Prometheus, as an investigation does
 // (the host's live readers, the check runner and the check context), through the prometheus
 // connector plugin with the host's HTTP client. Shared by the packs' live tests
-// (test/pack-prometheus.test.ts, test/pack-host.test.ts, test/pack-blackbox.test.ts).
+// (test/pack-prometheus.test.ts, test/pack-host.test.ts, test/pack-blackbox.test.ts,
+// test/pack-web.test.ts, test/pack-redis.test.ts, test/pack-rabbitmq.test.ts).
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,7 +53,8 @@ function pluginReads(base: string): ConnectorReads {
   };
 }
 
-export const workload = (match: string): CheckLink => ({ kind: 'workload', match, certain: true });
+/** A workload link of the estate; `name` marks its role for a pack (`backend`: the servers behind a proxy, packs/web). */
+export const workload = (match: string, name?: string): CheckLink => ({ kind: 'workload', match, certain: true, ...(name === undefined ? {} : { name }) });
 
 export function service(name: string, links: CheckLink[] = [], more: Partial<CheckService> = {}): CheckService {
   return { name, owner: null, team: null, tier: null, technologies: [], health_url: null, links, depends_on: [], in_estate: true, ...more };
@@ -130,7 +132,7 @@ export async function rerun(base: string, query: string, at: string): Promise<Ar
 export async function untilPrometheus(
   base: string,
   promql: string,
-  ok: (samples: Array<{ metric: Record<string, string>; value: number }>) => boolean,
+  ok: (samples: Array<{ metric: Record<string, string>; value: number }>) => boolean | Promise<boolean>,
   timeoutMs = 30_000,
 ): Promise<void> {
   await waitFor(`Prometheus to answer ${promql} as wanted`, async () => ok(await rerun(base, promql, new Date().toISOString())), timeoutMs, 200);

@@ -41,6 +41,9 @@ export interface ScrapeJob {
   labels?: Record<string, string>;
   /** A file holding the bearer token the job sends (`authorization.credentials_file`). */
   credentialsFile?: string;
+  /** The path scraped (`metrics_path`, default /metrics) and its query parameters (`params`). */
+  path?: string;
+  params?: Record<string, string[]>;
   /**
    * The targets are what a blackbox exporter at `exporter` (`host:port`) probes with `module`:
    * scraped at its `/probe`, each target becoming the `instance` label, as its README configures it.
@@ -85,6 +88,12 @@ export async function startPrometheus(
       (j) =>
         `  - job_name: '${j.job}'\n` +
         (j.credentialsFile === undefined ? '' : `    authorization:\n      type: Bearer\n      credentials_file: '${j.credentialsFile}'\n`) +
+        (j.path === undefined ? '' : `    metrics_path: '${j.path}'\n`) +
+        (j.params === undefined
+          ? ''
+          : `    params:\n${Object.entries(j.params)
+              .map(([k, v]) => `      ${k}: [${v.map((x) => `'${x}'`).join(', ')}]\n`)
+              .join('')}`) +
         (j.probe === undefined ? '' : probeYaml(j.probe)) +
         `    static_configs:\n      - targets: [${j.targets.map((x) => `'${x}'`).join(', ')}]` +
         (j.labels === undefined
