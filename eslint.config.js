@@ -18,6 +18,24 @@ export default tseslint.config(
     },
   },
   {
+    // The plugin boundary: a plugin or pack sees the host only through the contract module
+    // (host/plugins/contract.ts and what it re-exports), so a vendor can copy its folder alone.
+    files: ['plugins/**/*.ts', 'packs/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)host/(?!plugins/contract\\.ts$)',
+              message: 'plugins and packs import the host only through host/plugins/contract.ts',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests read loosely typed JSON answers (`res.body.x`) on purpose.
     files: ['test/**/*.ts', 'examples/*/test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

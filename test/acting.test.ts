@@ -8,7 +8,7 @@ import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/a
 import { acted, fixVendor } from './helpers/fix-vendor.ts';
 import { signedIn } from './helpers/people.ts';
 import { propose, type Performer } from '../host/acting/proposal.ts';
-import type { StoredVerdict } from '../host/investigation/findings.repo.ts';
+import type { StoredVerdict } from '../host/investigation/findings.model.ts';
 
 interface Setup {
   ta: TestApp;

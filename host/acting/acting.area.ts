@@ -2,7 +2,7 @@ import type { Area, Http } from '../area.ts';
 import type { Clock } from '../clock.ts';
 import type { ServiceView } from '../estate/estate.model.ts';
 import type { Governance } from '../governance/governance.ts';
-import type { Findings } from '../investigation/findings.repo.ts';
+import type { Findings } from '../investigation/findings.model.ts';
 import type { VerdictResult } from '../investigation/run-check.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';

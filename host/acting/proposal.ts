@@ -1,5 +1,5 @@
 import type { ServiceView } from '../estate/estate.model.ts';
-import type { StoredVerdict } from '../investigation/findings.repo.ts';
+import type { StoredVerdict } from '../investigation/findings.model.ts';
 import type { ActionDeclaration } from '../plugins/contract.ts';
 
 /** The remedy proposed for an episode (`proposal` of GET /v1/episodes/{id}). */

@@ -1,7 +1,7 @@
-import type { Episode } from '../episodes/episode.repo.ts';
+import type { Episode } from '../episodes/episode.model.ts';
 import { markdownLink, markdownText as m } from '../escape.ts';
-import type { Findings } from '../investigation/findings.repo.ts';
-import type { ActionPath } from './paths.repo.ts';
+import type { Findings } from '../investigation/findings.model.ts';
+import type { ActionPath } from './paths.model.ts';
 import type { Proposal } from './proposal.ts';
 
 /** The episode's page in the console, as a Markdown link, or its id alone without SERVICE_PUBLIC_URL. */

@@ -1,10 +1,9 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.ts';
-import { loadIdentity, type InstallIdentity } from '../install/identity.ts';
-import { InstallRepo } from '../install/install.repo.ts';
+import { readIdentity, type InstallIdentity } from '../install/identity.ts';
 import { CHECKPOINT_FILE } from '../ledger/checkpoints.ts';
-import { LedgerRepo } from '../ledger/ledger.repo.ts';
+import { openLedgerStore, type LedgerStore } from '../ledger/ledger.area.ts';
 import { verifyChain, type VerifyOptions, type VerifyReport } from '../ledger/verify.ts';
 import { SecretCipher } from '../secrets/cipher.ts';
 import { openDb, type Db } from '../storage/db.ts';
@@ -14,7 +13,7 @@ import { BackupProblem } from './backup-problem.ts';
 export interface OpenInstall {
   db: Db;
   identity: InstallIdentity;
-  ledger: LedgerRepo;
+  ledger: LedgerStore;
   verify(opts?: VerifyOptions): Promise<VerifyReport>;
   close(): Promise<void>;
 }
@@ -35,7 +34,7 @@ export async function openInstall(
     const cipher = SecretCipher.load(config.secretKey, where.keyDir);
     let identity: InstallIdentity | null;
     try {
-      identity = (await db.schema.hasTable('install')) ? await loadIdentity(new InstallRepo(db), cipher) : null;
+      identity = (await db.schema.hasTable('install')) ? await readIdentity(db, cipher) : null;
     } catch {
       throw new BackupProblem(
         'wrong_secret_key',
@@ -45,7 +44,7 @@ export async function openInstall(
       );
     }
     if (identity === null) throw new BackupProblem('not_started', 'this database holds no install yet: the service has never started on it');
-    const ledger = new LedgerRepo(db);
+    const ledger = openLedgerStore(db);
     const checkpoints = path.join(where.checkpointDir, CHECKPOINT_FILE);
     const found = identity;
     return {

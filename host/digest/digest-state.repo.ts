@@ -1,4 +1,4 @@
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Trx } from '../storage/db.ts';
 
 /** The last daily digest e-mail: which day, whether it went to everyone, who it failed for. */
@@ -14,9 +14,9 @@ export interface DigestMailState {
 const NAME = 'digest_state';
 
 export class DigestStateRepo {
-  readonly #settings: SettingsRepo;
+  readonly #settings: SettingsStore;
 
-  constructor(settings: SettingsRepo) {
+  constructor(settings: SettingsStore) {
     this.#settings = settings;
   }
 

@@ -7,7 +7,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import type { VerifyReport } from '../ledger/verify.ts';
 import type { Logger } from '../log.ts';
 import type { MailService } from '../mail/mail.service.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import { DigestMailer, type DigestMailDeps } from './digest-mail.ts';
 import { digestRoutes } from './digest.routes.ts';
 import { DigestService, type DigestSources } from './digest.service.ts';
@@ -30,7 +30,7 @@ export function createDigestArea(d: {
   head: () => Promise<ChainHead>;
   /** The newest signed checkpoint (the ledger area's), which the e-mail carries. */
   checkpoint: DigestMailDeps['checkpoint'];
-  settings: SettingsRepo;
+  settings: SettingsStore;
   people: Pick<PeopleDirectory, 'withRoles'>;
   mail: Pick<MailService, 'send'>;
   leases: DigestMailDeps['leases'];

@@ -1,10 +1,9 @@
 import { DAY, type Clock } from '../clock.ts';
 import type { ConnectorService } from '../connectors/connectors.service.ts';
 import type { EpisodeFigures } from '../episodes/episode-store.ts';
-import type { ApprovalDecision } from '../governance/approvals.repo.ts';
+import type { ApprovalDecision } from '../governance/approvals.model.ts';
 import type { ApprovalsService } from '../governance/approvals.service.ts';
 import type { HeldAlerts } from '../intake/held-alerts.ts';
-import type { FindingsRepo } from '../investigation/findings.repo.ts';
 import type { LedgerEvent } from '../ledger/entry.ts';
 import type { LedgerWindow } from '../ledger/window.ts';
 import {
@@ -28,7 +27,8 @@ const HALT_TYPES = ['governance.halted', 'governance.resumed'] as const;
 /** Where each figure comes from: each area's own small interface (no SQL here). */
 export interface DigestSources {
   episodes: EpisodeFigures;
-  findings: Pick<FindingsRepo, 'diagnosedAt'>;
+  /** The investigation's findings: when each of these episodes was first diagnosed (epoch ms). */
+  findings: { diagnosedAt(episodeIds: string[]): Promise<Map<string, number>> };
   /** `decisionsOf`: who approved a raise (the autonomy change names the request). */
   approvals: Pick<ApprovalsService, 'requestedBetween' | 'decisionsOf'>;
   alerts: Pick<HeldAlerts, 'noisiest'>;

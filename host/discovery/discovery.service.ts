@@ -6,7 +6,8 @@ import type { UnitOfWork } from '../storage/unit-of-work.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import { isDuplicate, type CandidateRow, type JobRow, type JobsRepo, type StepRow } from './jobs.repo.ts';
+import { isDuplicate, type JobsRepo } from './jobs.repo.ts';
+import type { CandidateRow, JobRow, StepRow } from './discovery.model.ts';
 import { clip } from '../text.ts';
 
 /** How many connections one job asks at the same time. */

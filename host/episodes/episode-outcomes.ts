@@ -1,7 +1,5 @@
 import type { Trx } from '../storage/db.ts';
-import type { Episode, OutcomeDetail } from './episode.repo.ts';
-
-export type { Episode, OutcomeDetail } from './episode.repo.ts';
+import type { Episode, OutcomeDetail } from './episode.model.ts';
 
 /** What the notify area may do to an episode: lock it and set its outcome (only episodes touch `episodes`). */
 export interface EpisodeOutcomes {

@@ -1,5 +1,6 @@
 import type { Db } from '../storage/db.ts';
-import { EpisodeRepo, type OpenedEpisode } from './episode.repo.ts';
+import { EpisodeRepo } from './episode.repo.ts';
+import type { OpenedEpisode } from './episode.model.ts';
 import { StormRepo } from './storm.repo.ts';
 
 /**

@@ -2,10 +2,11 @@ import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { LedgerEvent } from '../ledger/entry.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
-import { severityRank, type Episode, type EpisodeAlert, type EpisodeRepo } from './episode.repo.ts';
+import { type EpisodeRepo } from './episode.repo.ts';
+import { severityRank, type Episode, type EpisodeAlert } from './episode.model.ts';
 import { parseQuery } from './query/parse.ts';
-import type { Diagnosis, Findings, StoredEvidence, StoredVerdict } from '../investigation/findings.repo.ts';
-import type { ActionPath } from '../acting/paths.repo.ts';
+import type { Diagnosis, Findings, StoredEvidence, StoredVerdict } from '../investigation/findings.model.ts';
+import type { ActionPath } from '../acting/paths.model.ts';
 import type { StormCounts } from './storm.repo.ts';
 
 export const DEFAULT_EPISODE_PAGE = 50;

@@ -7,7 +7,7 @@ import type { Logger } from '../log.ts';
 import type { EpisodeOutcomes } from './episode-outcomes.ts';
 import type { EpisodeStore } from './episode-store.ts';
 import { EpisodeReader } from './episode.reader.ts';
-import type { Episode, EpisodeKind, EpisodeMember } from './episode.repo.ts';
+import type { Episode, EpisodeKind, EpisodeMember } from './episode.model.ts';
 import { episodeRoutes } from './episode.routes.ts';
 import { EpisodeService, type EpisodeNotifier, type InvestigationRequests } from './episode.service.ts';
 import type { EpisodeActions, EpisodeFindings } from './episode.reader.ts';

@@ -7,7 +7,7 @@ import type { Licence } from '../licence/licence.ts';
 import { serviceLimit } from '../licence/licence-limits.ts';
 import type { Logger } from '../log.ts';
 import { Revisions } from '../settings/revisions.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Db, Trx } from '../storage/db.ts';
 import { CarriedEstate } from './estate.carried.ts';
 import { EstateBuilder, type Deploys, type Discovery, type EpisodeOpenings } from './estate.build.ts';
@@ -20,7 +20,7 @@ import { EstateService, type GuardedChanges, type UnplacedAlerts } from './estat
 export interface EstateAreaDeps {
   db: Db;
   /** The settings documents store (the overrides' revision is kept there). */
-  settings: SettingsRepo;
+  settings: SettingsStore;
   log: Logger;
   ledger: Ledger;
   clock: Clock;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Clock } from '../clock.ts';
-import type { CandidateRow } from '../discovery/jobs.repo.ts';
+import type { CandidateRow } from '../discovery/discovery.model.ts';
 import type { Principal } from '../identity/principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';

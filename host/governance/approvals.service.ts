@@ -4,7 +4,8 @@ import { AppError } from '../errors.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
 import type { Asker } from './asker.ts';
-import type { ApprovalDecision, ApprovalRequest, ApprovalState, ApprovalsRepo, Decision, RequestedApproval } from './approvals.repo.ts';
+import type { ApprovalsRepo } from './approvals.repo.ts';
+import type { ApprovalDecision, ApprovalRequest, ApprovalState, Decision, RequestedApproval } from './approvals.model.ts';
 import { APPROVAL_TTL_MS, APPROVALS_NEEDED, type Level } from './levels.ts';
 import { clip } from '../text.ts';
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Trx } from '../storage/db.ts';
 import { clip } from '../text.ts';
 import { AUTONOMY_FILE, readAutonomyFile, type AutonomyFileRead } from './autonomy.file.ts';
@@ -57,7 +57,7 @@ interface Step {
 export class AutonomyFileService {
   readonly #file: string | null;
   readonly #repo: AutonomyRepo;
-  readonly #settings: SettingsRepo;
+  readonly #settings: SettingsStore;
   readonly #policy: PolicyReader;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
@@ -72,7 +72,7 @@ export class AutonomyFileService {
     /** The path of autonomy.json, or null without SERVICE_CONFIG_DIR. */
     file: string | null;
     repo: AutonomyRepo;
-    settings: SettingsRepo;
+    settings: SettingsStore;
     policy: PolicyReader;
     ledger: Ledger;
     clock: Clock;

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
-import type { ApprovalRequest } from './approvals.repo.ts';
+import type { ApprovalRequest } from './approvals.model.ts';
 import type { ApprovalsService } from './approvals.service.ts';
 import type { Asker } from './asker.ts';
 import type { AutonomyFileStatus } from './autonomy-file.service.ts';

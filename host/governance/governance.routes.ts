@@ -5,7 +5,7 @@ import { pageLimit, queryOf } from '../http/query.ts';
 import { route } from '../http/respond.ts';
 import { bodyValidator } from '../http/validate.ts';
 import type { Logger } from '../log.ts';
-import type { ApprovalState, Decision } from './approvals.repo.ts';
+import type { ApprovalState, Decision } from './approvals.model.ts';
 import type { ApprovalsService } from './approvals.service.ts';
 import { askerOf } from './asker.ts';
 import type { AutonomyService } from './autonomy.service.ts';

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import type { Area, Http } from '../area.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Db } from '../storage/db.ts';
 import { ActionRunsRepo } from './action-runs.repo.ts';
 import { ActionGate } from './action-gate.ts';
@@ -49,7 +49,7 @@ export function createApprovals(deps: { db: Db; ledger: Ledger; clock: Clock }):
  */
 export async function createGovernance(deps: {
   db: Db;
-  settings: SettingsRepo;
+  settings: SettingsStore;
   log: Logger;
   ledger: Ledger;
   clock: Clock;

@@ -2,7 +2,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import { markdownText as m } from '../escape.ts';
 import { clip } from '../text.ts';
-import type { ApprovalRequest } from './approvals.repo.ts';
+import type { ApprovalRequest } from './approvals.model.ts';
 import { APPROVALS_NEEDED } from './levels.ts';
 
 /** Sends one e-mail (the MailService): never throws, answers why not. */

@@ -3,7 +3,7 @@ import { AppError } from '../errors.ts';
 import type { Principal } from './principal.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import { checkVersion, Revisions, type Revision } from '../settings/revisions.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { UnitOfWork } from '../storage/unit-of-work.ts';
 import type { Trx } from '../storage/db.ts';
 import {
@@ -34,7 +34,7 @@ export interface SessionEnder {
 }
 
 export interface AccessPolicyDeps {
-  settings: SettingsRepo;
+  settings: SettingsStore;
   work: UnitOfWork;
   people: PeopleRepo;
   ledger: Ledger;
@@ -49,7 +49,7 @@ export interface AccessPolicyDeps {
  * exists the policy is OPEN_POLICY (any domain; disposable domains still refused).
  */
 export class AccessPolicyService {
-  readonly #settings: SettingsRepo;
+  readonly #settings: SettingsStore;
   readonly #people: PeopleRepo;
   readonly #ledger: Ledger;
   readonly #clock: Clock;

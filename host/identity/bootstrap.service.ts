@@ -5,7 +5,8 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
 import { SMTP_DEFAULT_PORT, type InitialMail, type MailProvider, type MailSettings, type SmtpSecurity } from '../mail/mail-settings.ts';
 import type { ModeService } from '../status/mode.service.ts';
-import type { PeopleRepo, Person } from './people.repo.ts';
+import type { PeopleRepo } from './people.repo.ts';
+import type { Person } from './people.model.ts';
 
 export interface BootstrapInput {
   email: string;

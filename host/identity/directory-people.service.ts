@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.ts';
 import type { RecordEvent } from '../ledger/ledger.service.ts';
 import type { Trx } from '../storage/db.ts';
-import type { PeopleRepo, Person, PersonChange } from './people.repo.ts';
+import type { PeopleRepo, PersonChange } from './people.repo.ts';
+import type { Person } from './people.model.ts';
 import type { Role } from './principal.ts';
 import type { SessionService } from './session.service.ts';
 

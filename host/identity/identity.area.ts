@@ -7,7 +7,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { MailService } from '../mail/mail.service.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { ModeService } from '../status/mode.service.ts';
 import type { Db, Trx } from '../storage/db.ts';
 import type { UnitOfWork } from '../storage/unit-of-work.ts';
@@ -52,7 +52,7 @@ export function createIdentityArea(d: {
   db: Db;
   work: UnitOfWork;
   people: People;
-  settings: SettingsRepo;
+  settings: SettingsStore;
   install: Pick<Install, 'lock'>;
   tokens: MachineTokens;
   cipher: SecretCipher;

@@ -1,28 +1,7 @@
 import { dialect, type Db, type Trx } from '../storage/db.ts';
 import { withStatements } from '../storage/sqlite-statements.ts';
 import type { Role } from './principal.ts';
-
-export interface Person {
-  email: string;
-  name: string;
-  role: Role;
-  teams: string[];
-  tags: string[];
-  enabled: boolean;
-  /** Managed by the directory (role, teams and tags follow its groups). */
-  directory: boolean;
-  /**
-   * Why single sign-on or the directory suspended them (`directory`: in no mapped group;
-   * `provider`: the identity provider refused them), null otherwise. A suspended person is not enabled.
-   */
-  suspended: Suspension | null;
-  password_set: boolean;
-  password_expires_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export type Suspension = 'directory' | 'provider';
+import type { Person, Suspension } from './people.model.ts';
 
 /** What sign-in by password needs; never leaves the identity area. */
 export interface PasswordRecord {

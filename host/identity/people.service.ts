@@ -3,7 +3,8 @@ import { AppError } from '../errors.ts';
 import type { Principal, Role } from './principal.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import { generatePassword, hashPassword } from './password.ts';
-import type { Person, PeopleRepo, PersonChange } from './people.repo.ts';
+import type { PeopleRepo, PersonChange } from './people.repo.ts';
+import type { Person } from './people.model.ts';
 import type { AccessCheck, SessionService } from './session.service.ts';
 
 export interface NewPerson {

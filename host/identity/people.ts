@@ -1,5 +1,6 @@
 import type { Db, Trx } from '../storage/db.ts';
-import { PeopleRepo, type Person } from './people.repo.ts';
+import { PeopleRepo } from './people.repo.ts';
+import type { Person } from './people.model.ts';
 import type { Role } from './principal.ts';
 
 /** What other areas may ask of the people the identity area keeps (only it touches `people`). */

@@ -1,7 +1,8 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
-import type { InstallRepo } from './install.repo.ts';
+import type { Db } from '../storage/db.ts';
+import { InstallRepo } from './install.repo.ts';
 
 /**
  * Who this install is: a fingerprint derived from its Ed25519 public key, and that key, which
@@ -72,4 +73,9 @@ export async function loadIdentity(repo: InstallRepo, cipher: SecretCipher): Pro
   const identity = new InstallIdentity(privateKey, createPublicKey(privateKey));
   if (identity.fingerprint !== row.fingerprint) throw new Error('the stored fingerprint does not match the install key');
   return identity;
+}
+
+/** `loadIdentity` on a database opened outside the service (backup, restore): the install area's own repo reads it. */
+export async function readIdentity(db: Db, cipher: SecretCipher): Promise<InstallIdentity | null> {
+  return loadIdentity(new InstallRepo(db), cipher);
 }

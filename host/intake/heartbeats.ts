@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { MINUTE, SECOND, type Clock } from '../clock.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Trx } from '../storage/db.ts';
 import type { Heartbeat, HeartbeatsRepo } from './heartbeats.repo.ts';
 import type { Signal } from './normalise.ts';
@@ -54,13 +54,13 @@ export interface HeartbeatChange {
  */
 export class HeartbeatService {
   readonly #repo: HeartbeatsRepo;
-  readonly #settings: SettingsRepo;
+  readonly #settings: SettingsStore;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
   #doc: HeartbeatSettings = EMPTY;
   #readAt = -Infinity;
 
-  constructor(d: { repo: HeartbeatsRepo; settings: SettingsRepo; ledger: Ledger; clock: Clock }) {
+  constructor(d: { repo: HeartbeatsRepo; settings: SettingsStore; ledger: Ledger; clock: Clock }) {
     this.#repo = d.repo;
     this.#settings = d.settings;
     this.#ledger = d.ledger;

@@ -2,7 +2,7 @@ import type { Area, Http } from '../area.ts';
 import type { Clock } from '../clock.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { PluginRegistry } from '../plugins/loader.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Db } from '../storage/db.ts';
 import { HeartbeatService } from './heartbeats.ts';
 import { HeartbeatsRepo } from './heartbeats.repo.ts';
@@ -32,7 +32,7 @@ export interface IntakeArea extends Area {
  */
 export function createIntakeArea(d: {
   db: Db;
-  settings: SettingsRepo;
+  settings: SettingsStore;
   store: HeldStore;
   plugins: PluginRegistry;
   ledger: Ledger;

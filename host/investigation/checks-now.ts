@@ -4,7 +4,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Cause, CauseCatalogue } from './catalogue.ts';
 import type { CheckInputs } from './context.ts';
 import { rank } from './diagnosis.ts';
-import type { StoredEvidence, StoredVerdict } from './findings.repo.ts';
+import type { StoredEvidence, StoredVerdict } from './findings.model.ts';
 import { liveSource, type ConnectorReads } from './live-readers.ts';
 import { checkService, type EstateEntries } from './retrieval.ts';
 import type { VerdictResult } from './run-check.ts';

@@ -1,5 +1,5 @@
 import { clip } from '../text.ts';
-import type { Diagnosis } from './findings.repo.ts';
+import type { Diagnosis } from './findings.model.ts';
 import type { VerdictResult } from './run-check.ts';
 
 /**

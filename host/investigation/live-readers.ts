@@ -1,7 +1,7 @@
 import type { ReadableConnector, ReadMethod, ReadReport } from '../connectors/connector-reads.ts';
 import { recordedBy } from '../ledger/caller-events.ts';
 import type { LedgerEvent } from '../ledger/entry.ts';
-import type { LedgerFilter } from '../ledger/ledger.repo.ts';
+import type { LedgerFilter } from '../ledger/ledger.model.ts';
 import type {
   ChangeEvent,
   Changes,

@@ -1,5 +1,5 @@
 import type { InvestigatedEpisodes } from '../episodes/episodes.area.ts';
-import type { Episode } from '../episodes/episode.repo.ts';
+import type { Episode } from '../episodes/episode.model.ts';
 import type { ServiceView } from '../estate/estate.model.ts';
 import type { CheckService, RelatedEpisode } from '../plugins/contract.ts';
 import type { CheckInputs } from './context.ts';

@@ -5,7 +5,8 @@ import { AppError } from '../errors.ts';
 import type { InstallIdentity } from '../install/identity.ts';
 import type { Logger } from '../log.ts';
 import { canonicalJson, type ChainHead } from './entry.ts';
-import type { Checkpoint, LedgerRepo } from './ledger.repo.ts';
+import type { LedgerRepo } from './ledger.repo.ts';
+import type { Checkpoint } from './ledger.model.ts';
 import { isStorageFailure } from './ledger.service.ts';
 import type { Witness } from './witness.ts';
 

@@ -13,6 +13,14 @@ import { verifyChain, type VerifyOptions, type VerifyReport } from './verify.ts'
 import { ledgerWindow, type LedgerWindow } from './window.ts';
 import { Witness, type WitnessTarget } from './witness.ts';
 
+/** The ledger's store, as code outside the running service reads it (backup, restore: open, verify, head). */
+export type LedgerStore = LedgerRepo;
+
+/** Opens the ledger's store on a database opened outside the running service (backup, restore). */
+export function openLedgerStore(db: Db): LedgerStore {
+  return new LedgerRepo(db);
+}
+
 /** A verify's result as GET /metrics shows it. */
 export interface LastVerify {
   ok: boolean;

@@ -6,25 +6,7 @@ import { LEDGER_COLUMNS, MysqlAppender, type Chained } from './mysql-appender.ts
 
 export type { Chained };
 import type { ChainHead, StoredEntry } from './entry.ts';
-
-/** Filters of GET /v1/ledger; every one optional. */
-export interface LedgerFilter {
-  type?: string;
-  actor?: string;
-  trace?: string;
-  q?: string;
-  beforeSeq?: number;
-  afterSeq?: number;
-  limit: number;
-  order: 'asc' | 'desc';
-}
-
-export interface Checkpoint {
-  seq: number;
-  hash: string;
-  at: string;
-  signature: string;
-}
+import type { LedgerFilter, Checkpoint } from './ledger.model.ts';
 
 const COLUMNS = LEDGER_COLUMNS;
 const SQL = {

@@ -3,7 +3,8 @@ import { AppError } from '../errors.ts';
 import type { Trx } from '../storage/db.ts';
 import type { UnitOfWork } from '../storage/unit-of-work.ts';
 import { canonicalJson, entryHash, entryText, toEvent, type ChainHead, type EventInput, type LedgerEvent, type StoredEntry } from './entry.ts';
-import type { Chained, LedgerFilter, LedgerRepo } from './ledger.repo.ts';
+import type { Chained, LedgerRepo } from './ledger.repo.ts';
+import type { LedgerFilter } from './ledger.model.ts';
 import { findProblem } from '../json-limits.ts';
 import { redactSecrets } from './redact.ts';
 

@@ -1,7 +1,8 @@
 import type { InstallIdentity } from '../install/identity.ts';
 import { CHECKPOINT_EVERY_EVENTS, CHECKPOINT_MAX_GAP, checkpointMessage, readCheckpointFile } from './checkpoints.ts';
 import { entryHash, entryText, GENESIS_HASH, type ChainHead, type StoredEntry } from './entry.ts';
-import type { Checkpoint, LedgerRepo } from './ledger.repo.ts';
+import type { LedgerRepo } from './ledger.repo.ts';
+import type { Checkpoint } from './ledger.model.ts';
 
 export type VerifyProblem =
   | 'seq_gap'

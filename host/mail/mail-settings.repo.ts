@@ -1,7 +1,7 @@
 import type { MailInput } from './mail.service.ts';
 import { randomUUID } from 'node:crypto';
 import type { SecretCipher } from '../secrets/cipher.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Trx } from '../storage/db.ts';
 
 export type MailProvider = 'api' | 'smtp';
@@ -45,10 +45,10 @@ const STATE = 'mail_state';
  * state (`mail_state`: the outcome of the last send attempt). Saving settings resets the state.
  */
 export class MailSettingsRepo {
-  readonly #settings: SettingsRepo;
+  readonly #settings: SettingsStore;
   readonly #cipher: SecretCipher;
 
-  constructor(deps: { settings: SettingsRepo; cipher: SecretCipher }) {
+  constructor(deps: { settings: SettingsStore; cipher: SecretCipher }) {
     this.#settings = deps.settings;
     this.#cipher = deps.cipher;
   }

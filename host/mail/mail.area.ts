@@ -6,7 +6,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { OnCall } from '../notify/on-call.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import { Revisions } from '../settings/revisions.ts';
 import { CarriedMail } from './mail.carried.ts';
 import { mailRoutes } from './mail.routes.ts';
@@ -20,7 +20,7 @@ export interface MailArea extends Area {
 
 /** Outgoing mail and its settings (the `mail` and `mail_state` settings documents). */
 export function createMailArea(d: {
-  settings: SettingsRepo;
+  settings: SettingsStore;
   cipher: SecretCipher;
   ledger: Ledger;
   clock: Clock;

@@ -7,7 +7,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
 import { checkVersion, Revisions, takeBack, type Revision } from '../settings/revisions.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import { MailSettingsRepo, SMTP_DEFAULT_PORT, type MailProvider, type MailSettings, type SmtpSecurity } from './mail-settings.repo.ts';
 import type { InitialMail } from './mail-settings.ts';
 import { ResendClient, senderVerified } from './resend.ts';
@@ -63,7 +63,7 @@ export interface MailView extends Revision {
 }
 
 export interface MailDeps {
-  settings: SettingsRepo;
+  settings: SettingsStore;
   cipher: SecretCipher;
   ledger: Ledger;
   clock: Clock;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { HOUR, MINUTE, SECOND, type Clock } from '../clock.ts';
-import type { EpisodeOutcomes, OutcomeDetail } from '../episodes/episode-outcomes.ts';
+import type { EpisodeOutcomes } from '../episodes/episode-outcomes.ts';
+import type { OutcomeDetail } from '../episodes/episode.model.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { NotifyMessage } from '../plugins/contract.ts';

@@ -1,4 +1,4 @@
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Trx } from '../storage/db.ts';
 
 /** The on-call recipients and notification targets as stored (the `notifications` settings document). */
@@ -25,9 +25,9 @@ export const EMPTY_NOTIFY_SETTINGS: StoredNotifySettings = Object.freeze({
 
 /** Reads and writes the `notifications` settings document through the shared settings table. */
 export class NotifySettingsRepo {
-  readonly #settings: SettingsRepo;
+  readonly #settings: SettingsStore;
 
-  constructor(settings: SettingsRepo) {
+  constructor(settings: SettingsStore) {
     this.#settings = settings;
   }
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Db, Trx } from '../storage/db.ts';
 import { Notifier, OnCallAudience } from './notifier.ts';
 import { NotifySettingsRepo } from './notify-settings.repo.ts';
@@ -19,7 +19,7 @@ export interface OnCall {
   recipients(): Promise<string[]>;
 }
 
-export function createOnCall(d: { db: Db; settings: SettingsRepo; clock: Clock; consoleAddress: { get(trx?: Trx): Promise<string | null> } }): OnCall {
+export function createOnCall(d: { db: Db; settings: SettingsStore; clock: Clock; consoleAddress: { get(trx?: Trx): Promise<string | null> } }): OnCall {
   const store = new NotifySettingsRepo(d.settings);
   const outbox = new OutboxRepo(d.db);
   const notifier = new Notifier({ outbox, audience: new OnCallAudience(store), clock: d.clock, consoleAddress: d.consoleAddress });

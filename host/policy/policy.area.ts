@@ -2,7 +2,7 @@ import type { Area, Http } from '../area.ts';
 import type { Clock } from '../clock.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import { policyRoutes } from './policy.routes.ts';
 import { PolicyService } from './policy.service.ts';
 
@@ -12,7 +12,7 @@ export interface PolicyArea extends Area {
 
 /** The policy document (the `policy` settings document, or policy.json). */
 export async function createPolicyArea(d: {
-  settings: SettingsRepo;
+  settings: SettingsStore;
   ledger: Ledger;
   clock: Clock;
   log: Logger;

@@ -19,7 +19,7 @@ import { ajv, describe } from '../json-schema.ts';
 import type { Ledger, RecordEvent } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import { checkVersion, takeBack } from '../settings/revisions.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Trx } from '../storage/db.ts';
 import { defaultPolicy, POLICY_SCHEMA, type CeilingLevel, type DefaultAutonomy, type FreezeWindow, type PolicyDocument } from './policy.schema.ts';
 import { clip } from '../text.ts';
@@ -57,7 +57,7 @@ interface StoredPolicy {
 }
 
 export interface PolicyDeps {
-  settings: SettingsRepo;
+  settings: SettingsStore;
   ledger: Ledger;
   clock: Clock;
   log: Logger;
@@ -186,7 +186,7 @@ export class PolicyService implements PolicyReader {
   /** The file's policy, or the default with the reason the file could not be used. */
   readonly #fromFile: { policy: PolicyDocument; problem: string | null } | null = null;
 
-  readonly #settings: SettingsRepo;
+  readonly #settings: SettingsStore;
   readonly #ledger: Ledger;
   readonly #clock: Clock;
   readonly #log: Logger;

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.ts';
 import type { Trx } from '../storage/db.ts';
-import type { SettingsRepo } from './settings.repo.ts';
+import type { SettingsStore } from './settings.model.ts';
 
 /**
  * Round trips of settings documents: what a GET answers, a PUT accepts back unchanged, so a
@@ -53,9 +53,9 @@ export function checkVersion(
  * `<name>:revision`), for documents whose own row has no room for it.
  */
 export class Revisions {
-  readonly #settings: SettingsRepo;
+  readonly #settings: SettingsStore;
 
-  constructor(settings: SettingsRepo) {
+  constructor(settings: SettingsStore) {
     this.#settings = settings;
   }
 

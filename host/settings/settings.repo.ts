@@ -1,10 +1,11 @@
 import type { Db, Trx } from '../storage/db.ts';
+import type { SettingsStore } from './settings.model.ts';
 
 /**
  * The only code that touches `settings`: named JSON documents (mail, access, ...). Each area
  * reads and writes its own name through this repo; secrets inside are sealed by that area.
  */
-export class SettingsRepo {
+export class SettingsRepo implements SettingsStore {
   readonly #db: Db;
 
   constructor(db: Db) {

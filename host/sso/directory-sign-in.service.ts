@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { SECOND, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { DirectoryPeople } from '../identity/directory-people.service.ts';
-import type { Person } from '../identity/people.repo.ts';
+import type { Person } from '../identity/people.model.ts';
 import { limitKey, type RateLimits } from '../identity/rate-limits.ts';
 import type { SessionService } from '../identity/session.service.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';

@@ -3,7 +3,7 @@ import { AppError } from '../errors.ts';
 import type { DirectoryGrant, DirectoryPeople, SyncChanges } from '../identity/directory-people.service.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Trx } from '../storage/db.ts';
 import { clip } from '../text.ts';
 import { mappedMembers } from './membership.ts';
@@ -30,7 +30,7 @@ export interface SyncResult extends Partial<SyncChanges> {
 
 export interface SyncDeps {
   store: SsoSettingsStore;
-  settings: SettingsRepo;
+  settings: SettingsStore;
   leases: { take(name: string, holder: string, ttlMs: number, nowMs: number): Promise<boolean>; release(name: string, holder: string): Promise<void> };
   holder: string;
   people: DirectoryPeople;

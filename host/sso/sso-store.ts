@@ -1,5 +1,5 @@
 import type { SecretCipher } from '../secrets/cipher.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Trx } from '../storage/db.ts';
 import { localSignIn, ssoMode, SSO_DEFAULTS, type SsoMode, type SsoSettings } from './sso-settings.ts';
 
@@ -33,10 +33,10 @@ type Stored = SsoSettings;
 
 /** The settings store with secrets sealed at rest; only this file seals and opens them. */
 export class SsoSettingsStore {
-  readonly #settings: SettingsRepo;
+  readonly #settings: SettingsStore;
   readonly #cipher: SecretCipher;
 
-  constructor(deps: { settings: SettingsRepo; cipher: SecretCipher }) {
+  constructor(deps: { settings: SettingsStore; cipher: SecretCipher }) {
     this.#settings = deps.settings;
     this.#cipher = deps.cipher;
   }
@@ -89,7 +89,7 @@ export interface SsoStore {
   localSignIn(trx?: Trx): Promise<boolean>;
 }
 
-export function createSsoStore(d: { settings: SettingsRepo; cipher: SecretCipher; publicUrl: string | null }): SsoStore {
+export function createSsoStore(d: { settings: SettingsStore; cipher: SecretCipher; publicUrl: string | null }): SsoStore {
   const store = new SsoSettingsStore({ settings: d.settings, cipher: d.cipher });
   const consoleAddress: ConsoleAddress = {
     managed: d.publicUrl !== null,

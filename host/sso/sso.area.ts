@@ -9,7 +9,7 @@ import type { Logger } from '../log.ts';
 import type { LeaseRepo } from '../schedule/lease.repo.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
 import { Revisions } from '../settings/revisions.ts';
-import type { SettingsRepo } from '../settings/settings.repo.ts';
+import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Db } from '../storage/db.ts';
 import { DirectorySignIn } from './directory-sign-in.service.ts';
 import { DirectorySync } from './directory-sync.service.ts';
@@ -50,7 +50,7 @@ export interface SsoArea extends Area {
 export function createSsoArea(d: {
   db: Db;
   store: SsoStore;
-  settings: SettingsRepo;
+  settings: SettingsStore;
   identity: Pick<IdentityArea, 'sessions' | 'access' | 'limits' | 'directoryPeople'>;
   people: PeopleDirectory;
   cipher: SecretCipher;
