@@ -61,7 +61,9 @@ browserTest('Home shows open incidents, the halt state and a failing notificatio
   await ta.app.episodes.process();
   ta.clock.advance(20 * SECOND);
   await ta.app.tick();
-  t.is(hook.posts(), 1);
+  // At least the opening's notice was refused (the diagnosis's may follow it when the
+  // investigation ends before this tick: how many is not what this test is about).
+  t.true(hook.posts() >= 1);
   // The doctor's report is reused for up to 60 s: let that pass on the service's clock.
   ta.clock.advance(61 * SECOND);
 
