@@ -8,6 +8,7 @@ import type { AlertSeverity, NotifyEvent } from '../plugins/contract.ts';
 import { type EpisodeRepo } from './episode.repo.ts';
 import { worstOf, type Episode, type EpisodeKind, type EpisodeMember, type OutcomeDetail } from './episode.model.ts';
 import { clip } from '../text.ts';
+import { Passes } from '../passes.ts';
 import { limitReached, stormService, type StormLimits } from './storm.ts';
 import type { StormRepo } from './storm.repo.ts';
 
@@ -101,10 +102,7 @@ export interface EpisodeServiceDeps {
  */
 export class EpisodeService {
   readonly #d: EpisodeServiceDeps;
-  #running: Promise<void> = Promise.resolve();
-  #timer: NodeJS.Timeout | null = null;
-  #timerAt = 0;
-  #stopped = false;
+  readonly #passes: Passes;
   /** Messages were queued in a transaction of this pass. */
   #queued = false;
   /** Investigations were asked for in this pass. */
@@ -113,6 +111,11 @@ export class EpisodeService {
 
   constructor(deps: EpisodeServiceDeps) {
     this.#d = deps;
+    this.#passes = new Passes(
+      () => this.#pass(),
+      (err: unknown) => this.#d.log.error({ err }, 'grouping alerts into episodes failed'),
+      NUDGE_MS,
+    );
   }
 
   /** Called after a pass that asked for investigations committed (the investigation runs them soon). */
@@ -122,34 +125,16 @@ export class EpisodeService {
 
   /** Asks for a run soon; many nudges in a row make one run. */
   nudge(): void {
-    this.#runIn(NUDGE_MS);
-  }
-
-  /** Runs a pass after `ms` of real time, unless one is already due sooner. */
-  #runIn(ms: number): void {
-    const at = Date.now() + ms;
-    if (this.#stopped || (this.#timer !== null && this.#timerAt <= at)) return;
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timerAt = at;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.process().catch((err: unknown) => this.#d.log.error({ err }, 'grouping alerts into episodes failed'));
-    }, ms);
-    this.#timer.unref();
+    this.#passes.nudge();
   }
 
   /** One full pass; passes never overlap. */
   process(): Promise<void> {
-    const run = this.#running.then(() => (this.#stopped ? undefined : this.#pass()));
-    this.#running = run.catch(() => undefined);
-    return run;
+    return this.#passes.run();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#running;
+    await this.#passes.stop();
   }
 
   async #pass(): Promise<void> {
@@ -222,7 +207,7 @@ export class EpisodeService {
       if (!sweptAll) break;
     }
     // A storm left alerts for the next pass, which starts with the services the estate has.
-    if (!sweptAll) this.#runIn(NUDGE_MS);
+    if (!sweptAll) this.#passes.runIn(NUDGE_MS);
     this.#nudgeNotifier();
     this.#nudgeInvestigations();
     if ((await episodes.closable()).length === 0) return this.#next(nextDue, now);
@@ -271,7 +256,7 @@ export class EpisodeService {
 
   /** The next debounce window to end: the pass runs again then, without waiting for the tick. */
   #next(nextDue: number, now: Date): void {
-    if (nextDue !== Infinity) this.#runIn(Math.max(NUDGE_MS, nextDue - now.getTime()));
+    if (nextDue !== Infinity) this.#passes.runIn(Math.max(NUDGE_MS, nextDue - now.getTime()));
   }
 
   /**
