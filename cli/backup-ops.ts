@@ -1,6 +1,6 @@
 import { BackupProblem } from '../host/backup/backup-problem.ts';
 import { BackupFileError } from '../host/backup/archive.ts';
-import { isStorageFailure } from '../host/ledger/ledger.service.ts';
+import { isStorageFailure } from '../host/storage/failures.ts';
 import { CliProblem, EXIT_FAILED, EXIT_USAGE } from './base.ts';
 
 const USAGE = new Set(['file_exists', 'no_directory', 'no_file', 'engine_mismatch', 'no_secret_key', 'wrong_secret_key']);

@@ -6,7 +6,7 @@ import { loadIdentity, type InstallIdentity } from '../host/install/identity.ts'
 import { InstallRepo } from '../host/install/install.repo.ts';
 import { CHECKPOINT_FILE } from '../host/ledger/checkpoints.ts';
 import { LedgerRepo } from '../host/ledger/ledger.repo.ts';
-import { isStorageFailure } from '../host/ledger/ledger.service.ts';
+import { isStorageFailure } from '../host/storage/failures.ts';
 import { verifyChain, type VerifyOptions, type VerifyReport } from '../host/ledger/verify.ts';
 import { SecretCipher } from '../host/secrets/cipher.ts';
 import { openDb, type Db } from '../host/storage/db.ts';

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'restify';
 import { AppError, type ErrorCode } from '../errors.ts';
-import { isStorageFailure } from '../ledger/ledger.service.ts';
+import { isStorageFailure } from '../storage/failures.ts';
 import type { Logger } from '../log.ts';
 import { closeIfUnread } from './body.ts';
 import { queryOf } from './query.ts';

@@ -1,4 +1,4 @@
-import { scrubJson, scrubText } from '../connectors/secrets.ts';
+import { scrubJson, scrubText } from '../scrub.ts';
 import type { CheckMoment, EvidenceInput } from '../plugins/contract.ts';
 import { clip } from '../text.ts';
 

@@ -7,7 +7,7 @@ import type { Logger } from '../log.ts';
 import { canonicalJson, type ChainHead } from './entry.ts';
 import type { LedgerRepo } from './ledger.repo.ts';
 import type { Checkpoint } from './ledger.model.ts';
-import { isStorageFailure } from './ledger.service.ts';
+import { isStorageFailure } from '../storage/failures.ts';
 import type { Witness } from './witness.ts';
 
 export const CHECKPOINT_EVERY_EVENTS = 1000;

@@ -7,6 +7,7 @@ import type { Chained, LedgerRepo } from './ledger.repo.ts';
 import type { LedgerFilter } from './ledger.model.ts';
 import { findProblem } from '../json-limits.ts';
 import { redactSecrets } from './redact.ts';
+import { isStorageFailure } from '../storage/failures.ts';
 
 /** An event checked, redacted and serialised, waiting only for its place in the chain. */
 interface Prepared {
@@ -187,15 +188,6 @@ export class Ledger {
       throw e;
     }
   }
-}
-
-/** Connection-level failures (not a constraint violated by the change itself). */
-export function isStorageFailure(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return e instanceof Error && /Knex: Timeout acquiring a connection|pool is probably full|closed/i.test(e.message);
-  return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|PROTOCOL_CONNECTION_LOST|ER_CON_COUNT_ERROR|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_IOERR.*|SQLITE_READONLY.*|SQLITE_FULL|SQLITE_CANTOPEN|SQLITE_CORRUPT)$/.test(
-    code,
-  );
 }
 
 function prepare(input: EventInput): Prepared {

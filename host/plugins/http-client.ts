@@ -1,4 +1,4 @@
-import { scrubText } from '../connectors/secrets.ts';
+import { scrubText } from '../scrub.ts';
 import type { HttpAnswer, HttpFailure, HttpRequest, PluginHttp } from './contract.ts';
 
 /** The timeout of a request whose connector has no `timeout_s` and that names none. */
