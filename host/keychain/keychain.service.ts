@@ -96,11 +96,10 @@ export class KeychainService {
   /**
    * The background round, every 30 s of the service's clock, taken by one host process of the
    * install: a member polls its home; the home brings its bundles up to date and retries the
-   * notices of a take-over. Never throws. A round already running (the real-time tick's) is
-   * waited for first, so a caller's round is never silently skipped while another is half done.
+   * notices of a take-over. Never throws.
    */
   async tick(): Promise<void> {
-    while (this.#running !== null) await this.#running;
+    if (this.#running !== null) return;
     const run = (async () => {
       try {
         const s = await this.#d.state.get();
