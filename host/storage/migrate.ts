@@ -1,9 +1,18 @@
+import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import type { Knex } from 'knex';
 import { dialect, type Db } from './db.ts';
 
 const DIR = new URL('./migrations/', import.meta.url);
-const MIGRATION_LOCK = 'oncall:migrate';
+/**
+ * The named lock of one database's migrations. MySQL's named locks are server-wide, so the name
+ * carries the database's: installs (and test suites) on other databases of the same server do
+ * not wait for each other. A name too long for MySQL's 64 characters is hashed.
+ */
+export function migrationLock(database: string): string {
+  const name = `oncall:migrate:${database}`;
+  return name.length <= 64 ? name : `oncall:migrate:${createHash('sha256').update(database).digest('hex').slice(0, 40)}`;
+}
 
 interface Migration {
   up(db: Knex): Promise<void>;
@@ -91,13 +100,15 @@ export async function migrate(db: Db): Promise<void> {
   const client = db.client as { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
   const conn = await client.acquireConnection();
   try {
-    const [rows] = (await db.raw('select get_lock(?, ?) as got', [MIGRATION_LOCK, 120]).connection(conn)) as [Array<{ got: number | null }>];
-    if (rows[0]?.got !== 1) throw new Error(`could not take the migration lock ${MIGRATION_LOCK} within 120 s`);
+    const [current] = (await db.raw('select database() as name').connection(conn)) as [Array<{ name: string | null }>];
+    const lock = migrationLock(current[0]?.name ?? '');
+    const [rows] = (await db.raw('select get_lock(?, ?) as got', [lock, 120]).connection(conn)) as [Array<{ got: number | null }>];
+    if (rows[0]?.got !== 1) throw new Error(`could not take the migration lock ${lock} within 120 s`);
     try {
       await refuseNewer(db);
       await db.migrate.latest(options());
     } finally {
-      await db.raw('select release_lock(?)', [MIGRATION_LOCK]).connection(conn);
+      await db.raw('select release_lock(?)', [lock]).connection(conn);
     }
   } finally {
     await client.releaseConnection(conn);
