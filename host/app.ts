@@ -478,6 +478,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       notifications,
       autonomy: governance.file,
       digest: digest.mailer,
+      keychain,
     }),
   );
   // GET /metrics: each figure read at scrape time through the owning area (docs/operations.md).

@@ -320,6 +320,14 @@ test('a member not heard from for 3 minutes is not_answering, after a day gone, 
   t.is((await state()).state, 'active');
   c.advance(1);
   t.is((await state()).state, 'not_answering');
+  const doctorPart = async (i: typeof home) =>
+    ((await i.call('GET', '/v1/doctor?fresh=1')).body.components as Array<{ name: string; status: string; detail: string; fix: string | null }>).find(
+      (x) => x.name === 'keychain',
+    );
+  const silent = await doctorPart(home);
+  t.like(silent, { status: 'warn' });
+  t.regex(silent!.detail, /dr not answering/);
+  t.regex(silent!.fix!, /DELETE \/v1\/keychain\/members/);
   c.advance(24 * 60 * 60_000 - 3 * 60_000);
   t.is((await state()).state, 'gone');
   c.advance(30 * 24 * 60 * 60_000);
@@ -367,6 +375,12 @@ test('the home lost for 15 minutes: an owner on a member takes over with the bun
   t.true((await events(dr, 'config.keychain_poll_failed')).length === 1);
   c.advance(5 * 60_000);
   t.true((await dr.call('GET', '/v1/keychain')).body.home.lost);
+  const lost = ((await dr.call('GET', '/v1/doctor?fresh=1')).body.components as Array<{ name: string; status: string; detail: string; fix: string }>).find(
+    (x) => x.name === 'keychain',
+  );
+  t.like(lost, { status: 'fail' });
+  t.regex(lost!.detail, /the home prod has not answered since/);
+  t.regex(lost!.fix, /take_over/);
 
   const took = await dr.call('POST', '/v1/keychain/home', { take_over: true });
   t.is(took.status, 200, JSON.stringify(took.body));

@@ -11,6 +11,8 @@ import type { NotifyDelivery } from '../notify/delivery.service.ts';
 import type { PluginRegistry } from '../plugins/loader.ts';
 import type { AutonomyFileService } from '../governance/autonomy-file.service.ts';
 import type { DigestMailer } from '../digest/digest-mail.ts';
+import { AppError } from '../errors.ts';
+import type { KeychainService } from '../keychain/keychain.service.ts';
 import type { Db } from '../storage/db.ts';
 import { doctorRoutes } from './doctor.routes.ts';
 import { doctorDeps, runDoctor, type DoctorExtras } from './doctor.service.ts';
@@ -30,6 +32,7 @@ export function createDoctorArea(d: {
   notifications: Pick<NotifyDelivery, 'status'>;
   autonomy: Pick<AutonomyFileService, 'status'>;
   digest: Pick<DigestMailer, 'status'>;
+  keychain: Pick<KeychainService, 'view'>;
 }): Area {
   const { mail, licence } = d;
   const extras: DoctorExtras = {
@@ -48,6 +51,8 @@ export function createDoctorArea(d: {
     },
     autonomy: () => d.autonomy.status(),
     digest: () => d.digest.status(),
+    // A licence without a keychain answers 403 licence_tier: for doctor that is "no keychain".
+    keychain: () => d.keychain.view().catch((e: unknown) => (e instanceof AppError && e.code === 'licence_tier' ? null : Promise.reject(e))),
   };
   const run = () =>
     runDoctor(

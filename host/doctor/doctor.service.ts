@@ -13,6 +13,7 @@ import type { Db } from '../storage/db.ts';
 import { pendingMigrations } from '../storage/migrate.ts';
 import type { AutonomySeen } from './components/autonomy.ts';
 import type { DigestSeen } from './components/digest.ts';
+import type { KeychainSeen } from './components/keychain.ts';
 import type { ConnectorsSeen } from './components/connectors.ts';
 import type { LicenceSeen } from './components/licence.ts';
 import type { MailSeen } from './components/mail.ts';
@@ -23,7 +24,7 @@ import { describeLedger } from './ledger-words.ts';
 import { part, plural } from './part.ts';
 
 // Where the rest of the host and the CLI have always found them.
-export type { AutonomySeen, ConnectorsSeen, LicenceSeen, MailSeen, NotificationsSeen, TickSeen };
+export type { AutonomySeen, ConnectorsSeen, KeychainSeen, LicenceSeen, MailSeen, NotificationsSeen, TickSeen };
 export { describeLedger };
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
@@ -38,7 +39,8 @@ export interface DoctorCheck {
   detail: string;
 }
 
-export type ComponentName = 'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest';
+export type ComponentName =
+  'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest' | 'keychain';
 
 /** One part of the install as an operator sees it: how it is and, unless fine, what to do. */
 export interface DoctorComponent {
@@ -66,7 +68,7 @@ export interface DoctorReport {
   checks: DoctorCheck[];
   /**
    * Every component with a status and a fix hint. The running service reports all of database,
-   * ledger, plugins, connectors, mail, licence, schedules, notifications, autonomy, digest; the CLI the ones it can see alone.
+   * ledger, plugins, connectors, mail, licence, schedules, notifications, autonomy, digest, keychain; the CLI the ones it can see alone.
    */
   components: DoctorComponent[];
 }
@@ -109,10 +111,12 @@ export interface DoctorDeps {
   autonomy?(): Promise<AutonomySeen>;
   /** The last daily digest e-mail and when the next is due. */
   digest?(): Promise<DigestSeen>;
+  /** This install's place in its keychain (null: the licence has none). */
+  keychain?(): Promise<KeychainSeen>;
 }
 
 /** What only the running service can add to doctor; the CLI reports the components it can see alone. */
-export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest'>;
+export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest' | 'keychain'>;
 
 /** The usual deps on one database: both the host and the CLI build theirs with this. */
 export function doctorDeps(opts: {

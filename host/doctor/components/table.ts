@@ -3,6 +3,7 @@ import { attemptPart, type Part } from '../part.ts';
 import { describeAutonomy } from './autonomy.ts';
 import { describeConnectors } from './connectors.ts';
 import { describeDigest } from './digest.ts';
+import { describeKeychain } from './keychain.ts';
 import { describeLicence } from './licence.ts';
 import { describeMail } from './mail.ts';
 import { describeNotifications } from './notifications.ts';
@@ -43,4 +44,5 @@ export const EXTRA_COMPONENTS: readonly ExtraComponent[] = [
   component('notifications', 'cannot read the notification state', 'check the database, then GET /v1/notifications', describeNotifications),
   component('autonomy', 'cannot read the autonomy levels', 'check the database, then GET /v1/autonomy', describeAutonomy),
   component('digest', 'cannot read the daily digest state', 'check the database, then GET /v1/doctor again', describeDigest),
+  component('keychain', 'cannot read the keychain', 'check the database, then GET /v1/keychain', describeKeychain),
 ];
