@@ -192,6 +192,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     verify: verifyLedger,
     lastVerify,
     window: ledgerWindow,
+    witnesses: ledgerWitnesses,
     close: closeLedger,
   } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log, witnesses: config.ledgerWitnesses }));
   const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
@@ -479,6 +480,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       autonomy: governance.file,
       digest: digest.mailer,
       keychain,
+      witnesses: ledgerWitnesses,
     }),
   );
   // GET /metrics: each figure read at scrape time through the owning area (docs/operations.md).

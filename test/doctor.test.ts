@@ -15,7 +15,7 @@ test('GET /v1/doctor?fresh=1 reports every component with a status and a fix hin
   const report = await doctor(ta);
   t.deepEqual(
     report.components.map((c) => c.name),
-    ['database', 'ledger', 'plugins', 'connectors', 'mail', 'licence', 'schedules', 'notifications', 'autonomy', 'digest', 'keychain'],
+    ['database', 'ledger', 'plugins', 'connectors', 'mail', 'licence', 'schedules', 'notifications', 'autonomy', 'digest', 'keychain', 'witness'],
   );
   t.true(report.ok, 'warnings only');
   for (const c of report.components) {
@@ -27,6 +27,7 @@ test('GET /v1/doctor?fresh=1 reports every component with a status and a fix hin
   const parts = byName(report);
   t.like(parts.database, { status: 'ok', fix: null });
   t.like(parts.keychain, { status: 'ok', detail: 'no keychain: the licence has none', fix: null });
+  t.like(parts.witness, { status: 'ok', detail: 'no ledger witness configured (SERVICE_LEDGER_WITNESS)', fix: null });
   t.like(parts.ledger, { status: 'ok' });
   t.like(parts.connectors, { status: 'warn' });
   t.regex(parts.connectors!.detail, /no connectors configured/);

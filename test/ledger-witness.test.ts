@@ -144,10 +144,19 @@ test('each signed checkpoint is sent to the webhook witness, signed by the insta
     ta.logs.some((l) => l.includes('w1tness-secret')),
     'the witness address is logged as its origin only',
   );
+  const witnessPart = async () =>
+    ((await ta.call('GET', '/v1/doctor?fresh=1')).body.components as Array<{ name: string; status: string; detail: string }>).find(
+      (c) => c.name === 'witness',
+    )!;
+  const failing = await witnessPart();
+  t.is(failing.status, 'warn');
+  t.regex(failing.detail, /not delivered to http:\/\/127\.0\.0\.1:\d+ \(last delivered seq 2000\)/);
+  t.false(failing.detail.includes('w1tness-secret'), 'the doctor names the witness by its origin only');
   answer = 204;
   await ta.app.tick();
   await ta.app.checkpoints.idle();
   t.is(witness.got.at(-1)!.checkpoint.seq, 3_000, 'the tick sent the latest');
+  t.is((await witnessPart()).status, 'ok');
   await ta.app.tick();
   await ta.app.checkpoints.idle();
   t.is(witness.got.length, 3, 'and only once');

@@ -33,6 +33,7 @@ export function createDoctorArea(d: {
   autonomy: Pick<AutonomyFileService, 'status'>;
   digest: Pick<DigestMailer, 'status'>;
   keychain: Pick<KeychainService, 'view'>;
+  witnesses: () => Array<{ target: string; delivered_seq: number | null; failing: boolean }>;
 }): Area {
   const { mail, licence } = d;
   const extras: DoctorExtras = {
@@ -52,6 +53,7 @@ export function createDoctorArea(d: {
     autonomy: () => d.autonomy.status(),
     digest: () => d.digest.status(),
     // A licence without a keychain answers 403 licence_tier: for doctor that is "no keychain".
+    witness: async () => d.witnesses(),
     keychain: () => d.keychain.view().catch((e: unknown) => (e instanceof AppError && e.code === 'licence_tier' ? null : Promise.reject(e))),
   };
   const run = () =>

@@ -14,6 +14,7 @@ import { pendingMigrations } from '../storage/migrate.ts';
 import type { AutonomySeen } from './components/autonomy.ts';
 import type { DigestSeen } from './components/digest.ts';
 import type { KeychainSeen } from './components/keychain.ts';
+import type { WitnessSeen } from './components/witness.ts';
 import type { ConnectorsSeen } from './components/connectors.ts';
 import type { LicenceSeen } from './components/licence.ts';
 import type { MailSeen } from './components/mail.ts';
@@ -24,7 +25,7 @@ import { describeLedger } from './ledger-words.ts';
 import { part, plural } from './part.ts';
 
 // Where the rest of the host and the CLI have always found them.
-export type { AutonomySeen, ConnectorsSeen, KeychainSeen, LicenceSeen, MailSeen, NotificationsSeen, TickSeen };
+export type { AutonomySeen, ConnectorsSeen, KeychainSeen, LicenceSeen, MailSeen, NotificationsSeen, TickSeen, WitnessSeen };
 export { describeLedger };
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
@@ -40,7 +41,7 @@ export interface DoctorCheck {
 }
 
 export type ComponentName =
-  'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest' | 'keychain';
+  'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest' | 'keychain' | 'witness';
 
 /** One part of the install as an operator sees it: how it is and, unless fine, what to do. */
 export interface DoctorComponent {
@@ -68,7 +69,7 @@ export interface DoctorReport {
   checks: DoctorCheck[];
   /**
    * Every component with a status and a fix hint. The running service reports all of database,
-   * ledger, plugins, connectors, mail, licence, schedules, notifications, autonomy, digest, keychain; the CLI the ones it can see alone.
+   * ledger, plugins, connectors, mail, licence, schedules, notifications, autonomy, digest, keychain, witness; the CLI the ones it can see alone.
    */
   components: DoctorComponent[];
 }
@@ -113,10 +114,12 @@ export interface DoctorDeps {
   digest?(): Promise<DigestSeen>;
   /** This install's place in its keychain (null: the licence has none). */
   keychain?(): Promise<KeychainSeen>;
+  /** How each configured ledger witness fares (this host's sends). */
+  witness?(): Promise<WitnessSeen>;
 }
 
 /** What only the running service can add to doctor; the CLI reports the components it can see alone. */
-export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest' | 'keychain'>;
+export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest' | 'keychain' | 'witness'>;
 
 /** The usual deps on one database: both the host and the CLI build theirs with this. */
 export function doctorDeps(opts: {

@@ -37,6 +37,8 @@ export interface LedgerArea extends Area {
   lastVerify(): LastVerify | null;
   /** Reading entries of some types by time (the digest). */
   readonly window: LedgerWindow;
+  /** How each configured witness fares (the doctor). */
+  witnesses(): Array<{ target: string; delivered_seq: number | null; failing: boolean }>;
   /** Ends the ledger's own connections (before the database goes). */
   close(): Promise<void>;
 }
@@ -76,6 +78,7 @@ export async function createLedgerArea(d: {
     verify,
     lastVerify: () => last,
     window: ledgerWindow(repo),
+    witnesses: () => witness.status(),
     close: () => repo.close(),
     routes: ({ server, log, guard }: Http) => ledgerRoutes(server, { log, guard, ledger, callers: new CallerEvents(ledger), verify }),
   };

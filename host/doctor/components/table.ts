@@ -8,6 +8,7 @@ import { describeLicence } from './licence.ts';
 import { describeMail } from './mail.ts';
 import { describeNotifications } from './notifications.ts';
 import { describeSchedules } from './schedules.ts';
+import { describeWitness } from './witness.ts';
 
 type ExtraName = keyof DoctorExtras;
 type Seen<K extends ExtraName> = Awaited<ReturnType<NonNullable<DoctorExtras[K]>>>;
@@ -45,4 +46,5 @@ export const EXTRA_COMPONENTS: readonly ExtraComponent[] = [
   component('autonomy', 'cannot read the autonomy levels', 'check the database, then GET /v1/autonomy', describeAutonomy),
   component('digest', 'cannot read the daily digest state', 'check the database, then GET /v1/doctor again', describeDigest),
   component('keychain', 'cannot read the keychain', 'check the database, then GET /v1/keychain', describeKeychain),
+  component('witness', 'cannot read the ledger witnesses', 'restart the service', describeWitness),
 ];
