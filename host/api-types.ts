@@ -99,8 +99,7 @@ export type Diagnosis = NonNullable<HostEpisodeDetail['diagnosis']>;
 export type Proposal = HostProposal;
 export type PolicyCheck = ActingDecision['checks'][number];
 /** Acting's decision (`level`, `approval`, `checks`), or, on an episode without an action path, the episode's own (`outcome`). */
-export type PolicyDecision = Pick<ActingDecision, 'decision'> &
-  Partial<Pick<ActingDecision, 'level' | 'approval' | 'checks'>> & { decision: string; reason: string | null; outcome?: string };
+export type PolicyDecision = Partial<Pick<ActingDecision, 'level' | 'approval' | 'checks'>> & { decision: string; reason: string | null; outcome?: string };
 /**
  * The dry run of the proposed action (host/acting/acting.service.ts): what it showed, a failure,
  * or `ok: null` when the connector cannot rehearse with its settings (its reason in `shown`),
