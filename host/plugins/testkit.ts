@@ -127,7 +127,7 @@ export async function recordedServer(answers: RecordedAnswer[]): Promise<Recorde
     const a = answers.find((x) => (x.method ?? 'GET').toUpperCase() === method && x.path === url.pathname);
     const body = a === undefined ? '{}' : typeof a.body === 'string' ? a.body : JSON.stringify(a.body ?? null);
     const json = a === undefined || typeof a.body !== 'string';
-    res.writeHead(a?.status ?? 404, { ...(json ? { 'content-type': 'application/json' } : {}), ...a?.headers });
+    res.writeHead(a === undefined ? 404 : (a.status ?? 200), { ...(json ? { 'content-type': 'application/json' } : {}), ...a?.headers });
     res.end(body);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
