@@ -242,7 +242,7 @@ export const api = {
   // The digest (docs/digest.md): the last `days` (1 to 90) as data and as Markdown.
   digest: (days: number) => call<Digest>('GET', `/v1/digest${params({ days })}`),
   /** The head of the ledger from the status: it moves with every recorded event. */
-  ledgerHead: () => call<{ ledger_head: { seq: number; hash: string } }>('GET', '/v1/status', undefined, 'none').then((s) => s.ledger_head),
+  ledgerHead: () => call<Pick<Status, 'ledger_head'>>('GET', '/v1/status', undefined, 'none').then((s) => s.ledger_head),
 };
 
 /**
