@@ -34,9 +34,9 @@ interface Setup {
 }
 
 /** An operating install at `level` for `jobs`, its alert fired, investigated and the path's first steps taken. */
-async function diagnosed(t: ExecutionContext, level: Level): Promise<Setup> {
+async function diagnosed(t: ExecutionContext, level: Level, vendor: Parameters<typeof fixVendor>[1] = {}): Promise<Setup> {
   await consoleBuilt();
-  const v = fixVendor(t);
+  const v = fixVendor(t, vendor);
   const ta = await startApp(t, { env: { SERVICE_PLUGINS_DIR: v.dir } });
   await makeOperating(ta);
   const approver = await signedIn(ta, APPROVER, 'viewer');
@@ -228,6 +228,25 @@ browserTest(
     t.true((await ta.app.verifyLedger()).ok);
   },
 );
+
+browserTest("a connector that cannot rehearse with its settings: the page says not rehearsed and gives the connector's reason", async (t) => {
+  const s = await diagnosed(t, 'L1', { notRehearsable: true });
+  const { ta, id } = s;
+  const api = (await ta.call('GET', `/v1/episodes/${id}`)).body;
+  t.is(api.path_state, 'awaiting_approval', 'no failure: the path goes on to the approval');
+  t.is(api.rehearsal.ok, null);
+  t.is(api.rehearsal.shown, 'dry runs are off in its settings');
+
+  const bp = await opened(t, s, s.approver);
+  t.deepEqual(await section(bp).locator('li.step h3').allInnerTexts(), ['Proposal', 'Policy decision', 'Rehearsal', 'Approval']);
+  const rehearsal = await step(bp, 'Rehearsal').innerText();
+  t.regex(rehearsal, /^Rehearsal\s+not rehearsed · .*UTC/);
+  t.regex(rehearsal, /fix did not rehearse restart: dry runs are off in its settings/);
+  t.notRegex(rehearsal, /Not rehearsed\.|failed/);
+  t.is(await step(bp, 'Approval').getByRole('button', { name: 'Approve' }).count(), 1, 'the approver is still asked');
+  await visited(t, bp, 'e2e-acting-9-not-rehearsable');
+  t.deepEqual(bp.problems, []);
+});
 
 browserTest('a shadow path shows what would run, offers no button, and says it was escalated', async (t) => {
   const s = await diagnosed(t, 'shadow');

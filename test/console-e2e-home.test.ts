@@ -129,3 +129,34 @@ browserTest('Settings, Notifications: an admin sets the on-call recipients and a
   t.is(await seen.getByRole('button', { name: 'Save notifications' }).count(), 0);
   await visited(t, viewer, 'e2e-home-4-settings-viewer');
 });
+
+browserTest('who is signed in is read once per page change for the whole console, and every page takes the role from it', async (t) => {
+  await consoleBuilt();
+  const ta = await startApp(t);
+  await makeOperating(ta);
+  for (const [email, role] of [
+    ['alice@bank.example', 'admin'],
+    ['vera@bank.example', 'viewer'],
+  ] as const) {
+    const bp = await browserAs(t, ta.base, await signedIn(ta, email, role));
+    const { page } = bp;
+    let reads = 0;
+    page.on('request', (r) => void (new URL(r.url()).pathname === '/v1/auth/me' && reads++));
+    await page.goto(ta.base + '/');
+    await heading(bp, 'Home').waitFor();
+    await page.getByText(`role ${role}`).waitFor();
+    for (const name of ['Connectors', 'Control', 'Policy']) {
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+      await heading(bp, name).waitFor();
+    }
+    // The role still decides what is offered: an admin may add a connector, a viewer may not.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Connectors', exact: true }).click();
+    await heading(bp, 'Connectors').waitFor();
+    const add = page.getByRole('button', { name: 'Add a connector' });
+    if (role === 'admin') await add.waitFor();
+    else t.is(await add.count(), 0, 'a viewer is not offered Add a connector');
+    await page.waitForLoadState('networkidle');
+    t.is(reads, 5, `${role}: one read of GET /v1/auth/me per page shown (App.svelte's), none by the pages or the halt switch`);
+    t.deepEqual(bp.problems, []);
+  }
+});

@@ -14,8 +14,7 @@ import { silentLogger } from '../host/log.ts';
 import { MANIFEST_FILE, validateManifest } from '../host/plugins/checks.ts';
 import type { PluginManifest } from '../host/plugins/contract.ts';
 import { loadPlugins, type PluginRegistry } from '../host/plugins/loader.ts';
-import { CauseCatalogue } from '../host/investigation/catalogue.ts';
-import { loadScenarios, replayScenario } from '../host/investigation/replay.ts';
+import { connectorCases, packScenarios } from '../host/plugins/contract.ts';
 import { PACKS_DIR, scenarioTable, withTable } from '../host/investigation/scenario-table.ts';
 
 const REPO = fileURLToPath(new URL('../', import.meta.url));
@@ -47,6 +46,20 @@ const semverAtLeast12 = (range: string): boolean => semver.gte(semver.minVersion
 
 /** A property name that says it holds a credential. */
 const SECRET_NAME = /(password|passphrase|secret|token|credential|(^|_)key$)/i;
+
+/** Each pack's causes and scenarios through the plugin test kit; a pack that does not load has none (and fails below). */
+const noPack = { causes: [], scenarios: [], unknownCauses: [] } satisfies Awaited<ReturnType<typeof packScenarios>>;
+const packs = new Map(
+  await Promise.all(
+    folders.map(
+      async (dir) =>
+        [
+          dir,
+          existsSync(path.join(dir, 'scenarios')) || dir.startsWith(path.join(REPO, 'packs')) ? await packScenarios(dir).catch(() => noPack) : noPack,
+        ] as const,
+    ),
+  ),
+);
 
 test('the suite finds the shipped plugins', (t) => {
   const names = folders.map(shown);
@@ -143,14 +156,27 @@ for (const dir of folders) {
     }
   }
 
+  if (manifest.kind === 'connector') {
+    // The plugin test kit's connector cases (fixtures/*.json), as the connector's own test runs them.
+    for (const c of connectorCases(dir)) {
+      test(`${name}: ${c.file} (${c.name}) answers what it recorded`, async (t) => {
+        const { got, expected, requests, expectedRequests } = await c.run();
+        t.deepEqual(got, expected);
+        if (expectedRequests !== null) {
+          t.is(requests.length, expectedRequests.length, JSON.stringify(requests));
+          expectedRequests.forEach((r, i) => t.like(requests[i], r));
+        }
+      });
+    }
+  }
+
   if (manifest.kind === 'pack') {
-    const loaded = registryOf(dir).loaded.find((l) => l.dir === dir);
-    const causes = loaded === undefined ? [] : new CauseCatalogue({ loaded: [loaded], broken: [], superseded: [] }).causes;
-    const scenarios = loadScenarios(dir);
+    // The plugin test kit's replay (host/plugins/testkit.ts), as a pack's own test runs it.
+    const pack = packs.get(dir)!;
     test(`${name}: every cause ships scenarios: one where it holds, one where it is ruled out, and a near miss`, (t) => {
-      t.true(causes.length > 0, 'the pack loads and declares causes');
-      for (const c of causes) {
-        const list = scenarios.get(c.id) ?? [];
+      t.true(pack.causes.length > 0, 'the pack loads and declares causes');
+      for (const c of pack.causes) {
+        const list = pack.scenarios.filter((s) => s.cause.id === c.id).map((s) => s.scenario);
         t.true(
           list.some((s) => s.expect.verdict === 'holds'),
           `${c.id} has a scenario where it holds`,
@@ -164,23 +190,17 @@ for (const dir of folders) {
           `${c.id} has a scenario named "near miss: ..."`,
         );
       }
-      for (const id of scenarios.keys())
-        t.truthy(
-          causes.find((c) => c.id === id),
-          `scenarios name cause ${id}, which the pack declares`,
-        );
+      for (const id of pack.unknownCauses) t.fail(`scenarios name cause ${id}, which the pack does not declare`);
     });
-    for (const c of causes) {
-      for (const s of scenarios.get(c.id) ?? []) {
-        test(`${name}: ${c.id} scenario "${s.name}" answers ${s.expect.verdict}`, async (t) => {
-          const v = await replayScenario(c, s);
-          t.is(v.verdict, s.expect.verdict, v.reason);
-          if (s.expect.obstacle !== undefined) t.is(v.obstacle, s.expect.obstacle);
-          if (s.expect.reason !== undefined) t.true(v.reason.includes(s.expect.reason), `the reason says "${s.expect.reason}": ${v.reason}`);
-          if (v.verdict !== 'unknown') t.true(v.evidence.length > 0, 'a holds or ruled_out verdict carries evidence');
-          t.true(v.reason.length > 0);
-        });
-      }
+    for (const { cause: c, scenario: s, replay } of pack.scenarios) {
+      test(`${name}: ${c.id} scenario "${s.name}" answers ${s.expect.verdict}`, async (t) => {
+        const v = await replay();
+        t.is(v.verdict, s.expect.verdict, v.reason);
+        if (s.expect.obstacle !== undefined) t.is(v.obstacle, s.expect.obstacle);
+        if (s.expect.reason !== undefined) t.true(v.reason.includes(s.expect.reason), `the reason says "${s.expect.reason}": ${v.reason}`);
+        if (v.verdict !== 'unknown') t.true(v.evidence.length > 0, 'a holds or ruled_out verdict carries evidence');
+        t.true(v.reason.length > 0);
+      });
     }
   }
 }

@@ -996,3 +996,7 @@ export interface ConnectorCapabilities {
   /** Reverses an action `act` performed, given what it answered in `undo`. Only for kinds declared `reversible`. */
   undo?(ctx: ConnectorContext, action: ActionRequest & { undo: Record<string, unknown> }): Promise<ActionResult> | ActionResult;
 }
+
+// The plugin test kit (host/plugins/testkit.ts): for a plugin folder's own tests, never for the
+// plugin's code, which imports this module with `import type` only.
+export * from './testkit.ts';

@@ -10,12 +10,13 @@ import type { ExecutionContext } from 'ava';
  * reversible) by writing a line to the file in its `log` setting. `acted(log)` reads the lines.
  * Options: the rehearsal fails (`rehearsalFails`), the action's key ends each action's line
  * (`logKey`), the cause holds even once the alert resolved (`stillHolds`: a fix that did not work),
- * the rehearsal repeats the episode's summary, words from the alert (`echo`). A `fixer` connector
+ * the rehearsal repeats the episode's summary, words from the alert (`echo`), the connector cannot
+ * rehearse with its settings (`notRehearsable`: no failure, the path goes on). A `fixer` connector
  * whose `log` setting ends in `broken` fails its test.
  */
 export function fixVendor(
   t: ExecutionContext,
-  opts: { rehearsalFails?: boolean; logKey?: boolean; stillHolds?: boolean; echo?: boolean } = {},
+  opts: { rehearsalFails?: boolean; notRehearsable?: boolean; logKey?: boolean; stillHolds?: boolean; echo?: boolean } = {},
 ): { dir: string; log: string } {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-fix-vendor-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
@@ -63,7 +64,7 @@ export function fixVendor(
     `import { appendFileSync } from 'node:fs';
 export default {
   test: (ctx) => ctx.settings.log.endsWith('broken') ? { ok: false, problem: 'the <b>fixer</b> is down' } : { ok: true, problem: null },
-  rehearse: (ctx, a) => (${opts.rehearsalFails === true} ? { ok: false, problem: 'the target is not there' } : { ok: true, problem: null, shown: 'would restart ' + a.params.target + (${opts.echo === true} ? ' for ' + a.episode.summary : '') }),
+  rehearse: (ctx, a) => ${opts.notRehearsable === true} ? { ok: false, problem: 'dry runs are off in its settings', not_rehearsable: true } : (${opts.rehearsalFails === true} ? { ok: false, problem: 'the target is not there' } : { ok: true, problem: null, shown: 'would restart ' + a.params.target + (${opts.echo === true} ? ' for ' + a.episode.summary : '') }),
   act: (ctx, a) => { appendFileSync(ctx.settings.log, a.kind + ' ' + a.params.target + (${opts.logKey === true} ? ' ' + a.key : '') + '\\n'); return { ok: true, problem: null, shown: 'restarted ' + a.params.target, undo: { target: a.params.target } }; },
   undo: (ctx, a) => { appendFileSync(ctx.settings.log, 'undo ' + a.undo.target + '\\n'); return { ok: true, problem: null, shown: 'undone' }; },
 };`,

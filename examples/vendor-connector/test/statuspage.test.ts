@@ -1,12 +1,11 @@
 // The vendor's own test: it calls the plugin exactly as the host does (a context with a logger,
-// validated settings, an abort signal and the host's HTTP client) against a local HTTP server. It
-// needs the contract's types and the host's client (host/plugins/http-client.ts, from a checkout
-// of the service version you target).
+// validated settings, an abort signal and the host's HTTP client) against a local HTTP server.
+// Everything of the host it needs comes from the contract module's test kit (connectorContext),
+// so the folder tests alone against a checkout of the service version it targets.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import test, { type ExecutionContext } from 'ava';
-import type { ConnectorContext, LogFields } from '../../../host/plugins/contract.ts';
-import { pluginHttp } from '../../../host/plugins/http-client.ts';
+import { connectorContext } from '../../../host/plugins/contract.ts';
 import plugin from '../index.ts';
 
 const SUMMARY = {
@@ -27,12 +26,9 @@ async function statusPage(t: ExecutionContext, handle: (req: IncomingMessage, re
   return `http://127.0.0.1:${(srv.address() as AddressInfo).port}/api/v2/summary.json`;
 }
 
-function ctx(settings: Record<string, unknown>, signal?: AbortSignal): ConnectorContext & { lines: string[] } {
-  const lines: string[] = [];
-  const line = (m: string, f?: LogFields) => void lines.push(`${m} ${JSON.stringify(f ?? {})}`);
-  const secrets = typeof settings.api_key === 'string' ? [settings.api_key] : [];
-  return { log: { info: line, warn: line, error: line }, settings, signal, http: pluginHttp({ settings, signal, secrets }), lines };
-}
+/** The host's context for these settings; the api_key is a secret the HTTP client's problems never show. */
+const ctx = (settings: Record<string, unknown>, signal?: AbortSignal) =>
+  connectorContext(settings, { signal, secrets: typeof settings.api_key === 'string' ? [settings.api_key] : [] });
 
 const json = (res: ServerResponse, status: number, body: unknown) => (
   res.writeHead(status, { 'content-type': 'application/json' }),

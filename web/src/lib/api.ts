@@ -4,12 +4,66 @@
  * console shows is read from the API when shown.
  *
  * Over 300 lines and one concept: the console's side of the API contract (docs/api.md). It is
- * the one `call` with its error and session handling, the `api` / `settingsApi` methods, and
- * the answer types those methods return, grouped by the areas of docs/api.md; the small rules
- * that read those answers (`canChange`, `mayDecide`, `needsBy`) sit beside the types they read.
- * Splitting the types from their methods would leave either half meaningless alone. Watching the
+ * the one `call` with its error and session handling and the `api` / `settingsApi` methods,
+ * grouped by the areas of docs/api.md, with the small rules that read their answers (`canChange`,
+ * `mayDecide`, `needsBy`). The answers' types are the server's own (`host/api-types.ts`),
+ * re-exported here; only what the console sends (bodies, filters) is declared here. Watching the
  * ledger head for live pages is a separate concern: `live.ts`.
  */
+
+// The answers' types are the server's (host/api-types.ts, type-only, so the build erases these
+// imports): a change on the server that breaks a page fails `npm run typecheck:web`.
+export type * from '../../../host/api-types.ts';
+import type {
+  AccessPolicy,
+  Approval,
+  ApprovalState,
+  AutonomyChange,
+  AutonomyOverview,
+  Connector,
+  ConnectorKind,
+  ConnectorList,
+  Digest,
+  DirectoryGroup,
+  Discovery,
+  DoctorReport,
+  EmailCodes,
+  EpisodeDetail,
+  EpisodePage,
+  Estate,
+  EstateOverrides,
+  EstateService,
+  HaltAnswer,
+  Keychain,
+  KeychainPart,
+  LdapSettingsView,
+  LedgerEvent,
+  LoginAnswer,
+  MailSettings,
+  MailView,
+  Me,
+  NotifySettings,
+  NotifyStatus,
+  OverrideEntry,
+  PasswordEnd,
+  Person,
+  PersonPatch,
+  Policy,
+  PolicyDocument,
+  Role,
+  SessionAnswer,
+  SettableLevel,
+  SsoTestReport,
+  SsoView,
+  Status,
+  Study,
+  Suggestion,
+  SyncResult,
+  TakenAction,
+  TestReport,
+  User,
+  VerifyReport,
+} from '../../../host/api-types.ts';
 
 const TOKEN_KEY = 'oncall.session';
 
@@ -124,41 +178,6 @@ export function describe(code: string): string {
   return words[code] ?? `The service answered: ${code}.`;
 }
 
-// The shapes the console reads (docs/api.md, docs/sign-in.md).
-
-export type Mode = 'setup' | 'configuring' | 'operating';
-export interface SetupStep {
-  step: 'licence' | 'owner';
-  done: boolean;
-  label: string;
-}
-export interface Status {
-  version: string;
-  fingerprint: string;
-  mode: Mode;
-  licence: { state: string; customer: string | null; expires_at: string | null; in_grace: boolean };
-  setup: { steps: SetupStep[]; done: number; total: number; next: SetupStep['step'] | null };
-  auth: {
-    /** Single sign-on and directory sign-in (docs/sign-in.md): which are on, the button's label, whether codes and passwords work. */
-    sso: { mode: 'off' | 'oidc' | 'ldap' | 'both'; label: string | null; local: boolean };
-    break_glass: { open: boolean; reason: string | null };
-    /** Whether e-mailed sign-in codes can be sent (docs/sign-in.md). */
-    email_codes: EmailCodes;
-  };
-}
-export type EmailCodes = 'off' | 'untested' | 'working' | 'failing';
-export interface User {
-  email: string;
-  name: string;
-  role: string;
-}
-export interface Me {
-  user: User | null;
-  actor: string;
-  role: string;
-  via: 'session' | 'break_glass' | 'admin_token';
-}
-export type LoginAnswer = { bootstrap: true } | { break_glass: true; token: string };
 /** POST /v1/auth/bootstrap: the first owner and, optionally, mail for sign-in codes. */
 export interface BootstrapBody {
   email: string;
@@ -173,10 +192,6 @@ export interface BootstrapBody {
   smtp_security?: 'starttls' | 'ssl' | 'none';
   /** The console's address as people reach it (links in messages, the single sign-on callback). */
   console_address?: string;
-}
-export interface SessionAnswer {
-  token: string;
-  user?: User;
 }
 
 export const api = {
@@ -227,7 +242,7 @@ export const api = {
   // The digest (docs/digest.md): the last `days` (1 to 90) as data and as Markdown.
   digest: (days: number) => call<Digest>('GET', `/v1/digest${params({ days })}`),
   /** The head of the ledger from the status: it moves with every recorded event. */
-  ledgerHead: () => call<{ ledger_head: { seq: number; hash: string } }>('GET', '/v1/status', undefined, 'none').then((s) => s.ledger_head),
+  ledgerHead: () => call<Pick<Status, 'ledger_head'>>('GET', '/v1/status', undefined, 'none').then((s) => s.ledger_head),
 };
 
 /**
@@ -260,259 +275,6 @@ function params(values: Record<string, string | number | null | undefined>): str
 
 // Episodes, governance and the ledger (docs/episodes.md, docs/governance.md, docs/ledger.md).
 
-export interface EpisodeSummary {
-  id: string;
-  /** The worst severity of its alerts (critical, warning, info); null without alerts. */
-  severity: string | null;
-  /** `storm`: the alerts a source sent beyond its limits, held in one episode (docs/episodes.md#storms). */
-  kind: 'incident' | 'notice' | 'storm';
-  state: 'open' | 'closed';
-  service: string;
-  alerts: string[];
-  /** A storm's source and how many alerts and services it holds (the services holding most, on the episode); null for others. */
-  storm?: { source: string; alerts: number; services: number; held?: Array<{ service: string; alerts: number }> } | null;
-  t_open: string;
-  t_close: string | null;
-  duration_s: number;
-  decision: string;
-  outcome: string;
-  result: string;
-  note: string | null;
-  /** How the outcome came about: who was told and how, or why nobody was (docs/notifications.md). */
-  outcome_detail?: { value: string | null; reason: string; at: string; told: string[]; channels: Array<{ to: string; how: string }> } | null;
-}
-export interface EpisodePage {
-  episodes: EpisodeSummary[];
-  more: boolean;
-  cursor: string | null;
-}
-export interface Baseline {
-  first_seen: string;
-  last_seen: string;
-  firings_7d: number;
-  firings_30d: number;
-  flapping: boolean;
-}
-export interface Signal {
-  fingerprint: string;
-  name: string;
-  severity: string;
-  source: string;
-  summary: string;
-  joined_at: string;
-  ended_at: string | null;
-  status: 'firing' | 'resolved' | 'released';
-  baseline: Baseline;
-}
-/** The investigation of an episode (docs/investigation.md): `skipped` says why in `note`. */
-export interface Investigation {
-  state: 'pending' | 'running' | 'diagnosed' | 'skipped';
-  run: number;
-  started_at: string | null;
-  finished_at: string | null;
-  note: string | null;
-}
-/** One cause checked: `obstacle` is set for `unknown` only; `evidence` holds evidence ids. */
-export interface Verdict {
-  cause: string;
-  title: string;
-  verdict: 'holds' | 'ruled_out' | 'unknown';
-  reason: string;
-  obstacle: string | null;
-  evidence: string[];
-  took_ms: number;
-  remedy: unknown;
-  verification: unknown;
-}
-/** What a check read: the exact query, where and when, so a person can run it again. */
-export interface Evidence {
-  id: string;
-  cause: string;
-  source: string;
-  kind: string;
-  query: string;
-  at: string;
-  observed: unknown;
-  excerpt: string;
-  /** Which moment it was read at: the run's (`opening`, `newest_signal`, `asked`, `now`), `now` for a read of the present, `stated` for a moment the check named. */
-  moment?: 'opening' | 'newest_signal' | 'asked' | 'now' | 'stated';
-}
-/** What holds (ranked, best first), what could not be checked, and the sentences read first. */
-export interface Diagnosis {
-  holds: string[];
-  unknown: string[];
-  summary: string;
-  /** The moment the run read, and what it is (absent in older diagnoses). */
-  at?: string;
-  moment?: 'opening' | 'newest_signal' | 'asked' | 'now';
-}
-export interface EpisodeDetail extends EpisodeSummary {
-  signals: Signal[];
-  data: Record<string, string[]>;
-  /** Null for an episode older than investigations. */
-  investigation: Investigation | null;
-  verdicts: Verdict[];
-  evidence: Evidence[];
-  diagnosis: Diagnosis | null;
-  /** The action path (docs/acting.md): each step null (or empty) until reached; `path_state` null when there is no path. */
-  proposal: Proposal | null;
-  /** Acting's decision (`checks`, `level`, `approval`), or, without a path, the episode's (`outcome`). */
-  policy_decision: PolicyDecision | null;
-  rehearsal: Rehearsal | null;
-  /** The action request as last seen by the path (at most one today). */
-  approvals: ActionRequestSeen[];
-  /** The actions taken (at most one today); an action's position, from 1, is the `n` of its undo. */
-  actions: TakenAction[];
-  path_state: PathState | null;
-  verification: Verification | null;
-  timeline: LedgerEvent[];
-  timeline_more: boolean;
-}
-
-/** What the path proposes: the remedy of the best cause that holds, with the connector to perform it. */
-export interface Proposal {
-  action: string;
-  connector: string;
-  params: Record<string, unknown>;
-  why: string;
-  undo: string;
-  verify: { cause: string; expect: 'ruled_out' | 'holds'; after_s: number };
-  cause: string;
-  rehearsable: boolean;
-  reversible: boolean;
-}
-export interface PolicyCheck {
-  name: string;
-  passed: boolean;
-  detail: string;
-}
-export interface PolicyDecision {
-  decision: string;
-  reason: string | null;
-  /** Acting's decision only. */
-  level?: Level;
-  approval?: boolean;
-  checks?: PolicyCheck[];
-  /** The episode's own decision only (no action path). */
-  outcome?: string;
-}
-export type Rehearsal = { ok: true; shown: string; at: string } | { ok: false; problem: string };
-export interface ActionRequestSeen {
-  id: string;
-  state: ApprovalState;
-  approvers: string[];
-  needed: number;
-  expires_at: string;
-  decisions: { by: string; decision: 'approve' | 'reject'; note: string | null; at: string }[];
-}
-/** An action: only `connector`, `kind`, `params` while it is being taken; the result once recorded. */
-export interface TakenAction {
-  connector: string;
-  kind: string;
-  params: Record<string, unknown>;
-  approval_id?: string | null;
-  executed_at?: string;
-  ok?: boolean;
-  shown?: string;
-  problem?: string | null;
-  reversible: boolean;
-  undone_at?: string | null;
-  undone_by?: string;
-}
-export type PathState = 'pending' | 'awaiting_approval' | 'executing' | 'verifying' | 'done';
-export interface Verification {
-  at: string;
-  cause: string;
-  expected: string;
-  /** `check`: the cause re-checked decides; `alerts`: nothing can re-check it, every alert must clear after the action. */
-  by?: 'check' | 'alerts';
-  verdict: string | null;
-  reason: string | null;
-  alerts_resolved: boolean;
-  mitigated: boolean;
-}
-
-export type Level = 'off' | 'shadow' | 'L1' | 'L2';
-export type SettableLevel = 'off' | 'shadow' | 'L1';
-export interface Halt {
-  by: string;
-  reason: string;
-  at: string;
-}
-export interface PendingRaise {
-  id: string;
-  level: Level;
-  requested_by: string;
-  at: string;
-}
-export interface ServiceAutonomy {
-  service: string;
-  level: Level;
-  /** `file`: set by autonomy.json on the host, which the API cannot change. */
-  source: 'file' | 'api' | 'default';
-  readiness: string[];
-  pending: PendingRaise | null;
-}
-export interface AutonomyOverview {
-  halted: boolean;
-  halt: Halt | null;
-  services: ServiceAutonomy[];
-}
-export interface AutonomyChange {
-  service: string;
-  level: Level;
-  changed: boolean;
-  pending: PendingRaise | null;
-}
-export interface HaltAnswer {
-  halted: boolean;
-  halt: Halt | null;
-  changed: boolean;
-}
-export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'expired' | 'superseded';
-export interface Approval {
-  id: string;
-  kind: 'autonomy_raise' | 'action' | 'estate_change';
-  state: ApprovalState;
-  service: string;
-  from: Level | null;
-  to: Level | null;
-  action: string | null;
-  summary: string;
-  requested_by: string;
-  /** Who made the request as authenticated (an e-mail, or `admin-token`): may not decide it. */
-  requested_actor: string;
-  requested_at: string;
-  expires_at: string;
-  closed_at: string | null;
-  approvals_needed: number;
-  /** Who may decide it, whatever their role (an action's approvers from the estate); null: any admin or owner. */
-  approvers: string[] | null;
-  /** The episode an action request is for; null for a raise. */
-  episode: string | null;
-  decisions: { by: string; decision: 'approve' | 'reject'; note: string | null; at: string }[];
-}
-
-export interface LedgerEvent {
-  seq: number;
-  at: string;
-  type: string;
-  actor: string;
-  reason: string;
-  data: Record<string, unknown>;
-  trace: string | null;
-  prev_hash: string;
-  hash: string;
-}
-/** GET /v1/digest: the figures the page shows besides the Markdown (docs/digest.md has them all). */
-export interface Digest {
-  days: number;
-  from: string;
-  to: string;
-  episodes: { opened: number; closed: number };
-  ledger: { ok: boolean; head: { seq: number; hash: string }; verified_at: string; problem: string | null };
-  markdown: string;
-}
 export interface LedgerFilter {
   type?: string;
   actor?: string;
@@ -522,14 +284,6 @@ export interface LedgerFilter {
   after_seq?: number;
   limit?: number;
   order?: 'asc' | 'desc';
-}
-export interface VerifyReport {
-  ok: boolean;
-  checked: number;
-  first_bad_seq: number | null;
-  head: { seq: number; hash: string };
-  checkpoint: { seq: number; hash: string; at: string } | null;
-  problem: string | null;
 }
 
 /** Roles that may change things (docs/api.md): a viewer is not offered what it may not do. */
@@ -570,260 +324,11 @@ export interface JsonSchema {
   writeOnly?: boolean;
   [key: string]: unknown;
 }
-export interface ConnectorKind {
-  kind: string;
-  version: string;
-  description: string;
-  settings: JsonSchema;
-  secrets: string[];
-  capabilities: string[];
-}
-export interface Connector {
-  name: string;
-  kind: string;
-  source: 'console' | 'file';
-  version: string | null;
-  /** Secret fields are `{set: boolean}`, never their value. */
-  settings: Record<string, unknown>;
-  state: 'unchecked' | 'ok' | 'problem';
-  last_problem: string | null;
-  last_checked_at: string | null;
-  found: Record<string, unknown> | null;
-  updated_at: string | null;
-  updated_by: string | null;
-}
-export interface ConnectorList {
-  connectors: Connector[];
-  file: { path: string; problem: string | null } | null;
-}
-export interface TestReport {
-  ok: boolean;
-  problem: string | null;
-  kind: string;
-  version: string;
-  found: Record<string, unknown> | null;
-  took_ms: number;
-  timeout_s: number;
-  checked_at: string;
-}
 
-export type AutonomyLevel = 'off' | 'shadow' | 'L1' | 'L2';
-export interface FreezeWindow {
-  name: string;
-  start: string;
-  end: string;
-}
-export interface PolicyDocument {
-  default_autonomy: 'off' | 'shadow';
-  ceilings: Record<string, AutonomyLevel>;
-  safe_for_l2: string[];
-  always_approve: string[];
-  freeze_windows: FreezeWindow[];
-  max_actions_per_service_per_hour: number;
-}
-export interface Policy extends PolicyDocument {
-  version: number;
-  source: 'default' | 'console' | 'file';
-  updated_at: string | null;
-  updated_by: string | null;
-  problem?: string;
-}
-
-export type Role = 'owner' | 'admin' | 'viewer';
-export interface Person {
-  email: string;
-  name: string;
-  role: Role;
-  teams: string[];
-  tags: string[];
-  enabled: boolean;
-  directory: boolean;
-  /** Suspended by the directory (in no mapped group) or by the identity provider; null otherwise. */
-  suspended: 'directory' | 'provider' | null;
-  password_set: boolean;
-  password_expires_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
-export type PasswordEnd = '7d' | '30d' | '90d' | 'none';
-export interface PersonPatch {
-  name?: string;
-  role?: Role;
-  teams?: string[];
-  tags?: string[];
-  enabled?: boolean;
-}
-
-export interface AccessPolicy {
-  allowed_domains: string[];
-  blocked: string[];
-  block_webmail: boolean;
-}
-export interface MailView {
-  provider: 'api' | 'smtp' | null;
-  mail_from: string | null;
-  resend_key_set: boolean;
-  smtp_host: string | null;
-  smtp_port: number;
-  smtp_user: string | null;
-  smtp_password_set: boolean;
-  smtp_security: 'starttls' | 'ssl' | 'none';
-  last_send: { ok: boolean; reason: string | null; at: string } | null;
-  break_glass: { open: boolean; reason: string | null };
-}
-export interface MailSettings {
-  provider?: 'api' | 'smtp';
-  mail_from?: string | null;
-  resend_key?: string | null;
-  smtp_host?: string | null;
-  smtp_port?: number;
-  smtp_user?: string | null;
-  smtp_password?: string | null;
-  smtp_security?: 'starttls' | 'ssl' | 'none';
-}
-
-/** Single sign-on and directory settings (docs/sign-in.md): GET /v1/settings/sso. */
-export interface GroupMapping {
-  group: string;
-  role: Role;
-  teams: string[];
-  tags: string[];
-}
-export interface LdapSettingsView {
-  urls: string[];
-  bind_dn: string;
-  bind_password_set: boolean;
-  fingerprint: string | null;
-  kind: 'active_directory' | 'openldap' | 'other';
-  base_dn: string;
-  login_attributes: string[];
-  email_attribute: string;
-  name_attribute: string;
-  domain: string | null;
-  netbios: string | null;
-  person_filter: string;
-  group_filter: string;
-  disabled_filter: string | null;
-  membership: 'memberOf' | 'member' | 'uniqueMember' | 'memberUid';
-  page_size: number;
-  size_limit: number | null;
-}
-export interface SyncResult {
-  ok: boolean;
-  at: string;
-  by: string;
-  reason: string | null;
-  members: number;
-  added?: string[];
-  changed?: Array<{ email: string; changes: Record<string, { from: unknown; to: unknown }> }>;
-  suspended?: string[];
-  restored?: string[];
-  kept_last_owner?: string[];
-  hand_added?: string[];
-  skipped: { disabled: number; no_address: string[]; outside_policy: string[]; same_address: string[] };
-}
-export interface SsoView {
-  version: number;
-  updated_at: string | null;
-  updated_by: string | null;
-  mode: Status['auth']['sso']['mode'];
-  console_address: string | null;
-  console_address_source: 'env' | 'setting';
-  label: string;
-  mixed_mode: boolean;
-  sync_minutes: number;
-  recheck_hours: number;
-  oidc: {
-    issuer: string;
-    client_id: string;
-    client_secret_set: boolean;
-    redirect_uri: string | null;
-    scopes: string;
-    email_claim: string;
-    groups_claim: string;
-  } | null;
-  ldap: LdapSettingsView | null;
-  mappings: GroupMapping[];
-  last_sync: SyncResult | null;
-}
 export type SsoInput = Partial<Omit<SsoView, 'oidc' | 'ldap' | 'last_sync' | 'mode' | 'console_address_source'>> & {
   oidc?: { issuer: string; client_id: string; client_secret?: string; scopes?: string; email_claim?: string; groups_claim?: string } | null;
   ldap?: (Partial<LdapSettingsView> & { urls: string[]; bind_dn: string; bind_password?: string }) | null;
 };
-export interface Certificate {
-  subject: string;
-  issuer: string;
-  fingerprint: string;
-  valid_from: string;
-  valid_to: string;
-}
-export interface DirectoryAttempt {
-  url: string;
-  ok: boolean;
-  problem: string | null;
-}
-export type Discovery =
-  | {
-      ok: true;
-      found: Omit<LdapSettingsView, 'bind_password_set'>;
-      tried: DirectoryAttempt[];
-      vendor: string | null;
-      naming_contexts: string[];
-      failover: string[];
-      paging: boolean;
-      referrals: string[];
-      people: number;
-      groups: number;
-    }
-  | { ok: false; problem: 'untrusted_certificate'; certificate: Certificate; tried: DirectoryAttempt[] }
-  | { ok: false; problem: 'unreachable' | 'bind_refused' | 'failed'; message: string; tried: DirectoryAttempt[] };
-export interface DirectoryGroup {
-  dn: string;
-  name: string;
-  aliases: string[];
-  ids: string[];
-}
-export interface SsoTestReport {
-  oidc: { ok: boolean; problem: string | null; issuer: string } | null;
-  ldap: { ok: boolean; problem: string | null; url: string | null; tls: string | null; mappings: Array<{ group: string; found: boolean }> } | null;
-}
-
-/** The on-call recipients and notification targets (docs/notifications.md). */
-export interface NotifySettings {
-  recipients: string[];
-  targets: string[];
-  version: number;
-  updated_at: string | null;
-  updated_by: string | null;
-}
-export interface ChannelState {
-  channel_kind: 'email' | 'target';
-  name: string;
-  ok: boolean;
-  last_problem: string | null;
-  last_attempt_at: string;
-  last_ok_at: string | null;
-}
-export interface NotifyStatus {
-  recipients: string[];
-  targets: string[];
-  nobody: string | null;
-  pending: number;
-  channels: Array<{ channel_kind: 'email' | 'target'; name: string; state: ChannelState | null }>;
-  problems: Array<{ channel_kind: 'email' | 'target'; name: string; problem: string; at: string }>;
-}
-export interface DoctorComponent {
-  name: string;
-  status: 'ok' | 'warn' | 'fail';
-  detail: string;
-  fix: string | null;
-}
-export interface DoctorReport {
-  ok: boolean;
-  checked_at: string;
-  checks: Array<{ name: string; ok: boolean; level: 'ok' | 'warn' | 'fail'; detail: string }>;
-  components: DoctorComponent[];
-}
 
 export const settingsApi = {
   notifySettings: () => call<NotifySettings>('GET', '/v1/settings/notifications'),
@@ -879,89 +384,6 @@ export const failure = (e: unknown): string => (e instanceof Error ? e.message :
 
 // ---- the estate (docs/estate.md)
 
-export type LinkKind = 'repository' | 'alert' | 'workload' | 'database' | 'runbook';
-export interface EstateLinkInput {
-  kind: LinkKind;
-  match?: string;
-  connector?: string;
-  path?: string;
-  name?: string;
-}
-export interface EstateLink extends EstateLinkInput {
-  origin: string;
-  certain: boolean;
-}
-export interface EstateService {
-  name: string;
-  owner: string | null;
-  team: string | null;
-  tier: number | null;
-  approvers: string[];
-  technologies: string[];
-  health_url: string | null;
-  links: EstateLink[];
-  depends_on: { service: string; origin: string }[];
-  overridden: string[];
-  added_by: string;
-  added_at: string;
-}
-export interface EstateCandidate {
-  name: string;
-  owner: string | null;
-  team: string | null;
-  technologies: string[];
-  links: EstateLink[];
-  sources: { connector: string | null; how: string }[];
-}
-export interface UnplacedAlert {
-  source: string;
-  name: string;
-  count: number;
-  last_seen: string;
-}
-export interface Estate {
-  services: EstateService[];
-  candidates: EstateCandidate[];
-  unplaced: UnplacedAlert[];
-  built_at: string | null;
-  version: number;
-}
-export interface OverrideEntry {
-  owner?: string;
-  team?: string;
-  tier?: number;
-  approvers?: string[];
-  technologies?: string[];
-  links?: EstateLinkInput[];
-  depends_on?: string[];
-  health_url?: string;
-}
-/** What makes an estate change wait for two approvals: a lower tier, a removal, who approves a tier-1 or tier-2 service. */
-export interface GuardedFields {
-  tier?: { from: number | null; to: number | null };
-  removed?: true;
-  approvers?: { from: string[]; to: string[] };
-}
-export interface EstateOverrides {
-  services: Record<string, OverrideEntry>;
-  version: number;
-  updated_at: string | null;
-  updated_by: string | null;
-  source: 'file' | 'api';
-  /** Changes waiting for two approvals, by service. */
-  pending: { service: string; request_id: string; fields: GuardedFields }[];
-  /** After a PUT: the approval requests it opened. */
-  asked?: string[];
-}
-export interface Suggestion {
-  id: string;
-  service: string;
-  depends_on: string;
-  evidence: Record<string, unknown>[];
-  score: number;
-  state: string;
-}
-
 export const estateApi = {
   estate: () => call<Estate>('GET', '/v1/estate'),
   service: (name: string) => call<{ service: EstateService }>('GET', `/v1/estate/services/${encodeURIComponent(name)}`),
@@ -975,36 +397,6 @@ export const estateApi = {
 };
 
 // The study (docs/study.md): a read-only rehearsal of every cause on every added service.
-export type StudyState = 'idle' | 'running' | 'stopping' | 'finished' | 'failed';
-export interface StudyEvidence {
-  source: string;
-  kind: string;
-  query: string;
-  at: string;
-  observed: unknown;
-  excerpt: string;
-}
-export interface StudyReport {
-  finished_at: string;
-  cut_short: boolean;
-  provable_share: number;
-  pairs: { total: number; can_prove: number; cant_yet: number; at_the_alert: number };
-  holding_now: { service: string; cause: string; evidence: StudyEvidence[] }[];
-  obstacles: { kind: string; count: number; fix: string; pairs: { service: string; cause: string }[] }[];
-  services: { service: string; tier: number | null; owner: string | null; provable_share: number; holding_now: number }[];
-}
-export interface Study {
-  id: string | null;
-  state: StudyState;
-  started_at: string | null;
-  by: string | null;
-  minutes: number | null;
-  progress: { done: number; total: number };
-  finished_at: string | null;
-  cut_short: boolean | null;
-  reason: string | null;
-  report: StudyReport | null;
-}
 
 export const studyApi = {
   study: () => call<Study>('GET', '/v1/study'),
@@ -1013,7 +405,6 @@ export const studyApi = {
 };
 
 // The keychain (docs/keychain.md): installs that share settings, one home and its members.
-export type KeychainPart = 'connectors' | 'policy' | 'access_policy' | 'mail' | 'sso' | 'estate_overrides' | 'packs_settings';
 export const KEYCHAIN_PARTS: { part: KeychainPart; label: string }[] = [
   { part: 'connectors', label: 'Connectors' },
   { part: 'policy', label: 'Policy' },
@@ -1023,62 +414,6 @@ export const KEYCHAIN_PARTS: { part: KeychainPart; label: string }[] = [
   { part: 'estate_overrides', label: 'Estate overrides' },
   { part: 'packs_settings', label: 'Packs’ check settings' },
 ];
-export type MemberState = 'pairing' | 'active' | 'not_answering' | 'gone';
-export interface KeychainMember {
-  install: string;
-  fingerprint: string;
-  address: string | null;
-  state: MemberState;
-  last_seen: string | null;
-  version: string | null;
-  paired_at: string;
-  own: KeychainPart[];
-  applied: Partial<Record<KeychainPart, number | null>>;
-  self: boolean;
-}
-export interface KeychainHome {
-  install: string;
-  fingerprint: string;
-  address: string | null;
-  version: string | null;
-  self: boolean;
-  last_contact_at: string | null;
-  last_problem: string | null;
-  lost: boolean;
-  take_over_allowed_at: string | null;
-}
-export interface KeychainPartView {
-  part: KeychainPart;
-  carried: boolean;
-  own: boolean;
-  epoch: number | null;
-  version: number | null;
-  at: string | null;
-  refused: { epoch: number; version: number; reason: string; at: string } | null;
-}
-export interface PollResult {
-  ok: boolean;
-  problem: string | null;
-  applied: { part: KeychainPart; epoch: number; version: number }[];
-  refused: { part: KeychainPart; epoch: number; version: number; reason: string }[];
-}
-export interface Keychain {
-  role: 'none' | 'home' | 'member';
-  keychain: string | null;
-  epoch: number | null;
-  install: string | null;
-  fingerprint: string;
-  keychain_fingerprint: string | null;
-  home: KeychainHome | null;
-  members: KeychainMember[];
-  scope: KeychainPart[];
-  own: { install: string; part: KeychainPart }[];
-  parts: KeychainPartView[];
-  site_keys: { id: string; created_at: string; created_by: string; expires_at: string }[];
-  installs: { used: number; allowed: number | null } | null;
-  demoted: { at: string; epoch: number; by: { name: string; fingerprint: string; address: string | null } } | null;
-  sync?: PollResult | null;
-}
 
 export const keychainApi = {
   view: () => call<Keychain>('GET', '/v1/keychain'),
