@@ -52,7 +52,7 @@ export function decide(
     { name: 'always_approve', passed: true, detail: always ? `${p.action} always needs approval` : `${p.action} is not listed` },
     { name: 'safe_for_l2', passed: true, detail: safe ? `${p.action} may run unasked at L2` : `${p.action} is not listed as safe for L2` },
     { name: 'reversible', passed: true, detail: p.reversible ? 'can be undone' : 'cannot be undone: approved first unless listed as safe for L2' },
-    { name: 'rehearsable', passed: true, detail: p.rehearsable ? 'rehearsed first' : 'no dry run for this action' },
+    { name: 'rehearsable', passed: true, detail: p.rehearsable ? 'a dry run is asked for first (the connector may decline it)' : 'no dry run for this action' },
   ];
   // A runbook is known by its name: "would run runbook restart via runbooks".
   const what = `${p.action}${typeof p.params.name === 'string' ? ` ${p.params.name}` : ''} via ${p.connector}`;
