@@ -58,7 +58,7 @@ export class MysqlAppender {
   }
 
   #open(): Promise<mysql.Connection> {
-    // mysql2 is loaded here, on MySQL only: an SQLite service never holds it (docs/performance.md, idle memory).
+    // mysql2 is loaded here, on MySQL only: an SQLite service never holds it (docs/performance.md, "Idle memory").
     const opening = (this.#conn ??= import('mysql2/promise').then((m) => m.default.createConnection(this.#options)));
     opening.catch(() => {
       if (this.#conn === opening) this.#conn = null;

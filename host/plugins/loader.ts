@@ -3,7 +3,7 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.ts';
-// The one function used, not the whole semver package (docs/performance.md, idle memory).
+// The one function used, not the whole semver package (docs/performance.md, "Idle memory").
 import rcompare from 'semver/functions/rcompare.js';
 import type { Logger } from '../log.ts';
 import { PLUGIN_API_VERSION } from '../version.ts';
