@@ -58,7 +58,7 @@ test('a storm of unique alerts writes at most 4 ledger events per alert, and eve
   await ta.app.episodes.process();
   const running = ta.app.investigation.investigations.run();
   let going: Array<{ service: string }> = [];
-  for (let i = 0; i < 500 && going.length === 0; i++) {
+  for (let i = 0; i < 5000 && going.length === 0; i++) {
     going = (await ta.app.investigation.investigations.running(100)) as Array<{ service: string }>;
     if (going.length === 0) await new Promise((r) => setImmediate(r));
   }
