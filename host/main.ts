@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { deliverAdminToken } from './first-start.ts';
 import { createLogger } from './log.ts';
 import { startupProblem } from './startup-problem.ts';
+import { releaseStartupGarbage } from './startup-memory.ts';
 
 /** `npm start`: read the environment once, build the service, serve until told to stop. */
 async function main(): Promise<void> {
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
     return problem(e);
   });
   log.info({ port, fingerprint: app.identity.fingerprint, database: config.databaseUrl === null ? 'sqlite' : 'mysql' }, 'serving');
+  releaseStartupGarbage();
   process.stdout.write(`Console and API on ${config.tls === null ? 'http' : 'https'}://localhost:${port}\n`);
 
   const stop = (signal: string) => {

@@ -189,6 +189,7 @@ test('checks run --record writes check.started and check.finished with actor cli
   t.deepEqual(events.map((e) => e.type).sort(), ['check.finished', 'check.started']);
   t.true(events.every((e) => e.actor === 'cli'));
   t.like(events.find((e) => e.type === 'check.finished').data, { cause: 'tp/holds', service: 'checkout', verdict: 'holds', evidence: 1 });
+  t.deepEqual(events.find((e) => e.type === 'check.started').data.causes, ['tp/holds'], 'one check.started names the causes run');
   t.true((await ta.app.verifyLedger()).ok);
 });
 

@@ -97,3 +97,32 @@ test('a bearer header in another scheme or with a near-miss token is refused', a
     t.is(res.status, 401, header);
   }
 });
+
+// Issue 24: polls answered normally are logged at debug, everything else at info (the logger's
+// own output, as the app writes it).
+test('status polls, probes and scrapes are logged at debug; other requests and failed polls at info', async (t) => {
+  const requestLines = (ta: Awaited<ReturnType<typeof startApp>>) =>
+    ta.logs.map((l) => JSON.parse(l) as { level: number; msg: string; path?: string; status?: number }).filter((l) => l.msg === 'request');
+  const ta = await startApp(t, { env: { SERVICE_LOG_LEVEL: 'debug' } });
+  for (const path of ['/v1/status', '/v1/status', '/v1/live', '/health', '/health/ready']) t.true((await ta.call('GET', path)).status < 400, path);
+  t.is((await ta.call('GET', '/v1/live', { token: null })).status, 401);
+  t.is((await ta.call('GET', '/v1/ledger')).status, 200);
+  // The logger writes each line after the answer is sent: wait for the last one.
+  for (let i = 0; i < 100 && requestLines(ta).length < 7; i++) await new Promise((r) => setTimeout(r, 10));
+  const lines = requestLines(ta);
+  const level = (path: string, status: number) => lines.find((l) => l.path === path && l.status === status)?.level;
+  for (const path of ['/v1/status', '/v1/live', '/health', '/health/ready']) t.is(level(path, 200), 20, `${path} at debug`);
+  t.is(lines.filter((l) => l.path === '/v1/status' && l.level === 20).length, 2);
+  t.is(level('/v1/live', 401), 30, 'a refused poll stays at info');
+  t.is(level('/v1/ledger', 200), 30, 'any other request stays at info');
+
+  // At the default level (info), a poll writes no line at all.
+  const quiet = await startApp(t);
+  for (let i = 0; i < 5; i++) t.is((await quiet.call('GET', '/v1/status')).status, 200);
+  t.is((await quiet.call('GET', '/v1/ledger')).status, 200);
+  for (let i = 0; i < 100 && !requestLines(quiet).some((l) => l.path === '/v1/ledger'); i++) await new Promise((r) => setTimeout(r, 10));
+  t.deepEqual(
+    requestLines(quiet).map((l) => l.path),
+    ['/v1/ledger'],
+  );
+});

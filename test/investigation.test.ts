@@ -101,10 +101,10 @@ test('an opened episode is investigated: each applicable cause has a verdict, ev
 
   const timeline = ep.timeline.map((e: any) => e.type);
   t.true(timeline.includes('retrieval.context'));
-  const started_ = ep.timeline
-    .filter((e: any) => e.type === 'check.started')
-    .map((e: any) => e.data.cause)
-    .sort();
+  // One check.started per run names every cause it checks; each cause ends with its check.finished.
+  const startedEvents = ep.timeline.filter((e: any) => e.type === 'check.started');
+  t.is(startedEvents.length, 1, 'one check.started for the run');
+  const started_ = [...startedEvents[0].data.causes].sort();
   const finished = ep.timeline.filter((e: any) => e.type === 'check.finished');
   t.deepEqual(started_, ep.verdicts.map((v: any) => v.cause).sort(), 'every cause run is started and finished in the ledger');
   t.is(finished.length, ep.verdicts.length);

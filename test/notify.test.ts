@@ -253,22 +253,40 @@ test('a receiver that never comes back is given up after at least an hour of clo
   await after(ta, 20 * SECOND);
   const started = ta.clock.now().getTime();
   const [ep] = await episodes(ta);
-  // Step the clock a minute at a time for 70 minutes, ticking each time.
-  for (let i = 0; i < 70; i++) await after(ta, MINUTE);
+  // Step the clock a minute at a time for 70 minutes, ticking each time; after each attempt the
+  // outbox row says when the next one is due.
+  const row = async () =>
+    (await ta.app.db('notify_outbox').where({ episode_id: ep.id, event: 'incident.opened' }).first('attempts', 'next_ms', 'state')) as {
+      attempts: number;
+      next_ms: number | string;
+      state: string;
+    };
+  const gaps: number[] = [];
+  let seen = (await row()).attempts;
+  for (let i = 0; i < 70; i++) {
+    await after(ta, MINUTE);
+    const r = await row();
+    if (r.attempts > seen && r.state === 'pending') gaps.push(Number(r.next_ms) - ta.clock.now().getTime());
+    seen = r.attempts;
+  }
   const attempts = await events(ta, 'outcome.notify_attempt_failed');
   const gaveUp = await events(ta, 'outcome.notify_failed');
   t.is(gaveUp.length, 1);
   t.true(Date.parse(gaveUp[0].at) - started >= HOUR, 'not given up before an hour had passed');
-  t.is(gaveUp[0].data.attempts, attempts.length + 1);
+  t.is(gaveUp[0].data.attempts, (await row()).attempts, 'the final event counts every attempt');
+  t.is(gaveUp[0].data.attempts, gaps.length + 2, 'the first, one per retry scheduled, and the last');
+  // One event per change of state, not per attempt: the first failure, then the giving up.
+  t.is(attempts.length, 1, attempts.map((e) => e.data.problem).join(' | '));
+  t.like(attempts[0].data, { attempt: 1, next_at: new Date(Date.parse(attempts[0].at) + retryDelayMs(1)).toISOString() });
   t.like(gaveUp[0].data, { to: 'hook', kind: 'webhook', event: 'incident.opened' });
   t.regex(gaveUp[0].data.problem, /cannot reach|connection|socket|fetch failed|other side closed/i);
   // The schedule: 30 s, then doubling.
-  const gaps = attempts.map((e) => Date.parse(e.data.next_at) - Date.parse(e.at));
+  t.true(gaps.length >= 4);
   t.deepEqual(
     gaps,
-    attempts.map((_, i) => retryDelayMs(i + 1)),
+    gaps.map((_, i) => retryDelayMs(i + 2)),
   );
-  t.deepEqual(gaps.slice(0, 4), [30 * SECOND, MINUTE, 2 * MINUTE, 4 * MINUTE]);
+  t.deepEqual([retryDelayMs(1), ...gaps.slice(0, 3)], [30 * SECOND, MINUTE, 2 * MINUTE, 4 * MINUTE]);
   const full = (await ta.call('GET', `/v1/episodes/${ep.id}`)).body;
   t.is(full.outcome, '');
   t.regex(full.outcome_detail.reason, /nobody told yet: could not tell hook \(webhook\) after \d+ attempts/);
@@ -277,6 +295,45 @@ test('a receiver that never comes back is given up after at least an hour of clo
   t.is(hook.got.length, sent, 'nothing more is tried after giving up');
   const rows = await ta.app.db('notify_outbox').select('event', 'state').where({ episode_id: ep.id, event: 'incident.opened' });
   t.deepEqual(rows, [{ event: 'incident.opened', state: 'failed' }]);
+});
+
+test('with no mail configured, repeated attempts write one event per change of state: the first failure of each message, then its delivery once mail is set up', async (t) => {
+  const smtp = await startSmtp(t);
+  const ta = await startApp(t, { env: { SERVICE_MAIL_CA_FILE: smtp.caFile } });
+  await makeOperating(ta, OWNER);
+  t.is((await ta.call('POST', '/v1/people', { body: { email: ONCALL, name: 'On Call', role: 'viewer' } })).status, 201);
+  const saved = await ta.call('PUT', '/v1/settings/notifications', { body: { recipients: [ONCALL], targets: [] } });
+  t.is(saved.status, 200, JSON.stringify(saved.body));
+  const { version: _v, source: _s, updated_at: _u, updated_by: _b, ...policy } = (await ta.call('GET', '/v1/policy')).body;
+  t.is((await ta.call('PUT', '/v1/policy', { body: { ...policy, default_autonomy: 'off' } })).status, 200);
+  await push(ta, [fire('HighErrorRate', 'checkout'), fire('DiskFull', 'ledgerdb')]);
+  await after(ta, 20 * SECOND);
+  // Twenty minutes of retries: 30 s, 1, 2, 4, 8 min.
+  for (let i = 0; i < 20; i++) await after(ta, MINUTE);
+  const rows = (await ta.app.db('notify_outbox').select('id', 'attempts', 'state', 'last_problem')) as Array<{
+    attempts: number;
+    state: string;
+    last_problem: string;
+  }>;
+  t.true(rows.length >= 2, 'a message per incident');
+  for (const r of rows) {
+    t.is(r.state, 'pending');
+    t.true(r.attempts >= 5, `tried again and again (${r.attempts})`);
+  }
+  const failed = await events(ta, 'outcome.notify_attempt_failed');
+  t.is(failed.length, rows.length, 'one event per message, not one per attempt');
+  for (const e of failed) t.like(e.data, { to: ONCALL, channel: 'email', attempt: 1 });
+  t.is(failed[0].data.problem, rows[0]!.last_problem);
+
+  // Mail set up: the next attempt delivers, and that change is recorded once per message.
+  t.is(
+    (await ta.call('PUT', '/v1/settings/mail', { body: { smtp_host: smtp.host, smtp_port: smtp.port, mail_from: 'oncall-service@bank.example' } })).status,
+    200,
+  );
+  for (let i = 0; i < 20 && (await events(ta, 'outcome.notified')).length < rows.length; i++) await after(ta, MINUTE);
+  t.is((await events(ta, 'outcome.notified')).length, rows.length);
+  t.is((await events(ta, 'outcome.notify_attempt_failed')).length, rows.length, 'no further failure recorded');
+  t.true((await ta.app.verifyLedger()).ok);
 });
 
 test('with nobody configured the episode says so plainly and the doctor warns that no on-call recipients are configured', async (t) => {

@@ -44,8 +44,21 @@ export function createServer(log: Logger, tls: TlsMaterial | null = null): Serve
   });
 
   server.on('after', (req: Request, res: Response) => {
-    log.info({ method: req.method, path: req.getPath(), status: res.statusCode, ms: Date.now() - req.time() }, 'request');
+    const line = { method: req.method ?? '', path: req.getPath(), status: res.statusCode, ms: Date.now() - req.time() };
+    // Polls (each console tab reads /v1/status every second; probes and scrapers) answered
+    // normally are logged at debug: at info they made two thirds of all lines. A poll that
+    // fails or is refused stays at info.
+    if (isPoll(line.method, line.path, line.status)) log.debug(line, 'request');
+    else log.info(line, 'request');
   });
 
   return server;
+}
+
+/** The paths read over and over by the console, probes and scrapers (docs/api.md, "Request log"). */
+export const POLLED_PATHS: ReadonlySet<string> = new Set(['/v1/status', '/v1/live', '/health', '/health/ready', '/metrics']);
+
+/** Whether a request's line is a poll's, logged at debug: a GET of a polled path answered below 400. */
+export function isPoll(method: string, path: string, status: number): boolean {
+  return method === 'GET' && status < 400 && POLLED_PATHS.has(path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path);
 }

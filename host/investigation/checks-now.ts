@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../errors.ts';
+import { clip } from '../text.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Cause, CauseCatalogue } from './catalogue.ts';
 import type { CheckInputs } from './context.ts';
@@ -51,15 +52,11 @@ export async function checksNow(
   const inputs = outsideEpisode(req.service, await d.estate.find(req.service), at, req.asked === true ? 'asked' : 'now');
   const source = await liveSource({ connectors: d.connectors, ledger: d.ledger }, inputs.service, at);
   if (req.record)
-    await d.ledger.transact(async (_trx, record) => {
-      await record(
-        causes.map((c) => ({
-          type: 'check.started',
-          actor: req.actor,
-          reason: `checking ${c.title} (run by hand)`,
-          data: { cause: c.id, service: req.service, at },
-        })),
-      );
+    await d.ledger.append({
+      type: 'check.started',
+      actor: req.actor,
+      reason: clip(`checking ${causes.length} cause(s) (run by hand): ${causes.map((c) => c.title).join(', ')}`, 1000, '…'),
+      data: { causes: causes.map((c) => c.id), service: req.service, at },
     });
   const ranked = rank(await d.checkAll(causes, inputs, source));
   const evidence: StoredEvidence[] = [];

@@ -152,17 +152,15 @@ export class InvestigationService {
         },
       },
     });
+    // One check.started per run, naming every cause it checks; each cause ends with its own
+    // check.finished, or the whole run with one check.replaced (docs/investigation.md).
     if (causes.length > 0)
-      await ledger.transact(async (_trx, record) => {
-        await record(
-          causes.map((cause) => ({
-            type: 'check.started',
-            actor: 'system',
-            reason: `checking ${cause.title}`,
-            trace: c.episode_id,
-            data: { cause: cause.id, run: c.run },
-          })),
-        );
+      await ledger.append({
+        type: 'check.started',
+        actor: 'system',
+        reason: clip(`checking ${causes.length} cause(s): ${causes.map((cause) => cause.title).join(', ')}`, 1000, '…'),
+        trace: c.episode_id,
+        data: { run: c.run, causes: causes.map((cause) => cause.id) },
       });
     const verdicts = await this.checkAll(causes, inputs, source);
     await this.#conclude(c, episode, verdicts, worstOf(inputs.signals.map((s) => s.severity)), { at: inputs.at, moment: inputs.moment });
@@ -279,8 +277,8 @@ export class InvestigationService {
 
   /**
    * A run that was no longer held when it finished (a newer run was asked for as alerts joined,
-   * or another host took it over) is closed with one event, so its `check.started` events are
-   * not left without an end; its verdicts are not kept.
+   * or another host took it over) is closed with one event, so its `check.started` is not left
+   * without an end; its verdicts are not kept.
    */
   async #closeReplaced(c: Claimed, causes: number): Promise<void> {
     const current = await this.#d.findings.currentRun(c.episode_id);

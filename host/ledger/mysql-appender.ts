@@ -1,4 +1,4 @@
-import mysql from 'mysql2/promise';
+import type mysql from 'mysql2/promise';
 import type { Db } from '../storage/db.ts';
 import type { ChainHead, StoredEntry } from './entry.ts';
 
@@ -58,7 +58,8 @@ export class MysqlAppender {
   }
 
   #open(): Promise<mysql.Connection> {
-    const opening = (this.#conn ??= mysql.createConnection(this.#options));
+    // mysql2 is loaded here, on MySQL only: an SQLite service never holds it (docs/performance.md, "Idle memory").
+    const opening = (this.#conn ??= import('mysql2/promise').then((m) => m.default.createConnection(this.#options)));
     opening.catch(() => {
       if (this.#conn === opening) this.#conn = null;
     });

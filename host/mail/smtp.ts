@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { createTransport } from 'nodemailer';
 import type { SmtpSecurity } from './mail-settings.repo.ts';
 
 /** Connection and greeting limits: a dead or silent server never holds a request for long. */
@@ -42,6 +41,8 @@ export async function sendSmtp(server: SmtpServer, message: Message): Promise<Ou
       return { ok: false, reason: `unreachable: cannot read the CA file (SERVICE_MAIL_CA_FILE): ${(e as NodeJS.ErrnoException).code ?? 'error'}` };
     }
   }
+  // Loaded on the first message, not at start: a service that sends no mail never holds nodemailer.
+  const { createTransport } = await import('nodemailer');
   const transport = createTransport({
     host: server.host,
     port: server.port,

@@ -29,7 +29,7 @@ export function eventCounters(registry: Registry): (events: readonly CommittedEv
   });
   const notifications = new Counter({
     name: 'oncall_notifications_total',
-    help: 'Notification deliveries by this host, by channel (email, target) and result (delivered, attempt_failed, gave_up).',
+    help: 'Notification outcomes recorded by this host, by channel (email, target) and result (delivered; attempt_failed: a message failing, on its first failure or a new reason; gave_up).',
     labelNames: ['channel', 'result'],
     registers: [registry],
   });

@@ -287,6 +287,11 @@ export class NotifyDelivery {
         }
         const nextMs = now.getTime() + retryDelayMs(attempts);
         await outbox.retryAt(trx, d.id, attempts, problem, nextMs);
+        // One event per change of state, not per attempt: the first failure, and a failure for
+        // another reason than the last one. A retry that fails as the last one did is in the
+        // outbox row (attempts, next time), the log and, at the end, in outcome.notified or
+        // outcome.notify_failed (with the number of attempts); the ledger already says it.
+        if (attempts > 1 && d.last_problem === problem) return;
         await record({
           type: 'outcome.notify_attempt_failed',
           actor: 'system',

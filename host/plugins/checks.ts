@@ -5,7 +5,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { init as initLexer, parse as parseModule } from 'es-module-lexer';
-import semver from 'semver';
+import satisfies from 'semver/functions/satisfies.js';
+import validRange from 'semver/ranges/valid.js';
 import type { PluginKind, PluginManifest } from './contract.ts';
 import { clip } from '../text.ts';
 import { checkCauses } from './pack-shape.ts';
@@ -80,8 +81,8 @@ function describe(e: ErrorObject): string {
 
 /** Step 3: the plugin's `api` range accepts the host's plugin API version. */
 export function checkApiRange(manifest: PluginManifest, hostApi: string): void {
-  if (semver.validRange(manifest.api) === null) throw new PluginProblem(`api "${manifest.api}" is not a semver range`);
-  if (!semver.satisfies(hostApi, manifest.api)) {
+  if (validRange(manifest.api) === null) throw new PluginProblem(`api "${manifest.api}" is not a semver range`);
+  if (!satisfies(hostApi, manifest.api)) {
     throw new PluginProblem(`api range "${manifest.api}" does not accept this host's plugin API ${hostApi}`);
   }
 }

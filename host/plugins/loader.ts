@@ -3,7 +3,8 @@ import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.ts';
-import semver from 'semver';
+// The one function used, not the whole semver package (docs/performance.md, "Idle memory").
+import rcompare from 'semver/functions/rcompare.js';
 import type { Logger } from '../log.ts';
 import { PLUGIN_API_VERSION } from '../version.ts';
 import {
@@ -84,7 +85,7 @@ export async function loadPlugins(opts: { dirs: string[]; log: Logger; hostApi?:
   return {
     loaded: loaded.sort((a, b) => byText(a.name, b.name) || byText(a.kind, b.kind)),
     broken: broken.sort((a, b) => byText(a.dir, b.dir)),
-    superseded: superseded.sort((a, b) => byText(a.name, b.name) || semver.rcompare(a.version, b.version) || byText(a.dir, b.dir)),
+    superseded: superseded.sort((a, b) => byText(a.name, b.name) || rcompare(a.version, b.version) || byText(a.dir, b.dir)),
   };
 }
 
@@ -134,7 +135,7 @@ function newestOfEachName(valid: LoadedPlugin[]): { loaded: LoadedPlugin[]; supe
   const loaded: LoadedPlugin[] = [];
   const superseded: SupersededPlugin[] = [];
   for (const group of groups.values()) {
-    const [winner, ...rest] = [...group].sort((a, b) => semver.rcompare(a.version, b.version));
+    const [winner, ...rest] = [...group].sort((a, b) => rcompare(a.version, b.version));
     loaded.push(winner!);
     for (const p of rest) superseded.push({ name: p.name, version: p.version, dir: p.dir, by: winner!.version });
   }

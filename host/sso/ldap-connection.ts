@@ -1,5 +1,6 @@
 import tls from 'node:tls';
-import { Client } from 'ldapts';
+import type { Client } from 'ldapts';
+import { ldapts } from './ldapts.ts';
 
 /** A server certificate as a person decides whether to trust it. */
 export interface CertificateInfo {
@@ -133,7 +134,7 @@ export async function connect(
   for (const url of urls) {
     const host = hostOf(url);
     const secure = url.toLowerCase().startsWith('ldaps://');
-    const client = new Client({
+    const client = new (ldapts().Client)({
       url,
       timeout: opts.timeoutMs,
       connectTimeout: opts.timeoutMs,
@@ -189,6 +190,6 @@ function rethrowTransport(err: unknown): never {
 
 /** Closes quietly. */
 export async function close(c: Connected | Client | null): Promise<void> {
-  const client = c === null ? null : c instanceof Client ? c : c.client;
+  const client = c === null ? null : c instanceof ldapts().Client ? c : c.client;
   await client?.unbind().catch(() => undefined);
 }

@@ -1,4 +1,3 @@
-import * as oidc from 'openid-client';
 import { HOUR, MINUTE, type Clock } from '../clock.ts';
 import type { DirectoryPeople } from '../identity/directory-people.service.ts';
 import type { SessionService } from '../identity/session.service.ts';
@@ -7,6 +6,7 @@ import type { Logger } from '../log.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
 import { clip } from '../text.ts';
 import type { OidcSignIn } from './oidc-sign-in.service.ts';
+import { openid } from './openid.ts';
 import type { SsoGrantsRepo } from './sso-grants.repo.ts';
 import type { SsoSettingsStore } from './sso-store.ts';
 
@@ -59,6 +59,7 @@ export class OidcRecheck {
     if ((await grants.due(clock.now().getTime(), 1)).length === 0) return;
     if (!(await leases.take(RECHECK_LEASE, holder, 10 * MINUTE, clock.now().getTime()))) return;
     try {
+      const oidc = await openid();
       const s = await this.#d.store.load();
       for (const g of await grants.due(clock.now().getTime())) {
         const now = clock.now().getTime();

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import { HOUR, MINUTE, SECOND, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { DirectoryPeople } from '../identity/directory-people.service.ts';
@@ -11,6 +11,7 @@ import type { Logger } from '../log.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
 import { clip } from '../text.ts';
 import { grant } from './group-mapping.ts';
+import { openid } from './openid.ts';
 import { CALLBACK_PATH, isLoopback } from './sso-settings.service.ts';
 import type { OidcSettings } from './sso-settings.ts';
 import type { SsoLoginsRepo } from './sso-logins.repo.ts';
@@ -106,7 +107,7 @@ function refusalOf(err: unknown): SsoRefusal {
  */
 export class OidcSignIn {
   readonly #d: OidcDeps;
-  #config: { key: string; at: number; config: Promise<oidc.Configuration> } | null = null;
+  #config: { key: string; at: number; config: Promise<Oidc.Configuration> } | null = null;
 
   constructor(deps: OidcDeps) {
     this.#d = deps;
@@ -120,7 +121,8 @@ export class OidcSignIn {
   }
 
   /** The provider's configuration (its metadata and keys), read once an hour or when the settings change. */
-  async #configuration(o: OidcSettings): Promise<oidc.Configuration> {
+  async #configuration(o: OidcSettings): Promise<Oidc.Configuration> {
+    const oidc = await openid();
     const key = sha256(JSON.stringify([o.issuer, o.client_id, o.client_secret]));
     const now = performance.now();
     if (this.#config === null || this.#config.key !== key || now - this.#config.at > CONFIG_TTL_MS) {
@@ -160,6 +162,7 @@ export class OidcSignIn {
       this.#d.log.warn({ err: { message: (err as Error).message } }, 'single sign-on: the provider could not be read');
       throw new AppError('sso_unavailable', 'the identity provider cannot be reached: try again later');
     });
+    const oidc = await openid();
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
     const verifier = oidc.randomPKCECodeVerifier();
@@ -210,7 +213,9 @@ export class OidcSignIn {
     let tokens;
     try {
       const config = await this.#configuration(o);
-      tokens = await oidc.authorizationCodeGrant(config, new URL(`${address}${CALLBACK_PATH}?${params.toString()}`), {
+      tokens = await (
+        await openid()
+      ).authorizationCodeGrant(config, new URL(`${address}${CALLBACK_PATH}?${params.toString()}`), {
         pkceCodeVerifier: verifier,
         expectedState: state,
         expectedNonce: nonce,
@@ -342,7 +347,7 @@ export class OidcSignIn {
   }
 
   /** The provider's configuration, for the recheck (oidc-recheck.ts). */
-  async configuration(o: OidcSettings): Promise<oidc.Configuration> {
+  async configuration(o: OidcSettings): Promise<Oidc.Configuration> {
     return this.#configuration(o);
   }
 }

@@ -1,4 +1,3 @@
-import { FilterParser } from 'ldapts';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from '../identity/principal.ts';
@@ -6,6 +5,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import { checkVersion, Revisions, type Revision } from '../settings/revisions.ts';
 import type { Trx } from '../storage/db.ts';
 import { candidateUrls, normaliseFingerprint } from './ldap-connection.ts';
+import { ldapts } from './ldapts.ts';
 import {
   KIND_DEFAULTS,
   LDAP_LIMITS,
@@ -186,7 +186,7 @@ function checkAddress(raw: string): string {
 function checkFilter(name: string, filter: string | null): void {
   if (filter === null) return;
   try {
-    FilterParser.parseString(filter);
+    ldapts().FilterParser.parseString(filter);
   } catch (e) {
     throw new AppError('invalid_body', `ldap.${name} is not an LDAP filter: ${(e as Error).message}`);
   }

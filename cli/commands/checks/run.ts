@@ -10,7 +10,7 @@ export default class ChecksRun extends ServiceCommand {
   static override description =
     'Runs every cause of the loaded packs (or the one given with --cause) against the connectors the estate links to the service, now ' +
     '(or as of --at), in this process on the service database, as POST /v1/checks/run does: the same checks, bounds and connectors. ' +
-    'Checks only read. Nothing is written unless --record is given, which records check.started and check.finished events with actor cli.';
+    'Checks only read. Nothing is written unless --record is given, which records one check.started and a check.finished per cause with actor cli.';
   static override examples = [
     '<%= config.bin %> checks run --service checkout',
     '<%= config.bin %> checks run --service checkout --cause prometheus/error-rate --at 2026-11-22T04:30:00Z --json',
@@ -67,7 +67,7 @@ export default class ChecksRun extends ServiceCommand {
     }
     this.log(
       recorded
-        ? `recorded ${r.verdicts.length} check.started and ${r.verdicts.length} check.finished event(s) (actor cli)`
+        ? `recorded 1 check.started and ${r.verdicts.length} check.finished event(s) (actor cli)`
         : 'nothing recorded (add --record to write check events to the ledger)',
     );
   }

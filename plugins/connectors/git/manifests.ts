@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { createRequire } from 'node:module';
+import type { parseAllDocuments as ParseAllDocuments } from 'yaml';
 
 /** Service manifests in a repository: Backstage catalog-info and plain service.yaml. */
 
@@ -22,6 +23,8 @@ function text(doc: Doc, key: string): string | undefined {
  * whose aliases expand past the `yaml` package's guard (a "billion laughs" file), is skipped.
  */
 function documents(source: string): Doc[] {
+  // The yaml package is loaded when a manifest is first read, not when the plugin loads at start.
+  const { parseAllDocuments } = createRequire(import.meta.url)('yaml') as { parseAllDocuments: typeof ParseAllDocuments };
   const out: Doc[] = [];
   for (const d of parseAllDocuments(source)) {
     if (d.errors.length > 0) continue;
