@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Server } from 'restify';
 import type { Area } from './area.ts';
@@ -149,7 +150,13 @@ export interface App {
   /** The periodic work; tests call it after moving the clock. */
   tick(): Promise<void>;
   listen(port?: number, host?: string): Promise<number>;
-  close(): Promise<void>;
+  /** The shutdown; with `deadlineMs` it ends by then whatever is still running (main: SIGTERM). */
+  close(opts?: CloseOptions): Promise<void>;
+}
+
+export interface CloseOptions {
+  /** Milliseconds from now by which the shutdown ends, having given back every lease it could. */
+  deadlineMs?: number;
 }
 
 /**
@@ -560,6 +567,113 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   await modes.sync();
 
   let timer: NodeJS.Timeout | null = null;
+  // From the shutdown on, every response (those in flight too) closes its connection after it.
+  let shuttingDown = false;
+  const answering = new Set<ServerResponse>();
+  server.server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (shuttingDown) res.shouldKeepAlive = false;
+    answering.add(res);
+    res.once('close', () => answering.delete(res));
+  });
+  const closeAfterAnswers = () => {
+    for (const res of answering) if (!res.headersSent) res.shouldKeepAlive = false;
+  };
+
+  /** Waits for the server to stop: no new connection, idle ones closed at once, in-flight requests answered. */
+  const stopServing = async (): Promise<void> => {
+    if (!server.server.listening) return;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // A keep-alive connection becomes idle when its request is answered: closed as soon as it is.
+    const sweep = setInterval(() => server.server.closeIdleConnections(), 50);
+    server.server.closeIdleConnections();
+    await closed.finally(() => clearInterval(sweep));
+  };
+
+  /** Every lease and claim of this process given back, so that the next host (or this one restarted) takes the work at once. */
+  const releaseAll = async (): Promise<void> => {
+    const steps: Array<[string, () => Promise<number>]> = [
+      ['investigations', () => investigation.investigations.release()],
+      ['action paths', () => acting.acting.release()],
+      ['notifications', () => notifications.release()],
+      ['leases', () => leases.releaseAll([poller.holder, study.study.holder])],
+    ];
+    for (const [what, step] of steps) {
+      const released = await step().catch((err: unknown) => (log.warn({ err, what }, 'could not give back the leases at shutdown'), 0));
+      if (released > 0) log.info({ what, released }, 'leases given back');
+    }
+  };
+
+  /**
+   * The shutdown (docs/operations.md, "Shutdown"): not ready, no new requests, idle connections
+   * closed, background work stopped between batches, in-flight requests and commits finished,
+   * every lease and claim given back. With `deadlineMs`, whatever is still waited for then
+   * (a hanging relay, a slow connector, a client that keeps its request open) is given up:
+   * the leases are given back all the same and the database is closed.
+   */
+  let closing: Promise<void> | null = null;
+  const shutdown = (opts: CloseOptions): Promise<void> =>
+    (closing ??= (async () => {
+      const startedMs = Date.now();
+      const left = () => (opts.deadlineMs === undefined ? Infinity : startedMs + opts.deadlineMs - Date.now());
+      /** `p`, or nothing once `reserveMs` before the deadline is reached; answers whether `p` finished. */
+      const within = async (p: Promise<unknown>, reserveMs: number): Promise<boolean> => {
+        if (left() === Infinity) return (await p, true);
+        let t: NodeJS.Timeout | undefined;
+        const late = new Promise<false>((resolve) => (t = setTimeout(() => resolve(false), Math.max(0, left() - reserveMs))));
+        const done = p.then(
+          () => true,
+          () => true,
+        );
+        try {
+          return await Promise.race([done, late]);
+        } finally {
+          clearTimeout(t);
+        }
+      };
+      shuttingDown = true;
+      closeAfterAnswers();
+      readiness.markShuttingDown();
+      if (timer !== null) clearInterval(timer);
+      tls?.stop();
+      // Every worker is told at once to stop between its batches; then each is waited for in turn.
+      const workers = [
+        poller.stop(),
+        digest.mailer.stop(),
+        connectorChecks.idle(),
+        episodes.episodes.stop(),
+        investigation.investigations.stop(),
+        acting.acting.stop(),
+        notifications.stop(),
+      ];
+      const drain = (async () => {
+        await stopServing();
+        // A running study ends at once as failed, "the host restarted".
+        await study.study.close();
+        await Promise.allSettled(workers);
+        await governance.raiseMail?.idle();
+        await signIn.idle();
+        await ssoArea.idle();
+        await keychain.idle();
+      })();
+      // What is still running 2 s before the deadline is left: its claims are given back below.
+      const drained = await within(drain, 2_000);
+      if (!drained) {
+        log.warn({ waited_ms: Date.now() - startedMs }, 'shutdown deadline: giving up on work still running');
+        server.server.closeAllConnections();
+      }
+      await within(releaseAll(), 1_000);
+      // Checkpoints the last commits made due are written before the database goes.
+      await within(
+        (async () => {
+          await checkpoints.idle();
+          await closeLedger();
+        })(),
+        500,
+      );
+      await within(db.destroy(), 100);
+      releasePidFile();
+    })());
+
   return {
     config,
     clock,
@@ -607,28 +721,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
           resolve(server.address().port);
         });
       }),
-    close: async () => {
-      if (timer !== null) clearInterval(timer);
-      tls?.stop();
-      await poller.stop();
-      await digest.mailer.stop();
-      await connectorChecks.idle();
-      if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
-      // A running study ends at once as failed, "the host restarted".
-      await study.study.close();
-      await episodes.episodes.stop();
-      await investigation.investigations.stop();
-      await acting.acting.stop();
-      await notifications.stop();
-      await governance.raiseMail?.idle();
-      await signIn.idle();
-      await ssoArea.idle();
-      await keychain.idle();
-      // Checkpoints the last commits made due are written before the database goes.
-      await checkpoints.idle();
-      await closeLedger();
-      await db.destroy();
-      releasePidFile();
-    },
+    close: (closeOpts: CloseOptions = {}) => shutdown(closeOpts),
   };
 }

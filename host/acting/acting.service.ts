@@ -148,6 +148,11 @@ export class ActingService {
     return this.#passes.stop();
   }
 
+  /** Gives back the paths this process claimed and has not saved (shutdown): another pass takes them at once. */
+  release(): Promise<number> {
+    return this.#d.paths.release(this.#holder);
+  }
+
   /**
    * Reverses the `n`-th (1-based) action of an episode (`POST /v1/episodes/{id}/actions/{n}/undo`)
    * through the action gate (halt, freeze, level, cap, the original approval) and the connector's

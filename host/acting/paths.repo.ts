@@ -134,6 +134,11 @@ export class ActionPathsRepo {
     return out;
   }
 
+  /** Gives back the paths `holder` claimed (at shutdown): any host's next pass takes them. */
+  async release(holder: string): Promise<number> {
+    return Number(await this.#db('action_paths').where({ lease_holder: holder }).update({ lease_until_ms: 0 }));
+  }
+
   /** The path locked for the rest of `trx`, when `holder` still holds it at `run`; else null. */
   async held(trx: Trx, episodeId: string, run: number, holder: string): Promise<ActionPath | null> {
     const q = trx('action_paths').select('*').where({ episode_id: episodeId });

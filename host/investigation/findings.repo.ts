@@ -119,6 +119,14 @@ export class FindingsRepo {
     return out;
   }
 
+  /**
+   * Gives back the running investigations `holder` claimed (at shutdown): their lease ends now,
+   * so the next pass of any host takes them over as a stopped host's (see `claim`).
+   */
+  async release(holder: string): Promise<number> {
+    return Number(await this.#db('investigations').where({ state: 'running', lease_holder: holder }).update({ lease_until_ms: 0 }));
+  }
+
   /** Whether `holder` still holds the run (no re-run was asked for meanwhile), locking the row. */
   async stillHeld(trx: Trx, c: Claimed, holder: string): Promise<boolean> {
     const q = trx('investigations').select('run', 'state', 'lease_holder').where({ episode_id: c.episode_id });

@@ -95,6 +95,11 @@ export class InvestigationService {
     return this.#passes.stop();
   }
 
+  /** Gives back what this process claimed and has not concluded (shutdown): another pass takes it at once. */
+  release(): Promise<number> {
+    return this.#d.findings.release(this.#holder);
+  }
+
   /** Investigations running now (the live view). */
   running(limit = 100): ReturnType<FindingsRepo['running']> {
     return this.#d.findings.running(limit);

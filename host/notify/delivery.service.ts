@@ -111,6 +111,11 @@ export class NotifyDelivery {
     await this.#running;
   }
 
+  /** Gives back the deliveries this process claimed and has not recorded (shutdown): any host's next run sends them. */
+  release(): Promise<number> {
+    return this.#d.outbox.release(this.holder);
+  }
+
   async status(): Promise<NotifyStatus> {
     const [settings, pending, states] = await Promise.all([this.#d.settings.get(), this.#d.outbox.pending(), this.#d.outbox.channels()]);
     const byKey = new Map(states.map((s) => [`${s.channel_kind}:${s.name}`, s]));

@@ -174,6 +174,11 @@ export class OutboxRepo {
     return n === 1;
   }
 
+  /** Gives back the pending deliveries `holder` claimed (at shutdown): any host's next run takes them. */
+  async release(holder: string): Promise<number> {
+    return Number(await this.#db('notify_outbox').where({ state: 'pending', lease_holder: holder }).update({ lease_until_ms: 0 }));
+  }
+
   /** The delivery, if `holder` still holds it (locked on MySQL for the rest of `trx`). */
   async held(trx: Trx, id: string, holder: string): Promise<Delivery | null> {
     const q = trx('notify_outbox').select(COLUMNS).where({ id, state: 'pending', lease_holder: holder });

@@ -51,6 +51,14 @@ export class LeaseRepo {
     await this.#db('leases').where({ name, holder }).update({ until_ms: 0 });
   }
 
+  /**
+   * Gives back every lease these holders (one host process's) hold, at shutdown: the next taker,
+   * on this host after a restart or on another, need not wait for them to run out.
+   */
+  async releaseAll(holders: readonly string[]): Promise<number> {
+    return Number(await this.#db('leases').whereIn('holder', holders).andWhere('until_ms', '>', 0).update({ until_ms: 0 }));
+  }
+
   /** The names of the leases these holders (one host process's) hold at `nowMs` (GET /metrics: what this host is doing). */
   async heldBy(holders: readonly string[], nowMs: number): Promise<string[]> {
     return ((await this.#db('leases').select('name').whereIn('holder', holders).andWhere('until_ms', '>', nowMs)) as Array<{ name: string }>).map(
