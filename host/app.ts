@@ -39,7 +39,7 @@ import { createActingArea, createActionPaths, type ActingArea } from './acting/a
 import type { InvestigationArea } from './investigation/investigation.area.ts';
 import type { InvestigationLimits } from './investigation/investigation.service.ts';
 import { ensureIdentity, type InstallIdentity } from './install/identity.ts';
-import { claimPidFile } from './install/pid-file.ts';
+import { claimPidFile, runningService } from './install/pid-file.ts';
 import { InstallRepo } from './install/install.repo.ts';
 import type { Checkpointer } from './ledger/checkpoints.ts';
 import { createLedgerArea } from './ledger/ledger.area.ts';
@@ -71,7 +71,7 @@ import { createStudyArea, type StudyArea } from './study/study.area.ts';
 import { createStudyStore } from './study/study-store.ts';
 import { createSsoStore } from './sso/sso-store.ts';
 import { createSsoArea, type SsoArea } from './sso/sso.area.ts';
-import { openDb, type Db } from './storage/db.ts';
+import { dialect, openDb, type Db } from './storage/db.ts';
 import { migrate } from './storage/migrate.ts';
 import { UnitOfWork } from './storage/unit-of-work.ts';
 import { clip } from './text.ts';
@@ -172,6 +172,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // process holds, stop the start before anything is opened.
   const tlsFiles = config.tls === null ? null : readTlsFiles(config.tls);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Another app of this very process on the data directory (tests only: one process serves a data directory).
+  const besideAnother = runningService(config.dataDir)?.pid === process.pid;
   const releasePidFile = claimPidFile(config.dataDir, clock.now());
   const db = openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message) });
   try {
@@ -552,6 +554,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     // A study whose host stopped (its lease ran out) is failed, "the host restarted".
     await study.study.reap();
     await notifications.run();
+    // A day's digest whose sender stopped mid-way is sent by whichever host's tick comes next.
+    await digest.mailer.resume().catch((err: unknown) => log.error({ err }, 'resuming the daily digest failed'));
     await intake.prune();
     await signIn.prune();
     await refusals.recordDue();
@@ -589,17 +593,20 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     await closed.finally(() => clearInterval(sweep));
   };
 
-  /** Every lease and claim of this process given back, so that the next host (or this one restarted) takes the work at once. */
-  const releaseAll = async (): Promise<void> => {
+  /**
+   * Every lease and claim of this process given back (or, `everyHolder`, of any process: the
+   * start on SQLite), so that the next host (or this one restarted) takes the work at once.
+   */
+  const releaseAll = async (everyHolder = false): Promise<void> => {
     const steps: Array<[string, () => Promise<number>]> = [
-      ['investigations', () => investigation.investigations.release()],
-      ['action paths', () => acting.acting.release()],
-      ['notifications', () => notifications.release()],
-      ['leases', () => leases.releaseAll([poller.holder, study.study.holder])],
+      ['investigations', () => investigation.investigations.release(everyHolder)],
+      ['action paths', () => acting.acting.release(everyHolder)],
+      ['notifications', () => notifications.release(everyHolder)],
+      ['leases', () => leases.releaseAll(everyHolder ? null : [poller.holder, study.study.holder])],
     ];
     for (const [what, step] of steps) {
-      const released = await step().catch((err: unknown) => (log.warn({ err, what }, 'could not give back the leases at shutdown'), 0));
-      if (released > 0) log.info({ what, released }, 'leases given back');
+      const released = await step().catch((err: unknown) => (log.warn({ err, what }, 'could not give back leases'), 0));
+      if (released > 0) log.info({ what, released, every_holder: everyHolder }, 'leases given back');
     }
   };
 
@@ -673,6 +680,11 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await within(db.destroy(), 100);
       releasePidFile();
     })());
+
+  // On SQLite this is the only process serving (the pid file): every lease and claim in the
+  // database is a dead process's, this host's before a crash. Given back now, so the work is
+  // taken again at once instead of after its lease.
+  if (dialect(db) === 'sqlite' && !besideAnother) await releaseAll(true);
 
   return {
     config,

@@ -52,11 +52,13 @@ export class LeaseRepo {
   }
 
   /**
-   * Gives back every lease these holders (one host process's) hold, at shutdown: the next taker,
-   * on this host after a restart or on another, need not wait for them to run out.
+   * Gives back every lease these holders (one host process's) hold, at shutdown, or every
+   * holder's (null: at the start of the only host process on SQLite): the next taker need not
+   * wait for them to run out.
    */
-  async releaseAll(holders: readonly string[]): Promise<number> {
-    return Number(await this.#db('leases').whereIn('holder', holders).andWhere('until_ms', '>', 0).update({ until_ms: 0 }));
+  async releaseAll(holders: readonly string[] | null): Promise<number> {
+    const q = this.#db('leases').where('until_ms', '>', 0);
+    return Number(await (holders === null ? q : q.whereIn('holder', holders)).update({ until_ms: 0 }));
   }
 
   /** The names of the leases these holders (one host process's) hold at `nowMs` (GET /metrics: what this host is doing). */
