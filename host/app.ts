@@ -71,7 +71,7 @@ import { createStudyArea, type StudyArea } from './study/study.area.ts';
 import { createStudyStore } from './study/study-store.ts';
 import { createSsoStore } from './sso/sso-store.ts';
 import { createSsoArea, type SsoArea } from './sso/sso.area.ts';
-import { dialect, openDb, type Db } from './storage/db.ts';
+import { dialect, limitStatements, openDb, type Db } from './storage/db.ts';
 import { migrate } from './storage/migrate.ts';
 import { UnitOfWork } from './storage/unit-of-work.ts';
 import { clip } from './text.ts';
@@ -175,7 +175,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // Another app of this very process on the data directory (tests only: one process serves a data directory).
   const besideAnother = runningService(config.dataDir)?.pid === process.pid;
   const releasePidFile = claimPidFile(config.dataDir, clock.now());
-  const db = openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message) });
+  const db = openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message), timeoutMs: config.databaseTimeoutS * 1000 });
   try {
     await migrate(db);
   } catch (e) {
@@ -183,6 +183,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     releasePidFile();
     throw e;
   }
+  // From now on a frozen database fails each statement after the timeout (answered 503) instead of hanging it.
+  limitStatements(db, config.databaseTimeoutS * 1000);
   const areas: Area[] = [];
   const mount = <A extends Area>(area: A): A => (areas.push(area), area);
   const { readiness } = mount(createHealthArea({ db, dataDir: config.dataDir, clock, log }));
