@@ -1,4 +1,5 @@
-import { request, Agent } from 'node:http';
+import { createServer, request, Agent } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,6 +8,9 @@ import knex from 'knex';
 import { startServiceProcess, type ServiceProcess } from './helpers/service-process.ts';
 import { startSmtp } from './helpers/smtp.ts';
 import { testVendor } from './helpers/app.ts';
+import { mariadbMissing } from './helpers/db.ts';
+import { startHostProcesses, type HostProcess } from './helpers/host-process.ts';
+import { testNeeding } from './helpers/needs.ts';
 import { waitFor } from './helpers/wait.ts';
 
 /*
@@ -17,6 +21,7 @@ import { waitFor } from './helpers/wait.ts';
  * again on the same data directory sends it at its first tick instead of after the lease.
  */
 
+const missing = await mariadbMissing();
 const ADMIN_TOKEN = 'admin-token-for-shutdown-processes-0123456789';
 const INGEST_TOKEN = 'ingest-token-for-shutdown-processes-012345678';
 const ONCALL = 'oncall@bank.example';
@@ -29,7 +34,7 @@ async function call(h: ServiceProcess, method: string, route: string, body?: unk
   return { status: res.status, body: text === '' ? null : JSON.parse(text) };
 }
 
-test('SIGTERM with a hanging SMTP relay and keep-alive clients: exit 0 within 10 s, the request in flight answered, the claimed delivery given back and sent at once after a restart', async (t) => {
+test('SQLite: SIGTERM with a hanging SMTP relay and keep-alive clients: exit 0 within 10 s, the request in flight answered, the claimed delivery given back and sent at once after a restart', async (t) => {
   t.timeout(120_000);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'oncall-shutdown-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -128,3 +133,67 @@ test('SIGTERM with a hanging SMTP relay and keep-alive clients: exit 0 within 10
   t.is(notified.filter((e) => e.data.episode === payments.id && e.data.event === 'incident.opened').length, 1, 'told once');
   t.is((await again.stop()) ?? 0, 0);
 });
+
+testNeeding(
+  missing,
+  'MariaDB, two hosts: SIGTERM to the host sending a message to a target that never answers: exit 0 within 10 s, the delivery given back, and the other host sends it',
+  async (t) => {
+    t.timeout(180_000);
+    // A target that never answers the first message it gets, and accepts every later one.
+    const accepted: string[] = [];
+    let got = 0;
+    const hook = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (++got === 1) return;
+        accepted.push(JSON.parse(Buffer.concat(chunks).toString('utf8')).episode.service);
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => (hook.closeAllConnections(), hook.close(() => resolve()))));
+    const hosts = await startHostProcesses(t, 2, {
+      SERVICE_ADMIN_TOKEN: ADMIN_TOKEN,
+      SERVICE_INGEST_TOKEN: INGEST_TOKEN,
+      SERVICE_SECRET_KEY: 'secret-key-shared-by-both-shutdown-hosts-01',
+      SERVICE_LICENCE_PUBKEY: testVendor.publicKeyPem,
+      SERVICE_LICENCE_CHECK: 'offline',
+      SERVICE_DEBOUNCE_S: '0',
+    });
+    const a = hosts[0]!;
+    const as = (h: HostProcess) => ({ base: h.base }) as ServiceProcess;
+    t.is((await call(as(a), 'POST', '/v1/licence/redeem', { customer: 'Shutdown Bank' })).status, 201);
+    t.is((await call(as(a), 'POST', '/v1/auth/bootstrap', { email: 'owner@bank.example', name: 'Owner' })).status, 201);
+    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`;
+    // The target waits longer than the shutdown's deadline.
+    t.is(
+      (await call(as(a), 'PUT', '/v1/connectors/hook', { kind: 'webhook', settings: { url, secret: 'whsec-shutdown-0123456789abcdef', timeout_s: 15 } }))
+        .status,
+      201,
+    );
+    t.is((await call(as(a), 'PUT', '/v1/settings/notifications', { recipients: [], targets: ['hook'] })).status, 200);
+    const { version: _v, source: _s, updated_at: _u, updated_by: _b, ...policy } = (await call(as(a), 'GET', '/v1/policy')).body;
+    t.is((await call(as(a), 'PUT', '/v1/policy', { ...policy, default_autonomy: 'off' })).status, 200);
+    t.true((await call(as(a), 'POST', '/v1/alerts/generic', { name: 'Down', service: 'payments', severity: 'critical', id: 'p' }, INGEST_TOKEN)).status < 300);
+    await waitFor('the message to hang at the target', async () => got >= 1, 60_000);
+
+    const db = knex({ client: 'mysql2', connection: a.databaseUrl });
+    t.teardown(() => db.destroy());
+    const holder = ((await db('notify_outbox').where({ state: 'pending' }).whereNotNull('lease_holder').first()) as { lease_holder: string }).lease_holder;
+    const sender = hosts.find((h) => h.pid === Number(holder.split(':')[1]))!;
+    const other = hosts.find((h) => h !== sender)!;
+    const signalledAt = Date.now();
+    process.kill(sender.pid, 'SIGTERM');
+    await waitFor('the sender to exit', async () => sender.exited(), 12_000, 50);
+    const took = Date.now() - signalledAt;
+    t.true(took <= 10_000, `exited ${took} ms after SIGTERM`);
+    t.is(sender.exitCode(), 0, sender.output());
+    const row = (await db('notify_outbox').where({ state: 'pending' }).first()) as { lease_until_ms: number | string } | undefined;
+    t.true(row === undefined || Number(row.lease_until_ms) <= signalledAt, 'the delivery was given back');
+    t.true((await db('leases').where('holder', 'like', `%:${sender.pid}:%`).andWhere('until_ms', '>', signalledAt)).length === 0, 'and every lease');
+    await waitFor('the other host to send it', async () => accepted.includes('payments'), 20_000, 100);
+    t.deepEqual(accepted, ['payments'], 'accepted once');
+    t.true((await call(as(other), 'GET', '/v1/ledger/verify')).body.ok);
+  },
+);

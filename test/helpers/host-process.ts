@@ -22,6 +22,8 @@ export interface HostProcess {
   pid: number;
   /** The database the hosts share (mysql://…), for a test that looks into it. */
   databaseUrl: string;
+  /** Its exit code once it has exited (null: still running, or killed by a signal). */
+  exitCode(): number | null;
 }
 
 /**
@@ -81,6 +83,7 @@ export async function startHostProcesses(
       exited: () => child.exitCode !== null || child.signalCode !== null,
       pid: child.pid!,
       databaseUrl: url.toString(),
+      exitCode: () => child.exitCode,
     });
   }
   // Each host listens on a port of its own choosing (SERVICE_PORT=0) and prints it: a port picked
