@@ -73,6 +73,7 @@ import { createSsoStore } from './sso/sso-store.ts';
 import { createSsoArea, type SsoArea } from './sso/sso.area.ts';
 import { dialect, limitStatements, openDb, type Db } from './storage/db.ts';
 import { migrate } from './storage/migrate.ts';
+import { DatabaseClock } from './storage/database-clock.ts';
 import { UnitOfWork } from './storage/unit-of-work.ts';
 import { clip } from './text.ts';
 
@@ -185,6 +186,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   }
   // From now on a frozen database fails each statement after the timeout (answered 503) instead of hanging it.
   limitStatements(db, config.databaseTimeoutS * 1000);
+  // The clock leases are judged by: the database's on MySQL (docs/operations.md, "Clocks").
+  const leaseClock = new DatabaseClock(db, clock, log);
+  await leaseClock.measure().catch((err: unknown) => log.warn({ err }, "could not read the database's clock"));
   const areas: Area[] = [];
   const mount = <A extends Area>(area: A): A => (areas.push(area), area);
   const { readiness } = mount(createHealthArea({ db, dataDir: config.dataDir, clock, log }));
@@ -340,7 +344,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
         nudge: () => acting.acting.nudge(),
       },
       ledger,
-      clock,
+      clock: leaseClock,
       log,
       catalogue: causes,
       ...(opts.investigationLimits === undefined ? {} : { limits: opts.investigationLimits }),
@@ -360,7 +364,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       notifier: onCall.notifier,
       normaliserOf: (source) => intake.normaliserOf(source),
       ledger,
-      clock,
+      clock: leaseClock,
       log,
       consoleAddress: sso.consoleAddress,
     }),
@@ -375,20 +379,20 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       ledger,
       checkAll: (causes, inputs, source) => investigation.investigations.checkAll(causes, inputs, source),
       investigationsRunning: async () => (await investigation.investigations.running(1)).length,
-      clock,
+      clock: leaseClock,
       log,
       ...(opts.studyWait === undefined ? {} : { wait: opts.studyWait }),
     }),
   );
   const { delivery: notifications } = mount(
-    createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock, log }),
+    createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock: leaseClock, log }),
   );
   const { poller, connectorChecks } = createScheduleArea({
     leases,
     connectors,
     intake: intake.intake,
     operating: async () => (await modes.current()) === 'operating',
-    clock,
+    clock: leaseClock,
     log,
   });
   const ssoArea = mount(
@@ -469,7 +473,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       leases,
       holder: poller.holder,
       ledger,
-      clock,
+      clock: leaseClock,
       log,
       config,
     }),
@@ -509,7 +513,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
         approvalsPending: () => governance.approvals.pendingCount(),
         notificationQueue: async () => (await notifications.status()).pending,
         connectors: async () => (await connectors.list()).connectors,
-        leasesHeld: () => leases.heldBy([poller.holder, study.study.holder], clock.now().getTime()),
+        leasesHeld: () => leases.heldBy([poller.holder, study.study.holder], leaseClock.now().getTime()),
         alertsTaken: () => intake.intake.taken(),
         onEvents: (listener) => ledger.onEvents(listener),
       },
@@ -543,6 +547,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await modes.sync();
     });
   const tick = async (): Promise<void> => {
+    await leaseClock.measure().catch((err: unknown) => log.warn({ err }, "could not read the database's clock"));
     await checkpoints.maybeWrite();
     await checkpoints.witnessLatest();
     await modes.sync();

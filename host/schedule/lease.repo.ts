@@ -11,7 +11,8 @@ export interface Lease {
  * conditional statement (an insert that, on a name already present, takes the row over only
  * when it has expired or is already the caller's), so of several host processes racing for it
  * exactly one wins, on SQLite and on MySQL/MariaDB alike. Expiry is decided by the time the
- * caller passes (the service's injected clock), never by the database's clock.
+ * caller passes: its lease clock (storage/database-clock.ts: the service's clock, on MySQL moved
+ * to the database's time, so that every host judges by one clock).
  */
 export class LeaseRepo {
   readonly #db: Db;
