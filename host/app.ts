@@ -450,6 +450,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       poller,
       investigations: investigation.investigations,
       study,
+      leases: () => leases.live(leaseClock.now().getTime()),
     }),
   );
   const digest = mount(
