@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Server } from 'restify';
 import type { Area } from './area.ts';
@@ -38,7 +39,7 @@ import { createActingArea, createActionPaths, type ActingArea } from './acting/a
 import type { InvestigationArea } from './investigation/investigation.area.ts';
 import type { InvestigationLimits } from './investigation/investigation.service.ts';
 import { ensureIdentity, type InstallIdentity } from './install/identity.ts';
-import { claimPidFile } from './install/pid-file.ts';
+import { claimPidFile, runningService } from './install/pid-file.ts';
 import { InstallRepo } from './install/install.repo.ts';
 import type { Checkpointer } from './ledger/checkpoints.ts';
 import { createLedgerArea } from './ledger/ledger.area.ts';
@@ -70,8 +71,9 @@ import { createStudyArea, type StudyArea } from './study/study.area.ts';
 import { createStudyStore } from './study/study-store.ts';
 import { createSsoStore } from './sso/sso-store.ts';
 import { createSsoArea, type SsoArea } from './sso/sso.area.ts';
-import { openDb, type Db } from './storage/db.ts';
+import { dialect, limitStatements, openDb, type Db } from './storage/db.ts';
 import { migrate } from './storage/migrate.ts';
+import { DatabaseClock } from './storage/database-clock.ts';
 import { UnitOfWork } from './storage/unit-of-work.ts';
 import { clip } from './text.ts';
 
@@ -149,7 +151,13 @@ export interface App {
   /** The periodic work; tests call it after moving the clock. */
   tick(): Promise<void>;
   listen(port?: number, host?: string): Promise<number>;
-  close(): Promise<void>;
+  /** The shutdown; with `deadlineMs` it ends by then whatever is still running (main: SIGTERM). */
+  close(opts?: CloseOptions): Promise<void>;
+}
+
+export interface CloseOptions {
+  /** Milliseconds from now by which the shutdown ends, having given back every lease it could. */
+  deadlineMs?: number;
 }
 
 /**
@@ -165,8 +173,10 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   // process holds, stop the start before anything is opened.
   const tlsFiles = config.tls === null ? null : readTlsFiles(config.tls);
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Another app of this very process on the data directory (tests only: one process serves a data directory).
+  const besideAnother = runningService(config.dataDir)?.pid === process.pid;
   const releasePidFile = claimPidFile(config.dataDir, clock.now());
-  const db = openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message) });
+  const db = openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message), timeoutMs: config.databaseTimeoutS * 1000 });
   try {
     await migrate(db);
   } catch (e) {
@@ -174,6 +184,11 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     releasePidFile();
     throw e;
   }
+  // From now on a frozen database fails each statement after the timeout (answered 503) instead of hanging it.
+  limitStatements(db, config.databaseTimeoutS * 1000);
+  // The clock leases are judged by: the database's on MySQL (docs/operations.md, "Clocks").
+  const leaseClock = new DatabaseClock(db, clock, log);
+  await leaseClock.measure().catch((err: unknown) => log.warn({ err }, "could not read the database's clock"));
   const areas: Area[] = [];
   const mount = <A extends Area>(area: A): A => (areas.push(area), area);
   const { readiness } = mount(createHealthArea({ db, dataDir: config.dataDir, clock, log }));
@@ -330,7 +345,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
         nudge: () => acting.acting.nudge(),
       },
       ledger,
-      clock,
+      clock: leaseClock,
       log,
       catalogue: causes,
       ...(opts.investigationLimits === undefined ? {} : { limits: opts.investigationLimits }),
@@ -350,7 +365,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       notifier: onCall.notifier,
       normaliserOf: (source) => intake.normaliserOf(source),
       ledger,
-      clock,
+      clock: leaseClock,
       log,
       consoleAddress: sso.consoleAddress,
     }),
@@ -365,20 +380,20 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       ledger,
       checkAll: (causes, inputs, source) => investigation.investigations.checkAll(causes, inputs, source),
       investigationsRunning: async () => (await investigation.investigations.running(1)).length,
-      clock,
+      clock: leaseClock,
       log,
       ...(opts.studyWait === undefined ? {} : { wait: opts.studyWait }),
     }),
   );
   const { delivery: notifications } = mount(
-    createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock, log }),
+    createNotifyArea({ onCall, episodes: episodes.outcomes, mail, connectors, people: people.directory, ledger, clock: leaseClock, log }),
   );
   const { poller, connectorChecks } = createScheduleArea({
     leases,
     connectors,
     intake: intake.intake,
     operating: async () => (await modes.current()) === 'operating',
-    clock,
+    clock: leaseClock,
     log,
   });
   const ssoArea = mount(
@@ -436,6 +451,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       poller,
       investigations: investigation.investigations,
       study,
+      leases: () => leases.live(leaseClock.now().getTime()),
     }),
   );
   const digest = mount(
@@ -459,7 +475,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       leases,
       holder: poller.holder,
       ledger,
-      clock,
+      clock: leaseClock,
       log,
       config,
     }),
@@ -501,7 +517,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
         approvalsPending: () => governance.approvals.pendingCount(),
         notificationQueue: async () => (await notifications.status()).pending,
         connectors: async () => (await connectors.list()).connectors,
-        leasesHeld: () => leases.heldBy([poller.holder, study.study.holder], clock.now().getTime()),
+        leasesHeld: () => leases.heldBy([poller.holder, study.study.holder], leaseClock.now().getTime()),
         alertsTaken: () => intake.intake.taken(),
         onEvents: (listener) => ledger.onEvents(listener),
       },
@@ -535,6 +551,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await modes.sync();
     });
   const tick = async (): Promise<void> => {
+    await leaseClock.measure().catch((err: unknown) => log.warn({ err }, "could not read the database's clock"));
     await checkpoints.maybeWrite();
     await checkpoints.witnessLatest();
     await modes.sync();
@@ -548,6 +565,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     // A study whose host stopped (its lease ran out) is failed, "the host restarted".
     await study.study.reap();
     await notifications.run();
+    // A day's digest whose sender stopped mid-way is sent by whichever host's tick comes next.
+    await digest.mailer.resume().catch((err: unknown) => log.error({ err }, 'resuming the daily digest failed'));
     await intake.prune();
     await signIn.prune();
     await refusals.recordDue();
@@ -563,6 +582,121 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   await modes.sync();
 
   let timer: NodeJS.Timeout | null = null;
+  // From the shutdown on, every response (those in flight too) closes its connection after it.
+  let shuttingDown = false;
+  const answering = new Set<ServerResponse>();
+  server.server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (shuttingDown) res.shouldKeepAlive = false;
+    answering.add(res);
+    res.once('close', () => answering.delete(res));
+  });
+  const closeAfterAnswers = () => {
+    for (const res of answering) if (!res.headersSent) res.shouldKeepAlive = false;
+  };
+
+  /** Waits for the server to stop: no new connection, idle ones closed at once, in-flight requests answered. */
+  const stopServing = async (): Promise<void> => {
+    if (!server.server.listening) return;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // A keep-alive connection becomes idle when its request is answered: closed as soon as it is.
+    const sweep = setInterval(() => server.server.closeIdleConnections(), 50);
+    server.server.closeIdleConnections();
+    await closed.finally(() => clearInterval(sweep));
+  };
+
+  /**
+   * Every lease and claim of this process given back (or, `everyHolder`, of any process: the
+   * start on SQLite), so that the next host (or this one restarted) takes the work at once.
+   */
+  const releaseAll = async (everyHolder = false): Promise<void> => {
+    const steps: Array<[string, () => Promise<number>]> = [
+      ['investigations', () => investigation.investigations.release(everyHolder)],
+      ['action paths', () => acting.acting.release(everyHolder)],
+      ['notifications', () => notifications.release(everyHolder)],
+      ['leases', () => leases.releaseAll(everyHolder ? null : [poller.holder, study.study.holder])],
+    ];
+    for (const [what, step] of steps) {
+      const released = await step().catch((err: unknown) => (log.warn({ err, what }, 'could not give back leases'), 0));
+      if (released > 0) log.info({ what, released, every_holder: everyHolder }, 'leases given back');
+    }
+  };
+
+  /**
+   * The shutdown (docs/operations.md, "Shutdown"): not ready, no new requests, idle connections
+   * closed, background work stopped between batches, in-flight requests and commits finished,
+   * every lease and claim given back. With `deadlineMs`, whatever is still waited for then
+   * (a hanging relay, a slow connector, a client that keeps its request open) is given up:
+   * the leases are given back all the same and the database is closed.
+   */
+  let closing: Promise<void> | null = null;
+  const shutdown = (opts: CloseOptions): Promise<void> =>
+    (closing ??= (async () => {
+      const startedMs = Date.now();
+      const left = () => (opts.deadlineMs === undefined ? Infinity : startedMs + opts.deadlineMs - Date.now());
+      /** `p`, or nothing once `reserveMs` before the deadline is reached; answers whether `p` finished. */
+      const within = async (p: Promise<unknown>, reserveMs: number): Promise<boolean> => {
+        if (left() === Infinity) return (await p, true);
+        let t: NodeJS.Timeout | undefined;
+        const late = new Promise<false>((resolve) => (t = setTimeout(() => resolve(false), Math.max(0, left() - reserveMs))));
+        const done = p.then(
+          () => true,
+          () => true,
+        );
+        try {
+          return await Promise.race([done, late]);
+        } finally {
+          clearTimeout(t);
+        }
+      };
+      shuttingDown = true;
+      closeAfterAnswers();
+      readiness.markShuttingDown();
+      if (timer !== null) clearInterval(timer);
+      tls?.stop();
+      // Every worker is told at once to stop between its batches; then each is waited for in turn.
+      const workers = [
+        poller.stop(),
+        digest.mailer.stop(),
+        connectorChecks.idle(),
+        episodes.episodes.stop(),
+        investigation.investigations.stop(),
+        acting.acting.stop(),
+        notifications.stop(),
+      ];
+      const drain = (async () => {
+        await stopServing();
+        // A running study ends at once as failed, "the host restarted".
+        await study.study.close();
+        await Promise.allSettled(workers);
+        await governance.raiseMail?.idle();
+        await signIn.idle();
+        await ssoArea.idle();
+        await keychain.idle();
+      })();
+      // What is still running 2 s before the deadline is left: its claims are given back below.
+      const drained = await within(drain, 2_000);
+      if (!drained) {
+        log.warn({ waited_ms: Date.now() - startedMs }, 'shutdown deadline: giving up on work still running');
+        server.server.closeAllConnections();
+      }
+      await within(releaseAll(), 1_000);
+      // Checkpoints the last commits made due are written before the database goes.
+      await within(
+        (async () => {
+          await checkpoints.idle();
+          await closeLedger();
+        })(),
+        500,
+      );
+      await within(db.destroy(), 100);
+      releasePidFile();
+    })());
+
+  // On SQLite this is the only process serving (the pid file): every lease and claim in the
+  // database is a dead process's, this host's before a crash. Given back now, so the work is
+  // taken again at once instead of after its lease.
+  if (dialect(db) === 'sqlite' && !besideAnother) await releaseAll(true);
+
   return {
     config,
     clock,
@@ -610,28 +744,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
           resolve(server.address().port);
         });
       }),
-    close: async () => {
-      if (timer !== null) clearInterval(timer);
-      tls?.stop();
-      await poller.stop();
-      await digest.mailer.stop();
-      await connectorChecks.idle();
-      if (server.server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
-      // A running study ends at once as failed, "the host restarted".
-      await study.study.close();
-      await episodes.episodes.stop();
-      await investigation.investigations.stop();
-      await acting.acting.stop();
-      await notifications.stop();
-      await governance.raiseMail?.idle();
-      await signIn.idle();
-      await ssoArea.idle();
-      await keychain.idle();
-      // Checkpoints the last commits made due are written before the database goes.
-      await checkpoints.idle();
-      await closeLedger();
-      await db.destroy();
-      releasePidFile();
-    },
+    close: (closeOpts: CloseOptions = {}) => shutdown(closeOpts),
   };
 }

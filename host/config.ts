@@ -21,6 +21,8 @@ export interface Config {
   readonly licenceCheck: 'auto' | 'strict' | 'offline';
   readonly licencePublicKey: string | null;
   readonly discoverTimeoutS: number;
+  /** MySQL/MariaDB: a statement, a connection being made, or one waited for from the pool fails after this (a frozen database answers 503, not never). */
+  readonly databaseTimeoutS: number;
   readonly debounceS: number;
   /** New episodes a minute one source may open for services the estate does not have; beyond, its storm episode (host/episodes/storm.ts). */
   readonly stormPerSource: number;
@@ -158,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     licenceCheck: oneOf('SERVICE_LICENCE_CHECK', LICENCE_CHECKS, 'auto'),
     licencePublicKey: text('SERVICE_LICENCE_PUBKEY'),
     discoverTimeoutS: int('SERVICE_DISCOVER_TIMEOUT_S', 45, 1, 3600),
+    databaseTimeoutS: int('SERVICE_DATABASE_TIMEOUT_S', 10, 1, 600),
     debounceS: int('SERVICE_DEBOUNCE_S', 20, 0, 3600),
     stormPerSource: int('SERVICE_STORM_PER_SOURCE', 20, 1, 10_000),
     stormPerService: int('SERVICE_STORM_PER_SERVICE', 2, 1, 1000),

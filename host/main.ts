@@ -7,6 +7,11 @@ import { createLogger } from './log.ts';
 import { startupProblem } from './startup-problem.ts';
 import { releaseStartupGarbage } from './startup-memory.ts';
 
+/** By then the shutdown has given back every lease it could and closed the database. */
+const SHUTDOWN_DEADLINE_MS = 8_500;
+/** By then the process has exited, whatever still hangs. */
+const EXIT_DEADLINE_MS = 9_500;
+
 /** `npm start`: read the environment once, build the service, serve until told to stop. */
 async function main(): Promise<void> {
   let config;
@@ -42,11 +47,24 @@ async function main(): Promise<void> {
   releaseStartupGarbage();
   process.stdout.write(`Console and API on ${config.tls === null ? 'http' : 'https'}://localhost:${port}\n`);
 
+  // SIGTERM/SIGINT: the shutdown gives back every lease by SHUTDOWN_DEADLINE_MS whatever clients,
+  // relays or connectors do; should even that hang (a frozen database), the process still exits
+  // by EXIT_DEADLINE_MS (docs/operations.md, "Shutdown"; systemd's TimeoutStopSec is above it).
   const stop = (signal: string) => {
     log.info({ signal }, 'stopping');
-    app.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+    setTimeout(() => {
+      log.error({ signal }, 'the shutdown did not end in time: exiting');
+      process.exit(1);
+    }, EXIT_DEADLINE_MS).unref();
+    app.close({ deadlineMs: SHUTDOWN_DEADLINE_MS }).then(
+      () => {
+        log.info({ signal }, 'stopped');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        log.error({ err }, 'the shutdown failed');
+        process.exit(1);
+      },
     );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));

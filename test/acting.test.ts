@@ -137,6 +137,9 @@ test('L1: the rehearsal, an approval request to the service approvers, the appro
   ])
     t.true(kinds.includes(k), k);
   t.true(kinds.indexOf('action.executed') > kinds.indexOf('approval.decided'));
+  // The call is recorded as begun, committed before the connector is called: a crash during it leaves that record.
+  t.true(kinds.indexOf('action.started') > kinds.indexOf('approval.decided') && kinds.indexOf('action.started') < kinds.indexOf('action.executed'));
+  t.like(ep.timeline.find((e: any) => e.type === 'action.started').data, { action: 'restart', connector: 'fix', params: { target: 'worker' } });
   t.is((await ta.call('GET', '/v1/episodes?query=outcome:mitigated')).body.episodes.length, 1);
   t.true((await ta.app.verifyLedger()).ok);
 });

@@ -13,6 +13,7 @@ test('with no environment the defaults are port 8700, ./data, SQLite, no ingest 
     licenceCheck: 'auto',
     debounceS: 20,
     discoverTimeoutS: 45,
+    databaseTimeoutS: 10,
     logLevel: 'info',
   });
   t.true(Object.isFrozen(c));
@@ -32,6 +33,7 @@ test('every SERVICE_ variable is read', (t) => {
       SERVICE_LICENCE_CHECK: 'offline',
       SERVICE_LICENCE_PUBKEY: 'k',
       SERVICE_DISCOVER_TIMEOUT_S: '10',
+      SERVICE_DATABASE_TIMEOUT_S: '4',
       SERVICE_DEBOUNCE_S: '0',
       SERVICE_LOG_LEVEL: 'warn',
     },
@@ -45,6 +47,7 @@ test('every SERVICE_ variable is read', (t) => {
     pluginsDir: '/opt/plugins',
     licenceCheck: 'offline',
     discoverTimeoutS: 10,
+    databaseTimeoutS: 4,
     debounceS: 0,
     logLevel: 'warn',
   });

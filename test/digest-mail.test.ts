@@ -3,7 +3,7 @@
 // failed send retried once and then shown by the doctor, and never touching break-glass.
 import test from 'ava';
 import { HOUR, MINUTE } from '../host/clock.ts';
-import { DigestMailer } from '../host/digest/digest-mail.ts';
+import { DigestMailer, digestLease } from '../host/digest/digest-mail.ts';
 import { DigestStateRepo } from '../host/digest/digest-state.repo.ts';
 import { createPeople } from '../host/identity/people.ts';
 import { createLogger } from '../host/log.ts';
@@ -127,4 +127,25 @@ test('two hosts on one database at the same moment: one sends the day’s digest
   t.is(outcomes.filter((o) => o.sent).length, 1, JSON.stringify(outcomes));
   t.is(digests(smtp).length, 2, 'owner and admin, once each');
   t.is((await events(one, 'config.digest_sent')).length, 1);
+});
+
+test('a host that dies while sending the day’s digest: once its lease (15 s) has run out, the next tick of another host sends it, once', async (t) => {
+  const { ta: one, smtp } = await seededApp(t, { keepStore: true });
+  t.teardown(() => one.store.cleanup());
+  const two = await startApp(t, { store: one.store, clock: one.clock, env: one.env });
+  one.clock.set('2026-06-02T06:00:00.000Z');
+  // As a host that took the day's lease at 08:00 and died before recording anything.
+  t.true(await new LeaseRepo(one.app.db).take(digestLease('2026-06-02'), 'dead-host:4711:digest', 15_000, one.clock.now().getTime()));
+  await Promise.all([one.app.tick(), two.app.tick()]);
+  t.is(digests(smtp).length, 0, 'not while the dead host’s lease holds');
+  one.clock.advance(16_000);
+  await Promise.all([one.app.tick(), two.app.tick()]);
+  t.is(digests(smtp).length, 2, 'owner and admin, once each');
+  const [sent, ...more] = await events(one, 'config.digest_sent');
+  t.deepEqual(more, []);
+  t.like(sent, { data: { day: '2026-06-02' } });
+  one.clock.advance(MINUTE);
+  await Promise.all([one.app.tick(), two.app.tick()]);
+  t.is(digests(smtp).length, 2, 'and never again that day');
+  t.is((await new LeaseRepo(one.app.db).get(digestLease('2026-06-02')))?.until_ms, 0, 'the lease was held for the sending only');
 });

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { SECOND } from '../host/clock.ts';
+import { LeaseRepo } from '../host/schedule/lease.repo.ts';
 import { INGEST_TOKEN, makeOperating, startApp, type TestApp } from './helpers/app.ts';
 
 const push = (ta: TestApp, service: string, name = 'HighErrorRate') =>
@@ -28,10 +29,33 @@ test('GET /v1/live on a quiet install: nothing under way, and the tick not run y
     polls: [],
     investigations: [],
     study: [],
+    leases: [],
     tick: { last_run_at: null, last_error: null, every_ms: 10_000 },
   });
   await ta.app.tick();
   t.is((await live(ta)).tick.last_run_at, ta.clock.now().toISOString());
+});
+
+test('GET /v1/live says which host process holds which lease: this one (here) or another, until when; a lease run out is gone', async (t) => {
+  const ta = await startApp(t);
+  const leases = new LeaseRepo(ta.app.db);
+  const now = ta.clock.now().getTime();
+  t.true(await leases.take('study', ta.app.study.study.holder, 60_000, now));
+  t.true(await leases.take('poll:am', 'db-2:4711:3f2a9c1e', 30_000, now));
+  const shown = (await live(ta)).leases as Array<{ name: string; holder: string; until: string; here: boolean }>;
+  t.deepEqual(
+    shown.sort((a, b) => a.name.localeCompare(b.name)),
+    [
+      { name: 'poll:am', holder: 'db-2:4711:3f2a9c1e', until: new Date(now + 30_000).toISOString(), here: false },
+      { name: 'study', holder: ta.app.study.study.holder, until: new Date(now + 60_000).toISOString(), here: true },
+    ],
+  );
+  t.regex(ta.app.study.study.holder, new RegExp(`^[^:]+:${process.pid}:study:[0-9a-f]{8}$`), '<host>:<pid>:<kind>:<random>');
+  ta.clock.advance(30 * SECOND);
+  t.deepEqual(
+    ((await live(ta)).leases as Array<{ name: string }>).map((l) => l.name),
+    ['study'],
+  );
 });
 
 test('GET /v1/live shows a debounce window, then the episode it opened, and a pending approval', async (t) => {

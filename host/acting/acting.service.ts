@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { Episode, EpisodeMember, OutcomeDetail } from '../episodes/episode.model.ts';
@@ -23,14 +22,15 @@ import { decide, type PolicyDecision } from './policy-decision.ts';
 import { propose, type Performer, type Proposal } from './proposal.ts';
 import { scopeOf } from './scope.ts';
 import { approvalReport, escalationReport } from './report.ts';
-import { Passes } from '../passes.ts';
+import { Passes, holderName, WORK_LEASE_MS, whileRenewing } from '../passes.ts';
 
 const HOUR_MS = 3600_000;
 /** Why a notice's path tells nobody (docs/notifications.md: notices page nobody). */
 const NOTICE = 'a notice (information only): nobody is paged';
 /** An action request stays open this long, then the path escalates. */
 export const ACTION_APPROVAL_TTL_MS = 30 * 60_000;
-const LEASE_MS = 120_000;
+/** A path's step is held this long unless renewed (its holder renews it while the step runs). */
+const LEASE_MS = WORK_LEASE_MS;
 const BATCH = 16;
 const NUDGE_MS = 50;
 
@@ -118,7 +118,7 @@ export interface ActingDeps {
  */
 export class ActingService {
   readonly #d: ActingDeps;
-  readonly #holder = `act-${randomUUID()}`;
+  readonly #holder = holderName('acting');
   readonly #passes: Passes;
   /** A request was withdrawn in a transaction: nudge delivery after it. */
   #withdrew = false;
@@ -147,6 +147,14 @@ export class ActingService {
 
   stop(): Promise<void> {
     return this.#passes.stop();
+  }
+
+  /**
+   * Gives back the paths this process claimed and has not saved (shutdown), or with `everyHolder`
+   * those of any process (the start of the only host on SQLite): another pass takes them at once.
+   */
+  release(everyHolder = false): Promise<number> {
+    return this.#d.paths.release(everyHolder ? null : this.#holder);
   }
 
   /**
@@ -240,13 +248,24 @@ export class ActingService {
     for (;;) {
       const claimed = await this.#d.paths.claim(this.#holder, this.#d.clock.now().getTime(), LEASE_MS, BATCH, done);
       if (claimed.length === 0 || this.#passes.stopped) return;
-      for (const p of claimed) {
-        done.push(p.episode_id);
-        await this.#advance(p).catch(async (err: unknown) => {
-          this.#d.log.error({ err, episode: p.episode_id }, 'an action path step failed');
-          await this.#release(p);
-        });
-      }
+      // The batch's leases, renewed while any of it is still to be advanced.
+      const open = new Set(claimed.map((p) => p.episode_id));
+      await whileRenewing(
+        async () => {
+          for (const p of claimed) {
+            // Stopping (shutdown): the rest of the batch is given back (ActingService.release).
+            if (this.#passes.stopped) return;
+            done.push(p.episode_id);
+            await this.#advance(p).catch(async (err: unknown) => {
+              this.#d.log.error({ err, episode: p.episode_id }, 'an action path step failed');
+              await this.#release(p);
+            });
+            open.delete(p.episode_id);
+          }
+        },
+        () => this.#d.paths.renew(this.#holder, [...open], this.#d.clock.now().getTime() + LEASE_MS),
+        (err: unknown) => this.#d.log.warn({ err }, 'could not renew the leases of action paths'),
+      );
       if (done.length >= 500) return;
     }
   }
@@ -295,7 +314,10 @@ export class ActingService {
       case 'executing':
         // A host stopped between marking the action and recording its result: whether it ran is
         // not known, so it is never run again; people are told.
-        return this.#escalate(p, 'the host stopped while the action was being taken: it is not repeated; check the outside system');
+        return this.#escalate(
+          p,
+          'the host stopped while the action was being taken (action.started has no result): it may have run, so it is not repeated; check the outside system',
+        );
       case 'verifying':
         return this.#verify(p);
       default:
@@ -515,7 +537,9 @@ export class ActingService {
       return this.#escalate(p, `the action gate refused it: ${e.message}`, e.code === 'halted');
     }
     const request = await this.#request(episode, proposal, p);
-    const marked = await this.#d.ledger.transact(async (trx) => {
+    // Recorded before the call, with the path marked `executing`: a host that dies during the call
+    // leaves `action.started` without `action.executed`/`action.failed`, the record that it may have run.
+    const marked = await this.#d.ledger.transact(async (trx, record) => {
       if ((await this.#d.paths.held(trx, p.episode_id, p.run, this.#holder)) === null) return false;
       await this.#d.paths.save(
         trx,
@@ -523,6 +547,21 @@ export class ActingService {
         { state: 'executing', action: { connector: proposal.connector, kind: proposal.action, params: proposal.params, key: request.key } },
         false,
       );
+      await record({
+        type: 'action.started',
+        actor: 'system',
+        reason: `${proposal.action} via ${proposal.connector}: calling the connector now`,
+        trace: p.episode_id,
+        data: {
+          service: p.service,
+          action: proposal.action,
+          connector: proposal.connector,
+          params: proposal.params,
+          approval_id: approvalId,
+          key: request.key,
+          run: p.run,
+        },
+      });
       return true;
     });
     if (!marked) return;

@@ -112,6 +112,21 @@ export class ActionPathsRepo {
     return out;
   }
 
+  /** Extends `holder`'s leases on these paths to `untilMs` (the holder renews them while it works). */
+  async renew(holder: string, episodeIds: readonly string[], untilMs: number): Promise<void> {
+    if (episodeIds.length === 0) return;
+    await this.#db('action_paths').where({ lease_holder: holder }).whereIn('episode_id', episodeIds).update({ lease_until_ms: untilMs });
+  }
+
+  /**
+   * Gives back the paths `holder` claimed (at shutdown), or every holder's (null: at the start of
+   * the only host process on SQLite): any host's next pass takes them.
+   */
+  async release(holder: string | null): Promise<number> {
+    const q = this.#db('action_paths').whereNotNull('lease_holder').andWhere('lease_until_ms', '>', 0);
+    return Number(await (holder === null ? q : q.andWhere({ lease_holder: holder })).update({ lease_until_ms: 0 }));
+  }
+
   /** The path locked for the rest of `trx`, when `holder` still holds it at `run`; else null. */
   async held(trx: Trx, episodeId: string, run: number, holder: string): Promise<ActionPath | null> {
     const q = trx('action_paths').select('*').where({ episode_id: episodeId });

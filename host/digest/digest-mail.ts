@@ -1,10 +1,11 @@
 import cron, { type ScheduledTask } from 'node-cron';
-import { DAY, type Clock } from '../clock.ts';
+import type { Clock } from '../clock.ts';
 import type { PeopleDirectory } from '../identity/people.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { MailService } from '../mail/mail.service.ts';
 import type { Lease } from '../schedule/lease.repo.ts';
+import { WORK_LEASE_MS, whileRenewing } from '../passes.ts';
 import { clip } from '../text.ts';
 import { dailyCron, dayIn } from './day.ts';
 import type { DigestService } from './digest.service.ts';
@@ -12,8 +13,12 @@ import type { DigestMailState, DigestStateRepo } from './digest-state.repo.ts';
 
 /** The lease of one day's e-mail: `digest:<YYYY-MM-DD>` (the install's time zone). */
 export const digestLease = (day: string): string => `digest:${day}`;
-/** Held two days: nobody takes a day's lease again once one host took it. */
-const LEASE_MS = 2 * DAY;
+/**
+ * The lease covers the sending only (renewed while it lasts): the day's outcome recorded in
+ * `digest_state` is what says the day's e-mail went. A host that dies while sending leaves the
+ * lease to run out; another host's tick then sends that day's digest (`resume`), once.
+ */
+const LEASE_MS = WORK_LEASE_MS;
 
 /** What one call came to: `sent` false when it was not this process's turn (or the day's e-mail went already). */
 export interface DigestMailOutcome {
@@ -60,7 +65,11 @@ export interface DigestMailDeps {
   checkpoint: () => Promise<SignedCheckpoint | null>;
   people: Pick<PeopleDirectory, 'withRoles'>;
   mail: Pick<MailService, 'send'>;
-  leases: { get(name: string): Promise<Lease | null>; take(name: string, holder: string, ttlMs: number, nowMs: number): Promise<boolean> };
+  leases: {
+    get(name: string): Promise<Lease | null>;
+    take(name: string, holder: string, ttlMs: number, nowMs: number): Promise<boolean>;
+    release(name: string, holder: string): Promise<void>;
+  };
   state: DigestStateRepo;
   ledger: Ledger;
   clock: Clock;
@@ -76,7 +85,7 @@ export interface DigestMailDeps {
  * The daily digest e-mail: at `digest_at` in the install's time zone (node-cron), the digest of
  * the day before that moment goes to every enabled owner and admin. Of several host processes
  * exactly one sends it: the day's lease `digest:<day>` is taken with one conditional statement
- * and held for two days. Each recipient's failed send is tried once more; then the outcome is
+ * and held (renewed) while sending; the day's recorded outcome says it went. Each recipient's failed send is tried once more; then the outcome is
  * recorded in one transaction: `config.digest_sent` (everyone got it) or `config.digest_failed`
  * (someone did not, with why), and the `digest_state` document the doctor reads. The sends do
  * not touch the mail state of break-glass sign-in (MailService.send `signInState: false`).
@@ -130,7 +139,42 @@ export class DigestMailer {
     const nowMs = at.getTime();
     const lease = await d.leases.get(digestLease(day));
     if (lease !== null && lease.until_ms > nowMs) return { day, sent: false };
+    if (await this.#done(day)) return { day, sent: false };
     if (!(await d.leases.take(digestLease(day), d.holder, LEASE_MS, nowMs))) return { day, sent: false };
+    try {
+      // Read again under the lease: a host that sent it meanwhile recorded it before giving the lease back.
+      if (await this.#done(day)) return { day, sent: false };
+      return await whileRenewing(
+        () => this.#send(at, day),
+        () => d.leases.take(digestLease(day), d.holder, LEASE_MS, d.clock.now().getTime()),
+        (err: unknown) => d.log.warn({ err }, 'could not renew the lease of the daily digest'),
+      );
+    } finally {
+      await d.leases.release(digestLease(day), d.holder).catch((err: unknown) => d.log.warn({ err }, 'could not give back the lease of the daily digest'));
+    }
+  }
+
+  /** Whether the day's e-mail went (or failed) already: its outcome is recorded. */
+  async #done(day: string): Promise<boolean> {
+    const last = await this.#d.state.get();
+    return last !== null && last.day === day;
+  }
+
+  /**
+   * The tick's call: when a day's send was begun and its lease ran out with nothing recorded (the
+   * host sending it died, or stopped), this host sends that day's digest now, once.
+   */
+  async resume(): Promise<DigestMailOutcome | null> {
+    const now = this.#d.clock.now();
+    const day = dayIn(now, this.#d.timeZone);
+    const lease = await this.#d.leases.get(digestLease(day));
+    if (lease === null || lease.until_ms > now.getTime() || (await this.#done(day))) return null;
+    this.#d.log.warn({ digest: { day, holder: lease.holder } }, 'the daily digest was begun by a host that stopped: sending it now');
+    return this.sendFor(now);
+  }
+
+  async #send(at: Date, day: string): Promise<DigestMailOutcome> {
+    const d = this.#d;
 
     const recipients = await d.people.withRoles(['owner', 'admin']);
     const failed: Array<{ to: string; reason: string }> = [];

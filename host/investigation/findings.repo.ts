@@ -75,6 +75,22 @@ export class FindingsRepo {
     return out;
   }
 
+  /** Extends `holder`'s leases on these running investigations to `untilMs` (the holder renews them while it works). */
+  async renew(holder: string, episodeIds: readonly string[], untilMs: number): Promise<void> {
+    if (episodeIds.length === 0) return;
+    await this.#db('investigations').where({ state: 'running', lease_holder: holder }).whereIn('episode_id', episodeIds).update({ lease_until_ms: untilMs });
+  }
+
+  /**
+   * Gives back the running investigations `holder` claimed (at shutdown), or every holder's (null:
+   * at the start of the only host process on SQLite, whose holders are all dead): their lease
+   * ends now, so the next pass takes them over as a stopped host's (see `claim`).
+   */
+  async release(holder: string | null): Promise<number> {
+    const q = this.#db('investigations').where({ state: 'running' }).andWhere('lease_until_ms', '>', 0);
+    return Number(await (holder === null ? q : q.andWhere({ lease_holder: holder })).update({ lease_until_ms: 0 }));
+  }
+
   /** Whether `holder` still holds the run (no re-run was asked for meanwhile), locking the row. */
   async stillHeld(trx: Trx, c: Claimed, holder: string): Promise<boolean> {
     const q = trx('investigations').select('run', 'state', 'lease_holder').where({ episode_id: c.episode_id });

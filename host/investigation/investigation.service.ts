@@ -18,7 +18,7 @@ import type { Diagnosis, StoredEvidence } from './findings.model.ts';
 import { liveSource, serviceEvents, type ConnectorReads } from './live-readers.ts';
 import { retrievalData, retrieve, type EstateEntries } from './retrieval.ts';
 import { runCheck, unknownVerdict, type VerdictResult } from './run-check.ts';
-import { Passes } from '../passes.ts';
+import { Passes, holderName, WORK_LEASE_MS, whileRenewing } from '../passes.ts';
 
 /** The bounds of the issue: 4 checks at a time, 20 s each, 2 minutes per investigation. */
 export interface InvestigationLimits {
@@ -28,8 +28,8 @@ export interface InvestigationLimits {
 }
 export const DEFAULT_LIMITS: InvestigationLimits = { concurrency: 4, checkTimeoutMs: 20_000, investigationTimeoutMs: 120_000 };
 
-/** How long a claimed investigation is held before another host may take it over. */
-const LEASE_MS = 180_000;
+/** How long a claimed investigation is held unless renewed (its holder renews it while it works). */
+const LEASE_MS = WORK_LEASE_MS;
 /** Investigations taken per pass, and run side by side. */
 const BATCH = 8;
 const PARALLEL = 4;
@@ -69,7 +69,7 @@ type Recorded = VerdictResult & { evidence_ids: string[] };
 export class InvestigationService {
   readonly #d: InvestigationDeps;
   readonly #limits: InvestigationLimits;
-  readonly #holder = `inv-${randomUUID()}`;
+  readonly #holder = holderName('investigation');
   readonly #passes: Passes;
 
   constructor(deps: InvestigationDeps) {
@@ -96,6 +96,14 @@ export class InvestigationService {
     return this.#passes.stop();
   }
 
+  /**
+   * Gives back what this process claimed and has not concluded (shutdown), or with `everyHolder`
+   * what any process claimed (the start of the only host on SQLite): another pass takes it at once.
+   */
+  release(everyHolder = false): Promise<number> {
+    return this.#d.findings.release(everyHolder ? null : this.#holder);
+  }
+
   /** Investigations running now (the live view). */
   running(limit = 100): ReturnType<FindingsRepo['running']> {
     return this.#d.findings.running(limit);
@@ -106,13 +114,20 @@ export class InvestigationService {
       const claimed = await this.#d.findings.claim(this.#holder, this.#d.clock.now().getTime(), LEASE_MS, BATCH);
       if (claimed.length === 0) return;
       let next = 0;
+      // The batch's leases, renewed while any of it is still to conclude.
+      const open = new Set(claimed.map((c) => c.episode_id));
       const worker = async () => {
         while (next < claimed.length && !this.#passes.stopped) {
           const c = claimed[next++]!;
           await this.#investigate(c).catch((err: unknown) => this.#d.log.error({ err, episode: c.episode_id }, 'an investigation failed'));
+          open.delete(c.episode_id);
         }
       };
-      await Promise.all(Array.from({ length: Math.min(PARALLEL, claimed.length) }, worker));
+      await whileRenewing(
+        () => Promise.all(Array.from({ length: Math.min(PARALLEL, claimed.length) }, worker)),
+        () => this.#d.findings.renew(this.#holder, [...open], this.#d.clock.now().getTime() + LEASE_MS),
+        (err: unknown) => this.#d.log.warn({ err }, 'could not renew the leases of running investigations'),
+      );
       if (this.#passes.stopped) return;
     }
   }

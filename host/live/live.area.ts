@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import type { Area, Http } from '../area.ts';
 import type { Clock } from '../clock.ts';
 import type { DiscoveryArea } from '../discovery/discovery.area.ts';
@@ -27,6 +28,8 @@ export function createLiveArea(d: {
   poller: Pick<Poller, 'schedule'>;
   investigations: { running(limit: number): Promise<LiveInvestigation[]> };
   study?: Pick<StudyArea, 'running'>;
+  /** Every lease held now (the schedule's `LeaseRepo.live`, on the lease clock). */
+  leases?: () => Promise<Array<{ name: string; holder: string; until_ms: number }>>;
 }): LiveArea {
   const ticks = new TickMonitor({ clock: d.clock, everyMs: d.tickMs });
   const live = new LiveService({
@@ -48,6 +51,19 @@ export function createLiveArea(d: {
     polls: () => d.poller.schedule(),
     investigations: (limit) => d.investigations.running(limit),
     ...(d.study === undefined ? {} : { studies: () => d.study!.running() }),
+    ...(d.leases === undefined
+      ? {}
+      : {
+          leases: async () => {
+            const here = `${hostname()}:${process.pid}:`;
+            return (await d.leases!()).map((l) => ({
+              name: l.name,
+              holder: l.holder,
+              until: new Date(l.until_ms).toISOString(),
+              here: l.holder.startsWith(here),
+            }));
+          },
+        }),
     tick: () => ticks.seen(),
   });
   return { ticks, routes: ({ server, log, guard }: Http) => liveRoutes(server, { log, guard, live }) };

@@ -50,7 +50,17 @@ export interface LiveReport {
   investigations: LiveInvestigation[] | null;
   /** The study running now (none or one); null when not wired. */
   study: LiveJob[] | null;
+  /** Leases some host process holds now, and which (`<host>:<pid>:…`; `here`: this process); null when not wired. */
+  leases: LiveLease[] | null;
   tick: TickSeen;
+}
+
+/** A lease held now. */
+export interface LiveLease {
+  name: string;
+  holder: string;
+  until: string;
+  here: boolean;
 }
 
 /** An investigation under way. */
@@ -75,6 +85,7 @@ export interface LiveDeps {
   studies?(): Promise<LiveJob[]>;
   polls?(): Promise<PollSchedule[]>;
   investigations?(limit: number): Promise<LiveInvestigation[]>;
+  leases?(): Promise<LiveLease[]>;
   tick(): TickSeen;
 }
 
@@ -87,7 +98,7 @@ export class LiveService {
   }
 
   async live(): Promise<LiveReport> {
-    const [groups, episodes, approvals, discovery, polls, investigations, study] = await Promise.all([
+    const [groups, episodes, approvals, discovery, polls, investigations, study, leases] = await Promise.all([
       this.#d.ungrouped(),
       this.#d.openEpisodes(LIVE_LIMIT),
       this.#d.pendingApprovals(LIVE_LIMIT),
@@ -95,6 +106,7 @@ export class LiveService {
       this.#d.polls === undefined ? Promise.resolve(null) : this.#d.polls(),
       this.#d.investigations === undefined ? Promise.resolve(null) : this.#d.investigations(LIVE_LIMIT),
       this.#d.studies === undefined ? Promise.resolve(null) : this.#d.studies(),
+      this.#d.leases === undefined ? Promise.resolve(null) : this.#d.leases().then((l) => l.slice(0, LIVE_LIMIT)),
     ]);
     const debounce = groups
       .filter((g) => g.first_fired !== '')
@@ -106,6 +118,6 @@ export class LiveService {
       }))
       .sort((a, b) => (a.opened_at < b.opened_at ? -1 : a.opened_at > b.opened_at ? 1 : 0))
       .slice(0, LIVE_LIMIT);
-    return { now: this.#d.clock.now().toISOString(), debounce, episodes, approvals, discovery, polls, investigations, study, tick: this.#d.tick() };
+    return { now: this.#d.clock.now().toISOString(), debounce, episodes, approvals, discovery, polls, investigations, study, leases, tick: this.#d.tick() };
   }
 }

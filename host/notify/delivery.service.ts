@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { HOUR, MINUTE, SECOND, type Clock } from '../clock.ts';
 import type { EpisodeOutcomes } from '../episodes/episode-outcomes.ts';
 import type { OutcomeDetail } from '../episodes/episode.model.ts';
@@ -6,6 +5,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { NotifyMessage } from '../plugins/contract.ts';
 import type { Trx } from '../storage/db.ts';
+import { holderName, WORK_LEASE_MS, whileRenewing } from '../passes.ts';
 import { coalescedMail } from './coalesce.ts';
 import type { NotifySettingsRepo } from './notify-settings.repo.ts';
 import type { ChannelKind, ChannelState, Delivery, OutboxRepo } from './outbox.repo.ts';
@@ -15,7 +15,7 @@ export const FIRST_RETRY_MS = 30 * SECOND;
 /** A delivery is given up only once it has failed for at least this long. */
 export const GIVE_UP_AFTER_MS = HOUR;
 /** How long one host holds a delivery it is sending (longer than any send may take). */
-export const LEASE_MS = 2 * MINUTE;
+export const LEASE_MS = WORK_LEASE_MS;
 /** Due deliveries read per round: the most urgent first (outbox `priority`). */
 const BATCH = 500;
 /** Recipients and targets sent to at once, each on its own lane: a slow one holds up no other. */
@@ -79,7 +79,7 @@ const WITHOUT_DIAGNOSIS = 'escalated to people without a diagnosis';
 export class NotifyDelivery {
   readonly #d: DeliveryDeps;
   /** This process's name on the leases it takes. */
-  readonly holder = `notify-${randomUUID()}`;
+  readonly holder = holderName('notify');
   #running: Promise<void> = Promise.resolve();
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
@@ -110,6 +110,15 @@ export class NotifyDelivery {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
     await this.#running;
+  }
+
+  /**
+   * Gives back the deliveries this process claimed and has not recorded (shutdown), or with
+   * `everyHolder` those of any process (the start of the only host on SQLite): any host's next
+   * run sends them.
+   */
+  release(everyHolder = false): Promise<number> {
+    return this.#d.outbox.release(everyHolder ? null : this.holder);
   }
 
   async status(): Promise<NotifyStatus> {
@@ -190,27 +199,34 @@ export class NotifyDelivery {
     return mine.length;
   }
 
-  /** Sends one message to a target, or one e-mail gathering `ds` (all to one person), and records each. */
-  async #send(ds: Delivery[]): Promise<void> {
+  /** The sending itself: one message to a target, or one e-mail gathering `ds`; says how it went. */
+  async #attempt(ds: Delivery[]): Promise<{ ok: boolean; problem: string | null; how: string }> {
     const d = ds[0]!;
     const sentAt = this.#d.clock.now().toISOString();
+    if (d.channel_kind === 'email') {
+      const { subject, text } = coalescedMail(ds.map((x) => ({ event: x.event, episode: x.episode, sent_at: sentAt })));
+      // An incident e-mail that fails (a refused recipient, say) says nothing about whether sign-in
+      // codes can be sent: it leaves break-glass sign-in as it is (docs/mail.md, "Break-glass state").
+      const r = await this.#d.mail.send(d.channel, subject, text, { signInState: false });
+      return { ok: r.ok, problem: r.ok ? null : `the e-mail was not sent: ${r.reason}`, how: 'e-mail' };
+    }
+    const r = await this.#d.targets.notify(d.channel, { event: d.event, episode: d.episode, sent_at: sentAt });
+    return { ok: r.ok, problem: r.problem, how: r.kind ?? 'unknown kind' };
+  }
+
+  /** Sends one message to a target, or one e-mail gathering `ds` (all to one person), and records each. */
+  async #send(ds: Delivery[]): Promise<void> {
     let ok = false;
     let problem: string | null = null;
     let how = 'e-mail';
+    // The leases of what is being sent are renewed while the relay or target answers.
+    const ids = ds.map((x) => x.id);
     try {
-      if (d.channel_kind === 'email') {
-        const { subject, text } = coalescedMail(ds.map((x) => ({ event: x.event, episode: x.episode, sent_at: sentAt })));
-        // An incident e-mail that fails (a refused recipient, say) says nothing about whether sign-in
-        // codes can be sent: it leaves break-glass sign-in as it is (docs/mail.md, "Break-glass state").
-        const r = await this.#d.mail.send(d.channel, subject, text, { signInState: false });
-        ok = r.ok;
-        problem = r.ok ? null : `the e-mail was not sent: ${r.reason}`;
-      } else {
-        const r = await this.#d.targets.notify(d.channel, { event: d.event, episode: d.episode, sent_at: sentAt });
-        ok = r.ok;
-        problem = r.problem;
-        how = r.kind ?? 'unknown kind';
-      }
+      ({ ok, problem, how } = await whileRenewing(
+        () => this.#attempt(ds),
+        () => this.#d.outbox.renew(this.holder, ids, this.#d.clock.now().getTime() + LEASE_MS),
+        (err: unknown) => this.#d.log.warn({ err, component: 'notify' }, 'could not renew the leases of notifications being sent'),
+      ));
     } catch (e) {
       problem = `unexpected error: ${e instanceof Error ? e.message : String(e)}`;
     }

@@ -122,12 +122,22 @@ export class OutboxRepo {
 
   /** Pending deliveries due at `nowMs` whose lease is free or expired: critical first, then warning, then info; oldest first in each. */
   async due(nowMs: number, limit: number): Promise<Delivery[]> {
-    const rows = (await this.#db('notify_outbox')
-      .select(COLUMNS)
-      .where({ state: 'pending' })
-      .andWhere('next_ms', '<=', nowMs)
-      .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
-      .orderBy([{ column: 'priority', order: 'desc' }, { column: 'next_ms' }, { column: 'id' }])
+    const rows = (await this.#db('notify_outbox as o')
+      .select(COLUMNS.map((c) => `o.${c}`))
+      .where({ 'o.state': 'pending' })
+      .andWhere('o.next_ms', '<=', nowMs)
+      .andWhere((w) => w.whereNull('o.lease_until_ms').orWhere('o.lease_until_ms', '<=', nowMs))
+      // A recipient's or target's messages go in order across hosts: none while another of its
+      // messages is being sent (under a live lease), such as one a dead host held until its lease ends.
+      .whereNotExists((q) =>
+        q
+          .select(this.#db.raw('1'))
+          .from('notify_outbox as busy')
+          .whereRaw('busy.channel_kind = o.channel_kind and busy.channel = o.channel')
+          .andWhere('busy.state', 'pending')
+          .andWhere('busy.lease_until_ms', '>', nowMs),
+      )
+      .orderBy([{ column: 'o.priority', order: 'desc' }, { column: 'o.next_ms' }, { column: 'o.id' }])
       .limit(limit)) as Row[];
     return rows.map(fromRow);
   }
@@ -172,6 +182,21 @@ export class OutboxRepo {
       .andWhere((w) => w.whereNull('lease_until_ms').orWhere('lease_until_ms', '<=', nowMs))
       .update({ lease_holder: holder, lease_until_ms: untilMs });
     return n === 1;
+  }
+
+  /** Extends `holder`'s leases on these deliveries to `untilMs` (the holder renews them while it sends). */
+  async renew(holder: string, ids: readonly string[], untilMs: number): Promise<void> {
+    if (ids.length === 0) return;
+    await this.#db('notify_outbox').where({ state: 'pending', lease_holder: holder }).whereIn('id', ids).update({ lease_until_ms: untilMs });
+  }
+
+  /**
+   * Gives back the pending deliveries `holder` claimed (at shutdown), or every holder's (null: at
+   * the start of the only host process on SQLite): any host's next run takes them.
+   */
+  async release(holder: string | null): Promise<number> {
+    const q = this.#db('notify_outbox').where({ state: 'pending' }).whereNotNull('lease_holder').andWhere('lease_until_ms', '>', 0);
+    return Number(await (holder === null ? q : q.andWhere({ lease_holder: holder })).update({ lease_until_ms: 0 }));
   }
 
   /** The delivery, if `holder` still holds it (locked on MySQL for the rest of `trx`). */

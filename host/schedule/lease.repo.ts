@@ -11,7 +11,8 @@ export interface Lease {
  * conditional statement (an insert that, on a name already present, takes the row over only
  * when it has expired or is already the caller's), so of several host processes racing for it
  * exactly one wins, on SQLite and on MySQL/MariaDB alike. Expiry is decided by the time the
- * caller passes (the service's injected clock), never by the database's clock.
+ * caller passes: its lease clock (storage/database-clock.ts: the service's clock, on MySQL moved
+ * to the database's time, so that every host judges by one clock).
  */
 export class LeaseRepo {
   readonly #db: Db;
@@ -49,6 +50,16 @@ export class LeaseRepo {
   /** Gives a lease back early (only the holder can); the next taker need not wait for expiry. */
   async release(name: string, holder: string): Promise<void> {
     await this.#db('leases').where({ name, holder }).update({ until_ms: 0 });
+  }
+
+  /**
+   * Gives back every lease these holders (one host process's) hold, at shutdown, or every
+   * holder's (null: at the start of the only host process on SQLite): the next taker need not
+   * wait for them to run out.
+   */
+  async releaseAll(holders: readonly string[] | null): Promise<number> {
+    const q = this.#db('leases').where('until_ms', '>', 0);
+    return Number(await (holders === null ? q : q.whereIn('holder', holders)).update({ until_ms: 0 }));
   }
 
   /** The names of the leases these holders (one host process's) hold at `nowMs` (GET /metrics: what this host is doing). */

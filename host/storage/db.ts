@@ -4,6 +4,50 @@ import knex, { type Knex } from 'knex';
 import type { Config } from '../config.ts';
 
 export type Db = Knex;
+
+/** MySQL/MariaDB: connecting, and waiting for a pooled connection, fail after this unless told otherwise. */
+export const DEFAULT_DB_TIMEOUT_MS = 10_000;
+
+interface TimedClient {
+  config: { statementTimeoutMs?: number };
+  _query(connection: unknown, obj: unknown): Promise<unknown>;
+}
+
+/**
+ * Knex has no setting for a timeout on every statement; mysql2 has one per query (`timeout`: the
+ * query fails with PROTOCOL_SEQUENCE_TIMEOUT, and its connection is destroyed here). The mysql2
+ * client's `_query` (used by the pool and by transactions alike) is wrapped once to pass the
+ * knex instance's `statementTimeoutMs`, when one was set with `limitStatements`.
+ */
+let wrapped = false;
+function wrapMysqlQueries(client: TimedClient): void {
+  if (wrapped) return;
+  wrapped = true;
+  const proto = Object.getPrototypeOf(client) as TimedClient;
+  const query = proto._query;
+  proto._query = function (this: TimedClient, connection: unknown, obj: unknown) {
+    const ms = this.config.statementTimeoutMs;
+    if (ms !== undefined && typeof obj === 'object' && obj !== null) {
+      const o = obj as { options?: Record<string, unknown> };
+      if (o.options?.timeout === undefined) o.options = { ...o.options, timeout: ms };
+    }
+    return query.call(this, connection, obj).catch((err: unknown) => {
+      // mysql2 leaves the connection as it was: destroyed here, so the pool never hands it out again.
+      if ((err as { code?: unknown }).code === 'PROTOCOL_SEQUENCE_TIMEOUT') (connection as { destroy(): void }).destroy();
+      throw err;
+    });
+  };
+}
+
+/**
+ * MySQL/MariaDB: every statement from now on fails after `ms` (the service sets it once the
+ * migrations are done, so a long migration is not cut off). SQLite: nothing (its busy timeout applies).
+ */
+export function limitStatements(db: Knex, ms: number): void {
+  if (dialect(db) !== 'mysql') return;
+  wrapMysqlQueries(db.client as unknown as TimedClient);
+  (db.client.config as { statementTimeoutMs?: number }).statementTimeoutMs = ms;
+}
 export type Trx = Knex.Transaction;
 
 /** Which engine a Knex instance talks to; the few engine-specific statements branch on it. */
@@ -32,7 +76,7 @@ function ownerOnly(file: string): void {
  * SERVICE_DATABASE_URL is set, else the embedded SQLite file `service.db` in the data directory
  * (WAL, synchronous=NORMAL: a commit survives the process being killed; see docs/storage.md).
  */
-export function openDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>, opts: { warn?: (message: string) => void } = {}): Db {
+export function openDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>, opts: { warn?: (message: string) => void; timeoutMs?: number } = {}): Db {
   // Knex prints its own warnings with console.log unless given a sink; stdout carries JSON logs
   // (service) or --json output (CLI), so they go where the caller says, one line each.
   const sink = opts.warn ?? ((m: string) => process.stderr.write(`knex: ${m}\n`));
@@ -51,9 +95,10 @@ export function openDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>, opts: { 
         charset: 'utf8mb4',
         timezone: 'Z',
         supportBigNumbers: true,
+        connectTimeout: opts.timeoutMs ?? DEFAULT_DB_TIMEOUT_MS,
       },
       pool: { min: 0, max: 10 },
-      acquireConnectionTimeout: 10_000,
+      acquireConnectionTimeout: opts.timeoutMs ?? DEFAULT_DB_TIMEOUT_MS,
       log,
     });
   }

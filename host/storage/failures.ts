@@ -2,7 +2,7 @@
 export function isStorageFailure(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return e instanceof Error && /Knex: Timeout acquiring a connection|pool is probably full|closed/i.test(e.message);
-  return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|PROTOCOL_CONNECTION_LOST|ER_CON_COUNT_ERROR|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_IOERR.*|SQLITE_READONLY.*|SQLITE_FULL|SQLITE_CANTOPEN|SQLITE_CORRUPT)$/.test(
+  return /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|PROTOCOL_CONNECTION_LOST|PROTOCOL_SEQUENCE_TIMEOUT|ER_CON_COUNT_ERROR|ER_ACCESS_DENIED_ERROR|ER_BAD_DB_ERROR|SQLITE_BUSY|SQLITE_LOCKED|SQLITE_IOERR.*|SQLITE_READONLY.*|SQLITE_FULL|SQLITE_CANTOPEN|SQLITE_CORRUPT)$/.test(
     code,
   );
 }

@@ -16,6 +16,7 @@ import { atTheAlert, judge, readsOnlyTheAlert } from './judge.ts';
 import { pacedReads } from './paced-reads.ts';
 import { buildReport, type JudgedPair, type PairVerdict, type StudyReport } from './study-report.ts';
 import { isDuplicate, type StudyRepo, type StudyRow, type StudyState } from './study.repo.ts';
+import { holderName } from '../passes.ts';
 
 /** The study's time limit, in minutes (spec: Limits). */
 export const MIN_MINUTES = 5;
@@ -75,7 +76,7 @@ const realWait = (ms: number) => new Promise<void>((resolve) => setTimeout(resol
  */
 export class StudyService {
   readonly #d: StudyDeps;
-  readonly #holder = randomUUID();
+  readonly #holder = holderName('study');
   readonly #wait: (ms: number) => Promise<void>;
 
   /** This process's name on the study's lease (GET /metrics counts the leases this host holds). */

@@ -18,6 +18,12 @@ export interface HostProcess {
   /** The last part of what the process wrote, for failure messages. */
   output(): string;
   exited(): boolean;
+  /** Its process id (a test kills it with `process.kill(pid, 'SIGKILL')`: a crash). */
+  pid: number;
+  /** The database the hosts share (mysql://…), for a test that looks into it. */
+  databaseUrl: string;
+  /** Its exit code once it has exited (null: still running, or killed by a signal). */
+  exitCode(): number | null;
 }
 
 /**
@@ -75,6 +81,9 @@ export async function startHostProcesses(
       base: '',
       output: () => out,
       exited: () => child.exitCode !== null || child.signalCode !== null,
+      pid: child.pid!,
+      databaseUrl: url.toString(),
+      exitCode: () => child.exitCode,
     });
   }
   // Each host listens on a port of its own choosing (SERVICE_PORT=0) and prints it: a port picked

@@ -22,8 +22,9 @@ export interface ReceivedMail {
 }
 
 /** How the server answers no: `auth` refuses every login (535), `rcpt` every recipient (550),
- * `data` every message (554); null accepts. */
-export type Refusal = 'auth' | 'rcpt' | 'data' | null;
+ * `data` every message (554); `hang` reads a message and never answers (a relay that hangs);
+ * null accepts. */
+export type Refusal = 'auth' | 'rcpt' | 'data' | 'hang' | null;
 
 export interface TestSmtp {
   host: string;
@@ -35,6 +36,8 @@ export interface TestSmtp {
   password: string | null;
   /** Every accepted message, in order. */
   messages: ReceivedMail[];
+  /** Messages read and left unanswered (`refuse('hang')`). */
+  hung(): number;
   /** Makes the server refuse from now on (null: accept again). */
   refuse(how: Refusal): void;
   /** Resolves with message number `index` (0-based) once it has arrived. */
@@ -89,6 +92,7 @@ export async function startSmtp(t?: ExecutionContext, opts: SmtpOptions = {}): P
   const messages: ReceivedMail[] = [];
   const waiters: Array<() => void> = [];
   let refusal: Refusal = null;
+  let hung = 0;
   const user = opts.user ?? null;
   const password = opts.password ?? null;
 
@@ -118,6 +122,10 @@ export async function startSmtp(t?: ExecutionContext, opts: SmtpOptions = {}): P
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
+        if (refusal === 'hang') {
+          hung++;
+          return;
+        }
         if (refusal === 'data') {
           callback(Object.assign(new Error('Message refused by the test server'), { responseCode: 554 }));
           return;
@@ -164,6 +172,7 @@ export async function startSmtp(t?: ExecutionContext, opts: SmtpOptions = {}): P
     user,
     password,
     messages,
+    hung: () => hung,
     refuse: (how) => {
       refusal = how;
     },
