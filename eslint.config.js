@@ -36,6 +36,25 @@ export default tseslint.config(
     },
   },
   {
+    // Each area owns its tables: another area imports its model (<area>.model.ts) or the small
+    // service it offers, never its repo. Only host/app.ts, the composition root, builds repos of
+    // every area (its imports start with ./, not ../).
+    files: ['host/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./(\\.\\./)*[^/]+/[^/]+\\.repo\\.ts$',
+              message: "an area imports another area's model or service, never its repo (docs/architecture.md)",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests read loosely typed JSON answers (`res.body.x`) on purpose.
     files: ['test/**/*.ts', 'examples/*/test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

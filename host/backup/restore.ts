@@ -7,7 +7,7 @@ import { describeLedger } from '../doctor/ledger-words.ts';
 import { claimPidFile, DataDirInUseError, runningService } from '../install/pid-file.ts';
 import { CHECKPOINT_FILE } from '../ledger/checkpoints.ts';
 import type { VerifyReport } from '../ledger/verify.ts';
-import { LeaseRepo } from '../schedule/lease.repo.ts';
+import { liveLeases } from '../schedule/schedule.area.ts';
 import { knownMigrations } from '../storage/migrate.ts';
 import { readArchive, type Manifest } from './archive.ts';
 import { BackupProblem } from './backup-problem.ts';
@@ -132,7 +132,7 @@ async function refuseLiveHosts(config: Config, clock: Clock): Promise<void> {
   const db = openDb(config, { warn: () => undefined });
   try {
     if (!(await db.schema.hasTable('leases'))) return;
-    const live = await new LeaseRepo(db).live(clock.now().getTime());
+    const live = await liveLeases(db, clock.now().getTime());
     if (live.length > 0)
       throw new BackupProblem(
         'service_running',

@@ -4,12 +4,13 @@ import type { PeopleDirectory } from '../identity/people.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { MailService } from '../mail/mail.service.ts';
-import type { Lease } from '../schedule/lease.repo.ts';
+import type { Lease } from '../schedule/lease.model.ts';
 import { WORK_LEASE_MS, whileRenewing } from '../passes.ts';
 import { clip } from '../text.ts';
 import { dailyCron, dayIn } from './day.ts';
 import type { DigestService } from './digest.service.ts';
-import type { DigestMailState, DigestStateRepo } from './digest-state.repo.ts';
+import type { DigestStateRepo } from './digest-state.repo.ts';
+import type { DigestMailState } from './digest.model.ts';
 
 /** The lease of one day's e-mail: `digest:<YYYY-MM-DD>` (the install's time zone). */
 export const digestLease = (day: string): string => `digest:${day}`;

@@ -1,14 +1,6 @@
 import type { SettingsStore } from '../settings/settings.model.ts';
 import type { Trx } from '../storage/db.ts';
-
-/** The last daily digest e-mail: which day, whether it went to everyone, who it failed for. */
-export interface DigestMailState {
-  day: string;
-  at: string;
-  ok: boolean;
-  recipients: number;
-  failed: Array<{ to: string; reason: string }>;
-}
+import type { DigestMailState } from './digest.model.ts';
 
 /** The settings document the digest area owns (`digest_state`): the last daily send, which the doctor shows. */
 const NAME = 'digest_state';

@@ -1,10 +1,5 @@
 import { dialect, type Db } from '../storage/db.ts';
-
-export interface Lease {
-  name: string;
-  holder: string;
-  until_ms: number;
-}
+import type { Lease, Leases } from './lease.model.ts';
 
 /**
  * Leases of scheduled work, the only code that touches `leases`. A lease is taken with ONE
@@ -14,7 +9,7 @@ export interface Lease {
  * caller passes: its lease clock (storage/database-clock.ts: the service's clock, on MySQL moved
  * to the database's time, so that every host judges by one clock).
  */
-export class LeaseRepo {
+export class LeaseRepo implements Leases {
   readonly #db: Db;
 
   constructor(db: Db) {

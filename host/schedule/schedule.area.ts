@@ -3,7 +3,9 @@ import { ConnectorChecker } from './connector-checker.ts';
 import type { ConnectorService } from '../connectors/connectors.service.ts';
 import type { IntakeService } from '../intake/intake.service.ts';
 import type { Logger } from '../log.ts';
-import type { LeaseRepo } from './lease.repo.ts';
+import type { Db } from '../storage/db.ts';
+import type { Lease } from './lease.model.ts';
+import { LeaseRepo } from './lease.repo.ts';
 import { Poller } from './poller.ts';
 
 export interface ScheduleArea {
@@ -27,4 +29,9 @@ export function createScheduleArea(d: {
   const poller = new Poller({ connectors: d.connectors, intake: d.intake, leases, clock: d.clock, log: d.log, operating: d.operating });
   const connectorChecks = new ConnectorChecker({ connectors: d.connectors, leases, clock: d.clock, log: d.log, holder: poller.holder });
   return { poller, connectorChecks };
+}
+
+/** The leases live at `nowMs` on a database opened outside the running service (restore refuses to run under a live host). */
+export function liveLeases(db: Db, nowMs: number): Promise<Lease[]> {
+  return new LeaseRepo(db).live(nowMs);
 }

@@ -6,7 +6,7 @@ import type { IdentityArea } from '../identity/identity.area.ts';
 import type { PeopleDirectory } from '../identity/people.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { LeaseRepo } from '../schedule/lease.repo.ts';
+import type { Leases } from '../schedule/lease.model.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
 import { Revisions } from '../settings/revisions.ts';
 import type { SettingsStore } from '../settings/settings.model.ts';
@@ -54,7 +54,7 @@ export function createSsoArea(d: {
   identity: Pick<IdentityArea, 'sessions' | 'access' | 'limits' | 'directoryPeople'>;
   people: PeopleDirectory;
   cipher: SecretCipher;
-  leases: LeaseRepo;
+  leases: Leases;
   holder: string;
   ledger: Ledger;
   clock: Clock;

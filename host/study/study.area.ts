@@ -7,7 +7,7 @@ import type { EstateEntries } from '../investigation/retrieval.ts';
 import type { VerdictResult } from '../investigation/run-check.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { LeaseRepo } from '../schedule/lease.repo.ts';
+import type { Leases } from '../schedule/lease.model.ts';
 import type { StudyStore } from './study-store.ts';
 import { studyRoutes } from './study.routes.ts';
 import { StudyService } from './study.service.ts';
@@ -32,7 +32,7 @@ export interface StudyArea extends Area {
  * at a time with no alert. See docs/study.md.
  */
 export function createStudyArea(d: {
-  leases: LeaseRepo;
+  leases: Leases;
   store: StudyStore;
   causes: () => readonly Cause[];
   estate: EstateEntries & { addedInOrder(): Promise<string[]> };

@@ -10,7 +10,7 @@ import type { EstateEntries } from '../investigation/retrieval.ts';
 import type { VerdictResult } from '../investigation/run-check.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
-import type { LeaseRepo } from '../schedule/lease.repo.ts';
+import type { Leases } from '../schedule/lease.model.ts';
 import { clip } from '../text.ts';
 import { atTheAlert, judge, readsOnlyTheAlert } from './judge.ts';
 import { pacedReads } from './paced-reads.ts';
@@ -49,7 +49,7 @@ export interface StudyView {
 
 export interface StudyDeps {
   repo: StudyRepo;
-  leases: LeaseRepo;
+  leases: Leases;
   causes: () => readonly Cause[];
   /** The estate's added services, earliest first, and each one's entry. */
   estate: EstateEntries & { addedInOrder(): Promise<string[]> };

@@ -1,5 +1,5 @@
 /** The digest component of doctor: the last daily digest e-mail and when the next is due. */
-import type { DigestMailState } from '../../digest/digest-state.repo.ts';
+import type { DigestMailState } from '../../digest/digest.model.ts';
 import { part, plural, type Part } from '../part.ts';
 
 /** What doctor reads of the daily digest (DigestMailer.status() fits as it is). */
