@@ -122,7 +122,7 @@ export function checkSettingsSchema(manifest: PluginManifest): void {
       const schema = d[part];
       if (schema === undefined) continue;
       try {
-        addFormats(new Ajv({ strict: true, allErrors: true, logger: false })).compile(schema);
+        addFormats(new Ajv({ strict: true, allowUnionTypes: true, allErrors: true, logger: false })).compile(schema);
       } catch (e) {
         throw new PluginProblem(`reads.${cap}.${part} is not a usable JSON Schema (${firstLine(e)})`);
       }
