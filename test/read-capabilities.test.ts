@@ -99,6 +99,15 @@ test('a capability a vendor connector declares is read by a vendor pack through 
   const tested = await ta.call('POST', '/v1/connectors/test', { body: { kind: 'tickets', settings: { token: SECRET } } });
   t.deepEqual(tested.body.found, { may_read: ['tk/garbage', 'tk/huge', 'tk/open', 'tk/wrong'] }, "the connector's test is handed the packs' declarations");
   t.is((await ta.call('PUT', '/v1/connectors/desk', { body: { kind: 'tickets', settings: { token: SECRET } } })).status, 201);
+  const unlinked = await ta.call('POST', '/v1/checks/run', { body: { service: 'pay', cause: 'tk/reads' } });
+  t.like(
+    unlinked.body.verdicts[0],
+    { verdict: 'unknown', obstacle: 'nothing connected can read it' },
+    'the one connector configured is not read unless linked',
+  );
+  t.regex(unlinked.body.verdicts[0].reason, /the estate links no connector that reads tickets to pay \(desk reads it\)/);
+  const linked = await ta.call('PUT', '/v1/estate/overrides', { body: { services: { pay: { links: [{ kind: 'database', name: 'payments-tickets', connector: 'desk' }] } } } });
+  t.is(linked.status, 200, JSON.stringify(linked.body));
 
   t.is(
     (

@@ -74,6 +74,27 @@ export function chooseConnector(capability: ReadCapability, service: CheckServic
 }
 
 /**
+ * Chooses the connector of a capability a connector declares (plugin API 1.5, `sql` and a
+ * vendor's own): only one the estate links to the service. Unlike `metrics`, never the only one
+ * configured: a database or a ticket queue is one service's, and reading another's would prove a
+ * cause on the wrong system.
+ */
+export function chooseLinked(capability: ReadCapability, service: CheckService, readable: ReadableConnector[]): Choice {
+  const linked = new Set(service.links.map((l) => l.connector).filter((n): n is string => n !== undefined));
+  const mine = readable.filter((r) => linked.has(r.name));
+  if (mine.length === 0 && readable.length > 0)
+    return {
+      ok: false,
+      obstacle: 'nothing connected can read it',
+      problem: `the estate links no connector that reads ${capability} to ${service.name} (${readable
+        .slice(0, 5)
+        .map((r) => r.name)
+        .join(', ')} read${readable.length === 1 ? 's' : ''} it): name one in a link of the service`,
+    };
+  return chooseConnector(capability, service, mine);
+}
+
+/**
  * The readers of checks on one service, bound to the connectors the estate links to it (chosen
  * once per investigation), to the ledger and to the host's HTTP client. Every read is cut off at
  * the check's deadline; a read that cannot be made throws a ReadFailure with its obstacle.
@@ -89,7 +110,7 @@ export async function liveSource(
   // Every other capability the causes read that the host does not serve itself: a connector declares it (plugin API 1.5).
   const others = new Map<string, Choice>();
   for (const cap of new Set(capabilities))
-    if (!(cap in HOST_READS) && cap !== 'metrics' && cap !== 'changes') others.set(cap, chooseConnector(cap, service, await d.connectors.readable(cap)));
+    if (!(cap in HOST_READS) && cap !== 'metrics' && cap !== 'changes') others.set(cap, chooseLinked(cap, service, await d.connectors.readable(cap)));
   for (const c of others.values()) if (c.ok) secrets.push(...(await d.connectors.secretsOf(c.name)));
   const changeConnectors = await d.connectors.readable('changes');
   const repoLinks = service.links.filter((l) => l.kind === 'repository');
