@@ -108,6 +108,8 @@ export async function check(
   const cause: Cause | null = catalogue.get(id);
   if (cause === null) throw new Error(`cause ${id} is not loaded`);
   const at = new Date().toISOString();
+  // An sql connector is read only when the estate links it to the service (live-readers.ts chooseLinked).
+  if (opts.sql !== undefined) svc = { ...svc, links: [...svc.links, { kind: 'database', name: svc.name, connector: opts.sql.kind, certain: true }] };
   const inputs: CheckInputs = {
     episode: { id: 'live', service: svc.name, opened_at: opts.openedAt ?? at },
     at,
