@@ -106,7 +106,9 @@ test('a capability a vendor connector declares is read by a vendor pack through 
     'the one connector configured is not read unless linked',
   );
   t.regex(unlinked.body.verdicts[0].reason, /the estate links no connector that reads tickets to pay \(desk reads it\)/);
-  const linked = await ta.call('PUT', '/v1/estate/overrides', { body: { services: { pay: { links: [{ kind: 'database', name: 'payments-tickets', connector: 'desk' }] } } } });
+  const linked = await ta.call('PUT', '/v1/estate/overrides', {
+    body: { services: { pay: { links: [{ kind: 'database', name: 'payments-tickets', connector: 'desk' }] } } },
+  });
   t.is(linked.status, 200, JSON.stringify(linked.body));
 
   t.is(
