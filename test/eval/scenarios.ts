@@ -57,7 +57,7 @@ export interface World {
   fillRedisTo(name: string, ratio: number): Promise<void>;
   /** Cancels the consumer of the service's queue while its publisher goes on (servers.ts). */
   stopConsumer(name: string): Promise<void>;
-  /** A session of the service's PostgreSQL holds a row lock, its transaction left open, and two others wait on it (servers.ts). */
+  /** A session of the service's PostgreSQL or MariaDB holds a row lock, its transaction left open, and two others wait on it (servers.ts). */
   holdLock(name: string): Promise<void>;
 }
 
@@ -368,6 +368,14 @@ SCENARIOS.push(
     trigger: { alert: 'PostgresqlIdleInTransaction', labels: job('payments-pg') },
     inject: (w) => w.holdLock('payments'),
     expect: () => ({ placed: 'payments', top: ['postgres/blocking-session'], mayHold: ['postgres/long-transaction'] }),
+  },
+  {
+    id: 'mariadb-lock-wait',
+    injects: 'a transaction updates a row and stays open; two of the app transactions wait on the row lock (InnoDB)',
+    service: { name: 'cards', technologies: ['nodejs', 'mariadb'], servers: { mariadb: true } },
+    trigger: { alert: 'MysqlInnodbRowLockWaits', labels: job('cards-mysql') },
+    inject: (w) => w.holdLock('cards'),
+    expect: () => ({ placed: 'cards', top: ['mysql/lock-waits'] }),
   },
   {
     id: 'near-redis',
