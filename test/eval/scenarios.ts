@@ -372,10 +372,10 @@ SCENARIOS.push(
   {
     id: 'mariadb-lock-wait',
     injects: 'a transaction updates a row and stays open; two of the app transactions wait on the row lock (InnoDB)',
-    service: { name: 'cards', technologies: ['nodejs', 'mariadb'], servers: { mariadb: true } },
-    trigger: { alert: 'MysqlInnodbRowLockWaits', labels: job('cards-mysql') },
-    inject: (w) => w.holdLock('cards'),
-    expect: () => ({ placed: 'cards', top: ['mysql/lock-waits'] }),
+    service: { name: 'card-limits', technologies: ['nodejs', 'mariadb'], servers: { mariadb: true } },
+    trigger: { alert: 'MysqlInnodbRowLockWaits', labels: job('card-limits-mysql') },
+    inject: (w) => w.holdLock('card-limits'),
+    expect: () => ({ placed: 'card-limits', top: ['mysql/lock-waits'] }),
   },
   {
     id: 'near-redis',
