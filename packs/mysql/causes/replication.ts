@@ -6,8 +6,8 @@ const ID = 'mysql/replication';
 /**
  * `mysql/replication`: a replica's replication is stopped (its IO or SQL thread not running,
  * `mysql_slave_status_slave_io_running` / `_sql_running` 0) or it is `max_lag_s` or more behind
- * (`mysql_slave_status_seconds_behind_master`), at the check's moment. A server with no
- * slave-status series is no replica: ruled out.
+ * (`mysql_slave_status_seconds_behind_master`), at the check's moment. A server its exporter
+ * reads (`mysql_up`) with no slave-status series is no replica: ruled out.
  */
 export const replication: CauseDefinition = {
   id: ID,
@@ -26,6 +26,13 @@ export const replication: CauseDefinition = {
     if (!placed.ok) return { verdict: 'unknown', obstacle: placed.obstacle, reason: placed.reason };
     const p = placed.placement;
     const where = describedAll(p);
+    const up = await ctx.metrics.query(overAll(p, (s) => `mysql_up{${s}}`));
+    if (up.samples.length === 0)
+      return {
+        verdict: 'unknown',
+        obstacle: "the data isn't there",
+        reason: `no mysql_up series for ${where}: link the targets of its prometheus-mysqld-exporter`,
+      };
     const io = await ctx.metrics.query(overAll(p, (s) => `min by (instance) (mysql_slave_status_slave_io_running{${s}})`));
     const sqlT = await ctx.metrics.query(overAll(p, (s) => `min by (instance) (mysql_slave_status_slave_sql_running{${s}})`));
     const lag = await ctx.metrics.query(overAll(p, (s) => `max by (instance) (mysql_slave_status_seconds_behind_master{${s}})`));
