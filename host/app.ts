@@ -58,6 +58,7 @@ import { createMetricsArea } from './metrics/metrics.area.ts';
 import type { NotifyDelivery } from './notify/delivery.service.ts';
 import { createNotifyArea } from './notify/notify.area.ts';
 import { createOnCall } from './notify/on-call.ts';
+import { withDeclaredReads } from './plugins/capabilities.ts';
 import { loadPlugins, pluginDirs, type PluginRegistry } from './plugins/loader.ts';
 import { createPolicyArea } from './policy/policy.area.ts';
 import { createScheduleArea } from './schedule/schedule.area.ts';
@@ -210,7 +211,8 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     witnesses: ledgerWitnesses,
     close: closeLedger,
   } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log, witnesses: config.ledgerWitnesses }));
-  const plugins = await loadPlugins({ dirs: pluginDirs(config), log });
+  // A pack reading a capability nothing loaded offers is broken (capabilities.ts).
+  const plugins = withDeclaredReads(await loadPlugins({ dirs: pluginDirs(config), log }));
   // The packs' causes: the estate checks services' check_settings against them, the investigation runs them.
   const causes = new CauseCatalogue(plugins);
   for (const b of plugins.broken) {

@@ -267,7 +267,8 @@ function history(t: ExecutionContext) {
 }
 
 test('the connector declares that it reads changes', (t) => {
-  t.deepEqual(plugin.reads, ['changes']);
+  const manifest = JSON.parse(readFileSync(new URL('../plugins/connectors/git/plugin.json', import.meta.url), 'utf8'));
+  t.deepEqual(Object.keys(manifest.reads), ['changes'], 'in its manifest (plugin API 1.5)');
   t.is(typeof plugin.changes, 'function');
 });
 

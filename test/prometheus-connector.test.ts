@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import type { ConnectorContext, ConnectorPluginWithCapabilities, ConnectorRangeRequest } from '../host/plugins/contract.ts';
 import { pluginHttp } from '../host/plugins/http-client.ts';
 import connector from '../plugins/connectors/prometheus/index.ts';
@@ -102,7 +103,8 @@ function callContext(settings: Record<string, unknown>): ConnectorContext {
 
 prometheusTest('prometheus: range reads a matrix from a real server; a bad step, too many points and a reversed window are problems', async (t) => {
   const plugin = connector as ConnectorPluginWithCapabilities;
-  t.deepEqual(plugin.reads, ['metrics'], "the kind serves the checks' metrics capability");
+  const manifest = JSON.parse(readFileSync(new URL('../plugins/connectors/prometheus/plugin.json', import.meta.url), 'utf8'));
+  t.deepEqual(Object.keys(manifest.reads), ['metrics'], "the kind serves the checks' metrics capability (its manifest, plugin API 1.5)");
   const prom = await startPrometheus(t);
   const ctx = callContext({ url: prom.base, timeout_s: 5 });
   const range = (r: ConnectorRangeRequest) => plugin.range!(ctx, r);

@@ -127,7 +127,7 @@ export class ConnectorTests {
       c: { name, kind: type.name, type, settings, secrets },
       timeoutMs,
       log: this.#d.log,
-      call: (ctx) => type.plugin.test(ctx),
+      call: (ctx) => type.plugin.test(Object.keys(type.named).length === 0 ? ctx : { ...ctx, named: type.named }),
     });
     const took = Math.round(performance.now() - started);
     const base = { kind: type.name, version: type.version, took_ms: took, timeout_s: timeoutMs / 1000, checked_at: this.#d.clock.now().toISOString() };

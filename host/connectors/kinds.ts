@@ -1,6 +1,6 @@
 import { AppError } from '../errors.ts';
 import type { BrokenPlugin, LoadedPlugin } from '../plugins/loader.ts';
-import type { ActionDeclaration, ConnectorPlugin, SettingsSchema } from '../plugins/contract.ts';
+import type { ActionDeclaration, ConnectorPlugin, PackPlugin, ReadDeclaration, SettingsSchema } from '../plugins/contract.ts';
 import { destinationPointers, fieldName, secretPointers, settingsValidator, type Pointer } from './settings-schema.ts';
 
 /** A connector kind: the loaded plugin of that name, its schema, secrets and validator. */
@@ -19,6 +19,21 @@ export interface ConnectorKind {
   plugin: ConnectorPlugin & Record<string, unknown>;
   /** The action kinds its manifest declares (plugin API 1.2), by name. */
   actions: ReadonlyMap<string, KindAction>;
+  /** The read capabilities it offers checks (its manifest's `reads`, plugin API 1.5; or, before, its export's `reads` array), by name. */
+  reads: ReadonlyMap<string, KindRead>;
+  /** For its capabilities with `named`: the loaded packs' declarations, by capability then `<pack>/<name>` (handed to `test`). */
+  named: Record<string, Record<string, Record<string, unknown>>>;
+}
+
+/** A read capability of a connector kind, its schemas compiled once. A capability declared only in the old `reads` array has no schemas: nothing is validated. */
+export interface KindRead {
+  declaration: ReadDeclaration | null;
+  /** null when a check's request fits the `request` schema, else what is wrong. */
+  validateRequest(request: unknown): string | null;
+  /** null when the connector's answer fits the `answer` schema, else what is wrong. */
+  validateAnswer(answer: unknown): string | null;
+  /** For a capability with `named`: null when a pack's declaration fits, else what is wrong; null itself when there is no `named`. */
+  validateNamed: ((declared: unknown) => string | null) | null;
 }
 
 /**
@@ -47,6 +62,8 @@ export interface CatalogueEntry {
   capabilities: string[];
   /** The action kinds it performs (plugin API 1.2), as {@link KindAction} narrows them; `{}` for none. */
   actions: Record<string, ActionDeclaration>;
+  /** The read capabilities it offers checks (plugin API 1.5), as its manifest declares them (null: declared before 1.5, without schemas). */
+  reads: Record<string, ReadDeclaration | null>;
 }
 
 /** The connector kinds of the loaded plugins (the newest compatible version of each name). */
@@ -56,6 +73,7 @@ export class ConnectorKinds {
 
   constructor(loaded: LoadedPlugin[], broken: BrokenPlugin[] = []) {
     this.#broken = broken;
+    const packs = loaded.filter((p) => p.kind === 'pack').map((p) => ({ name: p.name, named: (p.plugin as PackPlugin).named ?? {} }));
     for (const p of loaded) {
       if (p.kind !== 'connector' || p.manifest.settings === undefined) continue;
       const schema = p.manifest.settings;
@@ -69,6 +87,7 @@ export class ConnectorKinds {
         validate: settingsValidator(schema),
         plugin: p.plugin as ConnectorPlugin & Record<string, unknown>,
         actions: kindActions(p.manifest.actions ?? {}, p.plugin as Record<string, unknown>),
+        ...kindReads(p.manifest.reads ?? {}, (p.plugin as { reads?: unknown }).reads, packs),
       });
     }
   }
@@ -108,6 +127,7 @@ export class ConnectorKinds {
           ...(typeof k.plugin.discover === 'function' ? ['discover'] : []),
           ...(typeof k.plugin.notify === 'function' ? ['notify'] : []),
         ],
+        reads: Object.fromEntries([...k.reads].map(([name, r]) => [name, r.declaration])),
         actions: Object.fromEntries([...k.actions].map(([name, a]) => [name, a.declaration])),
       }));
   }
@@ -133,4 +153,32 @@ function kindActions(declared: Record<string, ActionDeclaration>, plugin: Record
     out.set(name, { declaration, problem, validate });
   }
   return out;
+}
+
+/** The manifest's read declarations (and the old `reads` array), each schema compiled once; the packs' declarations for those with `named`. */
+function kindReads(
+  declared: Record<string, ReadDeclaration>,
+  legacy: unknown,
+  packs: Array<{ name: string; named: NonNullable<PackPlugin['named']> }>,
+): { reads: Map<string, KindRead>; named: Record<string, Record<string, Record<string, unknown>>> } {
+  const reads = new Map<string, KindRead>();
+  const named: Record<string, Record<string, Record<string, unknown>>> = {};
+  const any = () => null;
+  for (const cap of Array.isArray(legacy) ? legacy.filter((x): x is string => typeof x === 'string') : [])
+    reads.set(cap, { declaration: null, validateRequest: any, validateAnswer: any, validateNamed: null });
+  for (const [cap, d] of Object.entries(declared).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    // The loader compiled each schema already (checks.ts), so these do not throw.
+    reads.set(cap, {
+      declaration: d,
+      validateRequest: settingsValidator(d.request, 'request'),
+      validateAnswer: settingsValidator(d.answer, 'answer'),
+      validateNamed: d.named === undefined ? null : settingsValidator(d.named, `named ${cap}`),
+    });
+    if (d.named !== undefined) {
+      const mine: Record<string, Record<string, unknown>> = {};
+      for (const p of packs) for (const [name, v] of Object.entries(p.named[cap] ?? {})) mine[`${p.name}/${name}`] = v;
+      if (Object.keys(mine).length > 0) named[cap] = mine;
+    }
+  }
+  return { reads, named };
 }

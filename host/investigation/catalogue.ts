@@ -13,6 +13,8 @@ export interface Cause {
   /** Causes it explains when both hold on a common subject (it then ranks above them). */
   explains: string[];
   reads: ReadCapability[];
+  /** Its pack's declarations for capabilities that read only declared things (`sql` statements), by capability then name. */
+  named: Readonly<Record<string, Readonly<Record<string, Record<string, unknown>>>>>;
   defaults: Record<string, number | string | boolean>;
   applies: Applicability;
   check: CauseDefinition['check'];
@@ -44,6 +46,7 @@ export class CauseCatalogue {
     for (const p of registry.loaded) {
       if (p.kind !== 'pack') continue;
       const defs = (p.plugin as PackPlugin).causes;
+      const named = structuredClone((p.plugin as PackPlugin).named ?? {});
       for (const d of defs) {
         causes.push({
           id: d.id,
@@ -52,6 +55,7 @@ export class CauseCatalogue {
           specificity: d.specificity,
           explains: [...(d.explains ?? [])],
           reads: [...d.reads],
+          named,
           defaults: { ...(d.settings ?? {}) },
           applies: applicability(d.applies),
           check: d.check.bind(d),

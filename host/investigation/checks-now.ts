@@ -50,7 +50,12 @@ export async function checksNow(
     throw new AppError('not_found', req.cause === null ? 'no pack is loaded: there is no cause to check' : `no loaded pack declares cause ${req.cause}`);
   const at = req.at.toISOString();
   const inputs = outsideEpisode(req.service, await d.estate.find(req.service), at, req.asked === true ? 'asked' : 'now');
-  const source = await liveSource({ connectors: d.connectors, ledger: d.ledger }, inputs.service, at);
+  const source = await liveSource(
+    { connectors: d.connectors, ledger: d.ledger },
+    inputs.service,
+    at,
+    causes.flatMap((c) => c.reads),
+  );
   if (req.record)
     await d.ledger.append({
       type: 'check.started',

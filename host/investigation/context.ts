@@ -10,6 +10,7 @@ import type {
   Obstacle,
   PluginLog,
   ReadCapability,
+  CapabilityReading,
   RelatedEpisode,
 } from '../plugins/contract.ts';
 import { packLibrary } from '../plugins/lib/index.ts';
@@ -22,6 +23,18 @@ export interface Readers {
   changes: ChangesReader;
   http: HttpReader;
   ledger: LedgerReader;
+  /**
+   * Any capability a connector declares (plugin API 1.5): the request as the check gave it and,
+   * for a capability that reads only declared things, the reading pack's declaration it names.
+   */
+  read(capability: ReadCapability, request: Record<string, unknown>, declared?: DeclaredRead): Promise<CapabilityReading>;
+}
+
+/** A pack's declaration a read names (`sql` statements): the connector receives it, never text from the check. */
+export interface DeclaredRead {
+  pack: string;
+  name: string;
+  value: Record<string, unknown>;
 }
 
 /** Where a check's readers come from: made per check with its abort signal. */
@@ -71,6 +84,25 @@ export function checkContext(cause: Cause, inputs: CheckInputs, source: ReaderSo
     changes: Object.freeze({ since: guard('changes', r.changes.since.bind(r.changes)) }),
     http: Object.freeze({ get: guard('http', r.http.get.bind(r.http)) }),
     ledger: Object.freeze({ events: guard('ledger', r.ledger.events.bind(r.ledger)) }),
+    read: async (capability: ReadCapability, request: Record<string, unknown>) => {
+      const cap = String(capability);
+      if (!cause.reads.includes(cap))
+        throw readFailure('the read was refused or failed', `cause ${cause.id} does not declare that it reads ${cap.slice(0, 40)}`);
+      if (signal.aborted) throw readFailure('the read was refused or failed', 'the check was cut off');
+      if (typeof request !== 'object' || request === null || Array.isArray(request))
+        throw readFailure('the read was refused or failed', `a ${cap} read takes an object`);
+      const given = structuredClone(request);
+      const mine = cause.named[cap];
+      const name = given.name;
+      // A name the pack declared is resolved here, from the pack's own code: a check cannot hand the connector text of its own.
+      let declared: DeclaredRead | undefined;
+      if (mine !== undefined) {
+        if (typeof name !== 'string' || mine[name] === undefined)
+          throw readFailure('the read was refused or failed', `pack ${cause.pack} declares no ${cap} named "${String(name).slice(0, 64)}"`);
+        declared = { pack: cause.pack, name, value: structuredClone(mine[name]) };
+      }
+      return r.read(cap, given, declared);
+    },
     log: Object.freeze({ info: log.info.bind(log), warn: log.warn.bind(log), error: log.error.bind(log) }),
     lib: packLibrary,
     signal,

@@ -147,8 +147,13 @@ export class InvestigationService {
       return;
     }
     const { inputs } = await retrieve({ episodes: this.#d.episodes, estate: this.#d.estate }, episode, now.getTime());
-    const source = await liveSource({ connectors: this.#d.connectors, ledger }, inputs.service, inputs.at);
     const causes = this.#d.catalogue.causes.filter((cause) => applies(cause.applies, inputs.signals, inputs.service));
+    const source = await liveSource(
+      { connectors: this.#d.connectors, ledger },
+      inputs.service,
+      inputs.at,
+      causes.flatMap((cause) => cause.reads),
+    );
     const hourBefore = new Date(Date.parse(inputs.at) - 3600_000).toISOString();
     const changes = (await serviceEvents(ledger, c.service, 'human.', hourBefore, 100)).filter((e) => e.type === 'human.deploy' || e.type === 'human.action');
     await ledger.append({
@@ -319,7 +324,7 @@ export class InvestigationService {
     const { inputs } = await retrieve({ episodes: this.#d.episodes, estate: this.#d.estate }, episode, now.getTime());
     const at = now.toISOString();
     const current = { ...inputs, at };
-    const source = await liveSource({ connectors: this.#d.connectors, ledger: this.#d.ledger }, current.service, at);
+    const source = await liveSource({ connectors: this.#d.connectors, ledger: this.#d.ledger }, current.service, at, cause.reads);
     const [verdict] = await this.checkAll([cause], current, source);
     return verdict ?? null;
   }

@@ -12,10 +12,12 @@ import type {
   MetricSeries,
   Obstacle,
   ReadCapability,
+  CapabilityReading,
   ServiceEvent,
 } from '../plugins/contract.ts';
 import { pluginHttp } from '../plugins/http-client.ts';
 import { clip } from '../text.ts';
+import { HOST_READS } from '../plugins/capabilities.ts';
 import type { ReaderSource, Readers } from './context.ts';
 import { readFailure } from './read-failure.ts';
 
@@ -67,8 +69,29 @@ export function chooseConnector(capability: ReadCapability, service: CheckServic
   return {
     ok: false,
     obstacle: 'nothing connected can read it',
-    problem: `no connector reads ${capability}: add one (${capability === 'metrics' ? 'prometheus' : 'git'})`,
+    problem: `no connector reads ${capability}: add one (${capability === 'metrics' ? 'prometheus' : capability === 'changes' ? 'git' : `a kind that declares ${capability}`})`,
   };
+}
+
+/**
+ * Chooses the connector of a capability a connector declares (plugin API 1.5, `sql` and a
+ * vendor's own): only one the estate links to the service. Unlike `metrics`, never the only one
+ * configured: a database or a ticket queue is one service's, and reading another's would prove a
+ * cause on the wrong system.
+ */
+export function chooseLinked(capability: ReadCapability, service: CheckService, readable: ReadableConnector[]): Choice {
+  const linked = new Set(service.links.map((l) => l.connector).filter((n): n is string => n !== undefined));
+  const mine = readable.filter((r) => linked.has(r.name));
+  if (mine.length === 0 && readable.length > 0)
+    return {
+      ok: false,
+      obstacle: 'nothing connected can read it',
+      problem: `the estate links no connector that reads ${capability} to ${service.name} (${readable
+        .slice(0, 5)
+        .map((r) => r.name)
+        .join(', ')} read${readable.length === 1 ? 's' : ''} it): name one in a link of the service`,
+    };
+  return chooseConnector(capability, service, mine);
 }
 
 /**
@@ -76,11 +99,22 @@ export function chooseConnector(capability: ReadCapability, service: CheckServic
  * once per investigation), to the ledger and to the host's HTTP client. Every read is cut off at
  * the check's deadline; a read that cannot be made throws a ReadFailure with its obstacle.
  */
-export async function liveSource(d: { connectors: ConnectorReads; ledger: LedgerFinder }, service: CheckService, at: string): Promise<ReaderSource> {
+export async function liveSource(
+  d: { connectors: ConnectorReads; ledger: LedgerFinder },
+  service: CheckService,
+  at: string,
+  capabilities: readonly ReadCapability[] = [],
+): Promise<ReaderSource> {
+  const secrets: string[] = [];
   const metrics = chooseConnector('metrics', service, await d.connectors.readable('metrics'));
+  // Every other capability the causes read that the host does not serve itself: a connector declares it (plugin API 1.5).
+  const others = new Map<string, Choice>();
+  for (const cap of new Set(capabilities))
+    if (!(cap in HOST_READS) && cap !== 'metrics' && cap !== 'changes') others.set(cap, chooseLinked(cap, service, await d.connectors.readable(cap)));
+  for (const c of others.values()) if (c.ok) secrets.push(...(await d.connectors.secretsOf(c.name)));
   const changeConnectors = await d.connectors.readable('changes');
   const repoLinks = service.links.filter((l) => l.kind === 'repository');
-  const secrets = metrics.ok ? await d.connectors.secretsOf(metrics.name) : [];
+  secrets.push(...(metrics.ok ? await d.connectors.secretsOf(metrics.name) : []));
   for (const l of repoLinks) if (l.connector !== undefined) secrets.push(...(await d.connectors.secretsOf(l.connector)));
 
   const readers = (signal: AbortSignal, deadline: () => number): Readers => {
@@ -155,10 +189,26 @@ export async function liveSource(d: { connectors: ConnectorReads; ledger: Ledger
       ledger: {
         events: async (f) => serviceEvents(d.ledger, service.name, f.type, f.since, Math.min(1000, Math.max(1, f.limit ?? 100))),
       },
+      read: async (capability, request, declared): Promise<CapabilityReading> => {
+        const choice = others.get(capability);
+        if (choice === undefined)
+          throw readFailure('the read was refused or failed', `${capability} is not read with ctx.read: use its own reader (ctx.${capability})`);
+        if (!choice.ok) throw readFailure(choice.obstacle, choice.problem);
+        const r = await d.connectors.read(choice.name, 'read', { capability, request, ...(declared === undefined ? {} : { declared }) }, left());
+        if (signal.aborted) throw readFailure('the read was refused or failed', 'the check was cut off');
+        if (!r.ok) throw readFailure('the read was refused or failed', `${choice.name}: ${r.problem}`);
+        const named = declared === undefined ? '' : ` ${declared.pack}/${declared.name}`;
+        const shown = typeof r.value.shown === 'string' ? r.value.shown : `${capability}${named}`;
+        return { source: choice.name, query: clip(shown, 4000, '…'), at: new Date().toISOString(), answer: r.value.answer ?? null };
+      },
     };
   };
   return {
-    obstacle: (cap) => (cap === 'metrics' && !metrics.ok ? { obstacle: metrics.obstacle, problem: metrics.problem } : null),
+    obstacle: (cap) => {
+      if (cap === 'metrics') return metrics.ok ? null : { obstacle: metrics.obstacle, problem: metrics.problem };
+      const c = others.get(cap);
+      return c === undefined || c.ok ? null : { obstacle: c.obstacle, problem: c.problem };
+    },
     readers: (signal, deadline) => readers(signal, () => deadline),
     secrets: () => secrets,
   };

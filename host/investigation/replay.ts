@@ -58,6 +58,12 @@ export interface Scenario {
     };
     http?: Array<{ url: string; status?: number; excerpt?: string; took_ms?: number; problem?: string; failure?: HttpFailure }>;
     ledger?: ServiceEvent[];
+    /**
+     * Answers of capabilities read with `ctx.read` (plugin API 1.5), such as `sql`: matched by
+     * capability and the declaration's `name` (and `params`, when recorded); `shown` is the query
+     * the evidence names (default `<capability> <pack>/<name>`).
+     */
+    reads?: Array<{ capability: string; name?: string; params?: unknown; answer?: unknown; shown?: string; fail?: RecordedFailure }>;
   };
 }
 
@@ -168,6 +174,19 @@ export function replaySource(s: Scenario): ReaderSource {
           .filter((e) => (type === undefined ? true : type.endsWith('.') ? e.type.startsWith(type) : e.type === type) && Date.parse(e.at) >= since)
           .slice(0, f.limit ?? 100);
       },
+    },
+    read: async (capability, request, declared) => {
+      const r = a.reads?.find(
+        (x) =>
+          x.capability === capability &&
+          (x.name === undefined || x.name === request.name) &&
+          (x.params === undefined || JSON.stringify(x.params) === JSON.stringify(request.params)),
+      );
+      const what = `${capability}${typeof request.name === 'string' ? ` ${request.name}` : ''}`;
+      if (r === undefined) throw notRecorded(what);
+      if (r.fail !== undefined) throw failed(r.fail);
+      const shown = r.shown ?? `${capability}${declared === undefined ? '' : ` ${declared.pack}/${declared.name}`}`;
+      return { source: a.source ?? capability, query: shown, at: s.at, answer: structuredClone(r.answer ?? null) };
     },
   };
   return {

@@ -118,6 +118,16 @@ export function checkSettingsSchema(manifest: PluginManifest): void {
   } catch (e) {
     throw new PluginProblem(`settings is not a usable JSON Schema (${firstLine(e)})`);
   }
+  for (const [cap, d] of Object.entries(manifest.reads ?? {}))
+    for (const part of ['request', 'answer', 'named'] as const) {
+      const schema = d[part];
+      if (schema === undefined) continue;
+      try {
+        addFormats(new Ajv({ strict: true, allowUnionTypes: true, allErrors: true, logger: false })).compile(schema);
+      } catch (e) {
+        throw new PluginProblem(`reads.${cap}.${part} is not a usable JSON Schema (${firstLine(e)})`);
+      }
+    }
 }
 
 /** The contract module: the one file outside its folder a plugin may name, and only in `import type`. */

@@ -47,6 +47,34 @@ export interface PluginManifest {
    * (`silence`, `revert`, `runbook`). See {@link ActionDeclaration} and "Actions" below.
    */
   actions?: Record<string, ActionDeclaration>;
+  /**
+   * Connectors only (plugin API 1.5): the read capabilities the connector offers to checks, by
+   * capability name (`metrics`, `changes`, `sql`). See {@link ReadDeclaration}. A capability is a
+   * connector's to add: the host routes and guards the reads without knowing what they mean.
+   */
+  reads?: Record<string, ReadDeclaration>;
+}
+
+/**
+ * A read capability a connector declares in its manifest (plugin API 1.5). Read-only by
+ * construction: the host reaches it only through the connector's `read` (or, for `metrics` and
+ * `changes`, `query`, `range`, `changes`), from a check context that has no way to change anything,
+ * and validates what goes in and what comes back against the schemas here.
+ */
+export interface ReadDeclaration {
+  /** What it reads, for people. */
+  description: string;
+  /** A JSON Schema (draft-07) of the request a check hands `ctx.read(capability, request)`; the host refuses any other. */
+  request: SettingsSchema;
+  /** A JSON Schema (draft-07) of `answer` in what the connector answers; the host refuses any other. */
+  answer: SettingsSchema;
+  /**
+   * When present, the capability reads only what a pack declared (its {@link PackPlugin.named}),
+   * never text a check makes up from an alert: a request must name (`request.name`) one of the
+   * reading pack's declarations of this capability, which must match this JSON Schema, and the
+   * connector receives that declaration as `declared`. `sql` uses it for its named statements.
+   */
+  named?: SettingsSchema;
 }
 
 /** An action kind a connector declares in its manifest. */
@@ -173,6 +201,12 @@ export interface ConnectorPlugin {
 export interface PackPlugin {
   /** The causes the pack can check; each id is `<pack name>/<cause>`. */
   causes: CauseDefinition[];
+  /**
+   * What the pack declares for capabilities that read only declared things (plugin API 1.5; see
+   * {@link ReadDeclaration.named}), by capability, then by name: the `sql` statements its causes
+   * run, such as `{ sql: { 'blocking-sessions': { dialect: 'postgres', text: 'SELECT …' } } }`.
+   */
+  named?: Record<string, Record<string, Record<string, unknown>>>;
 }
 
 /** The object an entry module default-exports, by kind. */
@@ -212,6 +246,12 @@ export interface ConnectorContext<S extends Record<string, unknown> = Record<str
    * host by handing in any object with the same `request` method.
    */
   http: PluginHttp;
+  /**
+   * In `test` only (plugin API 1.5): the loaded packs' declarations for the capabilities this
+   * connector declares with `named`, by capability, then `<pack>/<name>`, so that its test can
+   * say which of them its account may run (in `found`). Absent when there are none.
+   */
+  named?: Record<string, Record<string, Record<string, unknown>>>;
 }
 
 /** How a request authenticates; the credentials are sent only to the address asked for. */
@@ -362,6 +402,37 @@ export interface ConnectorCapabilities {
   pollAlerts?(ctx: ConnectorContext): Promise<NormalisedAlert[]> | NormalisedAlert[];
 }
 
+/** One read a check asked of a capability the connector declares (plugin API 1.5). */
+export interface ConnectorReadRequest {
+  /** The capability, one the connector's manifest declares in `reads`. */
+  capability: string;
+  /** The check's request, already validated against the declaration's `request` schema. */
+  request: Record<string, unknown>;
+  /**
+   * For a capability with `named`: the reading pack's declaration that `request.name` names
+   * (validated against the `named` schema), with its pack: run this, never anything else.
+   */
+  declared?: { pack: string; name: string; value: Record<string, unknown> };
+}
+
+/** What a connector's `read` answers: a failure is data, as for `query`. */
+export interface ConnectorReadResult {
+  ok: boolean;
+  problem: string | null;
+  /** The answer, matching the declaration's `answer` schema (the host keeps at most 1 MiB of it). */
+  answer?: unknown;
+  /** What a person re-runs to see the same (a statement's text), for the evidence; default `<capability> <name>`. */
+  shown?: string;
+}
+
+export interface ConnectorCapabilities {
+  /**
+   * Answers one read of a capability the manifest declares in `reads` (plugin API 1.5).
+   * Read-only like every read; cut off at the check's deadline (`ctx.signal`).
+   */
+  read?(ctx: ConnectorContext, request: ConnectorReadRequest): Promise<ConnectorReadResult> | ConnectorReadResult;
+}
+
 /** A connector's default export with the optional capabilities: what vendors should type it as. */
 export type ConnectorPluginWithCapabilities = ConnectorPlugin & ConnectorCapabilities;
 
@@ -487,16 +558,23 @@ export interface ConnectorCapabilities {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * What a check can read, through the connectors the estate links to the service:
- * - `metrics`: PromQL instant and range queries (a connector whose kind declares `reads: ['metrics']`, e.g. `prometheus`);
- * - `changes`: commits to the service's linked repositories (a kind declaring `changes`, e.g. `git`) and
- *   `human.deploy` / `human.action` events of the ledger;
- * - `http`: a GET of a URL (the service's health URL), with the host's HTTP client;
- * - `ledger`: the service's own events in the ledger;
+ * What a check can read: a capability's name (plugin API 1.5: any lower-case name a loaded
+ * connector declares in its manifest's `reads`, or one the host serves itself). The host serves:
+ * - `http`: a GET of a URL (the service's health URL), with the host's HTTP client (`ctx.http`);
+ * - `ledger`: the service's own events in the ledger (`ctx.ledger`);
  * - `episodes`: the related episodes the host gathered (`ctx.related`).
- * Signals and the estate entry are always there and need no capability.
+ * The shipped connectors declare:
+ * - `metrics`: PromQL instant and range queries (`prometheus`; `ctx.metrics`);
+ * - `changes`: commits to the service's linked repositories (`git`) and `human.deploy` /
+ *   `human.action` events of the ledger (`ctx.changes`);
+ * - `sql`: a named, read-only statement the pack declares (`postgres`, `mysql`; `ctx.read('sql', …)`).
+ * A capability with no typed reader is read with `ctx.read`. Signals and the estate entry are
+ * always there and need no capability. A pack naming a capability nothing loaded declares is broken.
  */
-export type ReadCapability = 'metrics' | 'changes' | 'http' | 'ledger' | 'episodes';
+export type ReadCapability = string;
+
+/** The capabilities the host serves itself, without a connector. */
+export type HostReadCapability = 'http' | 'ledger' | 'episodes';
 
 /** Which moment a check reads: see {@link CheckContext.at}. Reads of the present (a health URL) are always `now`. */
 export type CheckMoment = 'opening' | 'newest_signal' | 'asked' | 'now';
@@ -773,6 +851,9 @@ export interface LedgerReader {
   events(filter: { type?: string; since?: string; limit?: number }): Promise<ServiceEvent[]>;
 }
 
+/** What `ctx.read` answers: where it came from, and the connector's answer. */
+export type CapabilityReading = ReadOrigin & { answer: unknown };
+
 /**
  * Thrown by a reader when the read cannot be made: no connector, several, a refusal or a failure.
  * The host turns it into `unknown` with its obstacle and problem when the check lets it through.
@@ -808,6 +889,12 @@ export interface CheckContext {
   changes: ChangesReader;
   http: HttpReader;
   ledger: LedgerReader;
+  /**
+   * Any declared capability (plugin API 1.5), by name: `ctx.read('sql', { name: 'blocking-sessions' })`.
+   * The request must match the capability's `request` schema, the answer its `answer` schema;
+   * a read that cannot be made throws a {@link ReadFailure} as the typed readers do.
+   */
+  read(capability: ReadCapability, request: Record<string, unknown>): Promise<CapabilityReading>;
   log: PluginLog;
   /** Shared helpers (plugin API 1.4): PromQL building and placement, words for numbers. */
   lib: PackLibrary;
@@ -937,9 +1024,9 @@ export interface ConnectorChangesResult {
 
 export interface ConnectorCapabilities {
   /**
-   * Which check capabilities this kind serves, so that the host knows what its `query` speaks:
-   * `['metrics']` for a PromQL server (with `query` and `range`), `['changes']` for a repository
-   * (with `changes`). Omitted: none.
+   * Before plugin API 1.5: which check capabilities this kind serves (`['metrics']` for a PromQL
+   * server with `query` and `range`, `['changes']` for a repository with `changes`). Still
+   * honoured; declare them in the manifest's `reads` instead, with their schemas.
    */
   reads?: ReadCapability[];
   /** A read-only PromQL range query (`/api/v1/query_range`); `data` is the API's `data` object. */

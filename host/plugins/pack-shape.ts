@@ -1,9 +1,7 @@
 import { parseMatchers } from '../estate/matchers.ts';
-import type { ReadCapability } from './contract.ts';
+import { CAPABILITY_NAME } from './capabilities.ts';
 import { PluginProblem } from './checks.ts';
 
-/** The capabilities a cause may read (contract.ts `ReadCapability`). */
-export const READ_CAPABILITIES: readonly ReadCapability[] = ['metrics', 'changes', 'http', 'ledger', 'episodes'];
 const CAUSE_ID = /^[a-z][a-z0-9-]{1,63}\/[a-z][a-z0-9-]{0,63}$/;
 const MAX_CAUSES = 200;
 
@@ -41,13 +39,36 @@ export function checkCauses(pack: string, plugin: Record<string, unknown>): void
     checkApplies(shown, c.applies);
     checkSettings(shown, c.settings);
   });
+  checkNamed(plugin.named);
 }
 
+/**
+ * A cause's `reads` are capability names (plugin API 1.5: any a loaded connector declares); which
+ * of them something loaded offers is checked once every plugin is loaded (capabilities.ts
+ * `withDeclaredReads`).
+ */
 function checkReads(shown: string, reads: unknown): void {
   if (!Array.isArray(reads)) throw new PluginProblem(`${shown}: reads must be an array (empty when it reads only the signals and the estate)`);
+  if (reads.length > 20) throw new PluginProblem(`${shown}: reads names ${reads.length} capabilities; at most 20`);
   for (const r of reads)
-    if (!(READ_CAPABILITIES as readonly unknown[]).includes(r))
-      throw new PluginProblem(`${shown}: reads names "${String(r).slice(0, 40)}"; capabilities are ${READ_CAPABILITIES.join(', ')}`);
+    if (typeof r !== 'string' || !CAPABILITY_NAME.test(r))
+      throw new PluginProblem(`${shown}: reads names "${String(r).slice(0, 40)}", which is not a capability name (lower case, such as metrics or sql)`);
+}
+
+/** A pack's `named` declarations (plugin API 1.5): by capability, then by name, each an object. */
+export function checkNamed(named: unknown): void {
+  if (named === undefined) return;
+  if (typeof named !== 'object' || named === null || Array.isArray(named)) throw new PluginProblem('named must be an object of capabilities');
+  for (const [cap, byName] of Object.entries(named)) {
+    if (!CAPABILITY_NAME.test(cap)) throw new PluginProblem(`named.${cap.slice(0, 40)} is not a capability name`);
+    if (typeof byName !== 'object' || byName === null || Array.isArray(byName))
+      throw new PluginProblem(`named.${cap} must be an object of declarations by name`);
+    for (const [name, v] of Object.entries(byName)) {
+      if (!/^[a-z][a-z0-9-]{0,63}$/.test(name)) throw new PluginProblem(`named.${cap}.${name.slice(0, 40)}: a declaration's name must be lower case`);
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new PluginProblem(`named.${cap}.${name} must be an object`);
+      if (JSON.stringify(v).length > 64 * 1024) throw new PluginProblem(`named.${cap}.${name} is larger than 64 KiB`);
+    }
+  }
 }
 
 function checkApplies(shown: string, applies: unknown): void {

@@ -235,7 +235,7 @@ export class StudyService {
           if (readsOnlyTheAlert(cause)) pair = atTheAlert(name, cause);
           else {
             const inputs = outsideEpisode(name, view, this.#d.clock.now().toISOString());
-            const source = await liveSource({ connectors, ledger: this.#d.ledger }, inputs.service, inputs.at);
+            const source = await liveSource({ connectors, ledger: this.#d.ledger }, inputs.service, inputs.at, cause.reads);
             const [result] = await this.#d.checkAll([cause], inputs, source);
             pair = judge(inputs.service, cause, result!);
           }

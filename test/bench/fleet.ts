@@ -11,6 +11,10 @@ import type { Teardowns } from '../helpers/daemon.ts';
 import { family, startExporter, type Exporter } from '../helpers/exporter.ts';
 import { startPrometheus, type RunningPrometheus } from '../helpers/prometheus-server.ts';
 import { cleanups } from './common.ts';
+import { fileURLToPath } from 'node:url';
+import { CauseCatalogue } from '../../host/investigation/catalogue.ts';
+import { silentLogger } from '../../host/log.ts';
+import { loadPlugins } from '../../host/plugins/loader.ts';
 
 /** What is wrong with a service, by `i % 10`. */
 export type Profile =
@@ -49,6 +53,22 @@ const FIRES: Record<Profile, { alert: string; summary: string; technologies: str
   'healthy-jvm': { alert: 'HostOutOfMemory', summary: 'a false alarm', technologies: ['jvm'], expected: [] },
   healthy: { alert: 'HighLatency', summary: 'a false alarm', technologies: [], expected: [] },
 };
+
+/**
+ * BENCH_ALL_PACKS=1 (`--all-packs`): every service also names every technology a shipped pack
+ * applies by, so that every cause of every pack runs on every episode (issue 26: "with every pack
+ * loaded and applicable"). Those without series of their own answer unknown; none may hold.
+ */
+const ALL_PACKS = process.env.BENCH_ALL_PACKS === '1' || process.argv.includes('--all-packs');
+const EVERY_TECHNOLOGY: string[] = ALL_PACKS
+  ? [
+      ...new Set(
+        new CauseCatalogue(await loadPlugins({ dirs: [fileURLToPath(new URL('../../packs/', import.meta.url))], log: silentLogger() })).causes.flatMap((c) => [
+          ...c.applies.technologies,
+        ]),
+      ),
+    ]
+  : [];
 
 /** One service of the fleet. */
 export interface FleetService {
@@ -137,7 +157,7 @@ export async function startFleet(size: number, log: (s: string) => void): Promis
         exporter,
         alert: f.alert,
         summary: f.summary,
-        technologies: f.technologies,
+        technologies: ALL_PACKS ? [...new Set([...f.technologies, ...EVERY_TECHNOLOGY])] : f.technologies,
         dependsOn: profile === 'dependency' ? `svc-${i - 6}` : null,
         expected: f.expected,
       });

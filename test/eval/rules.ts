@@ -97,6 +97,23 @@ ${o.watchdog ? watchdog : ''}  - name: availability
           severity: critical
         annotations:
           summary: 'RabbitMQ queue {{ $labels.queue }} has no consumer'
+      # A transaction left idle in transaction holds its locks (prometheus-postgres-exporter's
+      # pg_stat_activity_max_tx_duration; the PostgreSQL pack's live fault, issue 26).
+      - alert: PostgresqlIdleInTransaction
+        expr: max by (job, instance, datname) (pg_stat_activity_max_tx_duration{state="idle in transaction"}) > 30
+        for: 30s
+        labels:
+          severity: warning
+        annotations:
+          summary: 'PostgreSQL: a transaction idle in transaction for {{ $value }} s (instance {{ $labels.instance }})'
+      # InnoDB transactions waiting on row locks now (prometheus-mysqld-exporter's global status).
+      - alert: MysqlInnodbRowLockWaits
+        expr: mysql_global_status_innodb_row_lock_current_waits > 0
+        for: 30s
+        labels:
+          severity: warning
+        annotations:
+          summary: 'MySQL: {{ $value }} InnoDB transactions waiting on a row lock (instance {{ $labels.instance }})'
   - name: catalog
     rules:
       # A team's own rule, set too tight: the catalog is healthy, and this fires all the same.

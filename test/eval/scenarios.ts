@@ -57,6 +57,8 @@ export interface World {
   fillRedisTo(name: string, ratio: number): Promise<void>;
   /** Cancels the consumer of the service's queue while its publisher goes on (servers.ts). */
   stopConsumer(name: string): Promise<void>;
+  /** A session of the service's PostgreSQL or MariaDB holds a row lock, its transaction left open, and two others wait on it (servers.ts). */
+  holdLock(name: string): Promise<void>;
 }
 
 export interface ProposalWanted {
@@ -358,6 +360,22 @@ SCENARIOS.push(
     inject: (w) => w.stopConsumer('notifications'),
     // The backlog grows too (by about 300 messages a minute, under the cause's 500 in 5m).
     expect: () => ({ placed: 'notifications', top: ['rabbitmq/no-consumers'], mayHold: ['rabbitmq/queue-backlog'] }),
+  },
+  {
+    id: 'postgres-lock',
+    injects: 'a batch session updates a row and leaves its transaction open; two of the app sessions wait on the row lock',
+    service: { name: 'payments', technologies: ['nodejs', 'postgres'], servers: { postgres: true } },
+    trigger: { alert: 'PostgresqlIdleInTransaction', labels: job('payments-pg') },
+    inject: (w) => w.holdLock('payments'),
+    expect: () => ({ placed: 'payments', top: ['postgres/blocking-session'], mayHold: ['postgres/long-transaction'] }),
+  },
+  {
+    id: 'mariadb-lock-wait',
+    injects: 'a transaction updates a row and stays open; two of the app transactions wait on the row lock (InnoDB)',
+    service: { name: 'card-limits', technologies: ['nodejs', 'mariadb'], servers: { mariadb: true } },
+    trigger: { alert: 'MysqlInnodbRowLockWaits', labels: job('card-limits-mysql') },
+    inject: (w) => w.holdLock('card-limits'),
+    expect: () => ({ placed: 'card-limits', top: ['mysql/lock-waits'] }),
   },
   {
     id: 'near-redis',

@@ -9,6 +9,10 @@
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import type { Teardowns } from '../helpers/daemon.ts';
 import { startRabbit, type RunningRabbit } from '../helpers/rabbitmq.ts';
+import type pg from 'pg';
+import type mysql from 'mysql2/promise';
+import { startMariadb, startMysqldExporter, type RunningMariadb } from '../helpers/mariadb.ts';
+import { startPostgres, startPostgresExporter, type RunningPostgres } from '../helpers/postgres.ts';
 import { fill, startRedis, startRedisExporter, type RunningRedis } from '../helpers/redis.ts';
 import { startNginx, startNginxExporter, type RunningNginx } from '../helpers/web-tier.ts';
 import { onFreePort } from './ports.ts';
@@ -21,6 +25,10 @@ export interface ServersSpec {
   redis?: { maxmemory: string };
   /** A RabbitMQ node with one queue the app publishes to and consumes from. */
   rabbitmq?: { queue: string };
+  /** A PostgreSQL of its own (a private cluster) with its exporter and an sql connector `<name>-db`, and a table `accounts`. */
+  postgres?: true;
+  /** A MariaDB of its own (a private mariadbd) with its exporter and an sql connector `<name>-db`, and a table `bank.accounts`. */
+  mariadb?: true;
 }
 
 /** A scrape job the eval's Prometheus adds for these servers. */
@@ -33,7 +41,12 @@ interface Running {
   nginx?: RunningNginx & { exporter: string };
   redis?: RunningRedis & { exporter: string };
   rabbit?: RunningRabbit & { conn: ChannelModel; ch: Channel; consumer: string | null; queue: string; timer: NodeJS.Timeout };
+  postgres?: RunningPostgres & { exporter: string };
+  mariadb?: RunningMariadb & { exporter: string };
 }
+
+/** The sql connector of a service's PostgreSQL. */
+export const dbConnector = (name: string): string => `${name}-db`;
 
 /** The job an app is scraped under: its service's name, or `<name>-app` behind nginx (the nginx exporter takes the name). */
 export const appJob = (name: string, s: ServersSpec | undefined): string => (s?.nginx === true ? `${name}-app` : name);
@@ -83,6 +96,21 @@ export class ServerPeers {
         t.teardown(() => clearInterval(timer));
         r.rabbit = { ...rabbit, conn, ch, consumer: consumerTag, queue, timer };
       })(),
+      (async () => {
+        if (spec.postgres !== true) return;
+        const db = await startPostgres(t, { maxConnections: 50 });
+        await db.sql('CREATE TABLE accounts (id int PRIMARY KEY, balance int)');
+        await db.sql('INSERT INTO accounts SELECT g, 100 FROM generate_series(1, 10) AS g');
+        r.postgres = { ...db, exporter: await startPostgresExporter(t, db) };
+      })(),
+      (async () => {
+        if (spec.mariadb !== true) return;
+        const db = await startMariadb(t, { maxConnections: 50 });
+        await db.sql('CREATE DATABASE bank');
+        await db.sql('CREATE TABLE bank.accounts (id int PRIMARY KEY, balance int) ENGINE=InnoDB');
+        await db.sql('INSERT INTO bank.accounts VALUES (1, 100), (2, 100)');
+        r.mariadb = { ...db, exporter: await startMysqldExporter(t, db) };
+      })(),
     ]);
   }
 
@@ -92,6 +120,16 @@ export class ServerPeers {
       ...(r.nginx === undefined ? [] : [{ job: name, target: r.nginx.exporter }]),
       ...(r.redis === undefined ? [] : [{ job: `${name}-redis`, target: r.redis.exporter }]),
       ...(r.rabbit === undefined ? [] : [{ job: `${name}-mq`, target: r.rabbit.metrics }]),
+      ...(r.postgres === undefined ? [] : [{ job: `${name}-pg`, target: r.postgres.exporter }]),
+      ...(r.mariadb === undefined ? [] : [{ job: `${name}-mysql`, target: r.mariadb.exporter }]),
+    ]);
+  }
+
+  /** The sql connectors of the services' databases: `<name>-db`, signing in as the monitoring account. */
+  connectors(): Array<{ name: string; kind: string; settings: Record<string, unknown> }> {
+    return [...this.#running].flatMap(([name, r]) => [
+      ...(r.postgres === undefined ? [] : [{ name: dbConnector(name), kind: 'postgres', settings: r.postgres.settings }]),
+      ...(r.mariadb === undefined ? [] : [{ name: dbConnector(name), kind: 'mysql', settings: r.mariadb.settings }]),
     ]);
   }
 
@@ -103,7 +141,47 @@ export class ServerPeers {
       ...(r.nginx === undefined ? [] : [{ kind: 'workload', name: 'backend', match: `job="${name}-app"`, connector }]),
       ...(r.redis === undefined ? [] : [{ kind: 'workload', match: `job="${name}-redis"`, connector }]),
       ...(r.rabbit === undefined ? [] : [{ kind: 'workload', match: `job="${name}-mq"`, connector }]),
+      ...(r.postgres === undefined
+        ? []
+        : [
+            { kind: 'workload', match: `job="${name}-pg"`, connector },
+            { kind: 'database', name, connector: dbConnector(name) },
+          ]),
+      ...(r.mariadb === undefined
+        ? []
+        : [
+            { kind: 'workload', match: `job="${name}-mysql"`, connector },
+            { kind: 'database', name, connector: dbConnector(name) },
+          ]),
     ];
+  }
+
+  /**
+   * A batch job's session updates a row and leaves its transaction open (idle in transaction),
+   * and two of the app's sessions then wait on that row's lock: the sessions stay so until the
+   * run ends.
+   */
+  async holdLock(name: string): Promise<void> {
+    const my = this.#running.get(name)?.mariadb;
+    if (my !== undefined) {
+      const holder: mysql.Connection = await my.session();
+      await holder.query('START TRANSACTION');
+      await holder.query('UPDATE bank.accounts SET balance = balance - 1 WHERE id = 1');
+      for (const w of [await my.session(), await my.session()])
+        void w.query('UPDATE bank.accounts SET balance = balance + 1 WHERE id = 1').catch(() => undefined);
+      return;
+    }
+    const db = this.#running.get(name)?.postgres;
+    if (db === undefined) throw new Error(`no PostgreSQL or MariaDB of ${name}`);
+    const holder = await db.session();
+    await holder.query("SET application_name = 'nightly-batch'");
+    await holder.query('BEGIN');
+    await holder.query('UPDATE accounts SET balance = balance - 1 WHERE id = 1');
+    const waiters: pg.Client[] = [await db.session(), await db.session()];
+    for (const w of waiters) {
+      await w.query("SET application_name = 'transfers-api'");
+      void w.query('UPDATE accounts SET balance = balance + 1 WHERE id = 1').catch(() => undefined);
+    }
   }
 
   /** The service's health URL when a server stands in front of its app (through nginx), else null. */

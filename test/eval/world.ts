@@ -123,6 +123,10 @@ export class EvalWorld implements World {
     return this.#servers.stopConsumer(name);
   }
 
+  holdLock(name: string): Promise<void> {
+    return this.#servers.holdLock(name);
+  }
+
   get prometheus(): string {
     return this.#address('prometheus');
   }
@@ -200,6 +204,7 @@ export class EvalWorld implements World {
       { name: CONNECTORS.chat, kind: 'webhook', settings: { url: `${this.#address('chat')}/oncall`, secret: 'eval-chat-secret-0123456789' } },
       { name: CONNECTORS.platform, kind: 'git', settings: { path: this.platform.remote } },
       ...[...this.#own].map(([name, repo]) => ({ name: ownRepoConnector(name), kind: 'git', settings: { path: repo.remote } })),
+      ...this.#servers.connectors(),
     ];
   }
 

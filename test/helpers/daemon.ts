@@ -32,10 +32,18 @@ export async function startDaemon(
     ready?: () => Promise<boolean>;
     readyS?: number;
     env?: NodeJS.ProcessEnv;
+    /** Run as this user and group (a server that refuses root, such as PostgreSQL). */
+    uid?: number;
+    gid?: number;
   },
 ): Promise<{ output: () => string; pid: number | undefined }> {
   let out = '';
-  const child: ChildProcess = spawn(what.bin, what.args, { stdio: ['ignore', 'pipe', 'pipe'], cwd: what.dir, env: what.env ?? process.env });
+  const child: ChildProcess = spawn(what.bin, what.args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: what.dir,
+    env: what.env ?? process.env,
+    ...(what.uid === undefined ? {} : { uid: what.uid, gid: what.gid }),
+  });
   alive.add(child);
   child.once('exit', () => alive.delete(child));
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));

@@ -3,14 +3,15 @@
 // connector plugin with the host's HTTP client. Shared by the packs' live tests
 // (test/pack-prometheus.test.ts, test/pack-host.test.ts, test/pack-blackbox.test.ts,
 // test/pack-web.test.ts, test/pack-redis.test.ts, test/pack-rabbitmq.test.ts).
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import { CauseCatalogue, type Cause } from '../../host/investigation/catalogue.ts';
 import { checkContext, type CheckInputs } from '../../host/investigation/context.ts';
 import { liveSource, type ConnectorReads } from '../../host/investigation/live-readers.ts';
-import { runCheck, type VerdictResult } from '../../host/investigation/run-check.ts';
+import { runCheck, unknownVerdict, type VerdictResult } from '../../host/investigation/run-check.ts';
+import { settingsValidator } from '../../host/connectors/settings-schema.ts';
 import { silentLogger } from '../../host/log.ts';
 import type {
   CheckLink,
@@ -19,6 +20,7 @@ import type {
   ConnectorContext,
   ConnectorPluginWithCapabilities,
   ConnectorQueryResult,
+  ConnectorReadRequest,
 } from '../../host/plugins/contract.ts';
 import { pluginHttp } from '../../host/plugins/http-client.ts';
 import { loadPlugins } from '../../host/plugins/loader.ts';
@@ -30,18 +32,54 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const registry = await loadPlugins({ dirs: [path.join(REPO, 'packs')], log: silentLogger() });
 const catalogue = new CauseCatalogue(registry);
 const connector = (await import('../../plugins/connectors/prometheus/index.ts')).default as ConnectorPluginWithCapabilities;
+/** The sql connectors (plugin API 1.5 `reads`), with their manifests' answer schemas, as the host checks them. */
+const sqlKinds = {
+  postgres: (await import('../../plugins/connectors/postgres/index.ts')).default as ConnectorPluginWithCapabilities,
+  mysql: (await import('../../plugins/connectors/mysql/index.ts')).default as ConnectorPluginWithCapabilities,
+};
+const answerCheck = (kind: string) =>
+  settingsValidator(
+    (JSON.parse(readFileSync(path.join(REPO, 'plugins', 'connectors', kind, 'plugin.json'), 'utf8')) as { reads: { sql: { answer: Record<string, unknown> } } })
+      .reads.sql.answer,
+    'answer',
+  );
+
+/** The sql connector a live check reads through: its kind and settings. */
+export interface SqlConnection {
+  kind: 'postgres' | 'mysql';
+  settings: Record<string, unknown>;
+}
 const pluginLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
 /** Set to a file to append every answer Prometheus gave (JSON lines): how the packs' scenarios were recorded. */
 const RECORD = process.env.PACK_PROMETHEUS_RECORD;
 
 /** The host's connector reads, answered by the prometheus connector plugin itself with the host's HTTP client. */
-function pluginReads(base: string): ConnectorReads {
+function pluginReads(base: string, sql?: SqlConnection): ConnectorReads {
   const settings = { url: base, timeout_s: 5 };
   return {
-    readable: async (capability) => (capability === 'metrics' ? [{ name: 'prometheus', kind: 'prometheus', fault: null }] : []),
-    secretsOf: async () => [],
+    readable: async (capability) =>
+      capability === 'metrics'
+        ? [{ name: 'prometheus', kind: 'prometheus', fault: null }]
+        : capability === 'sql' && sql !== undefined
+          ? [{ name: sql.kind, kind: sql.kind, fault: null }]
+          : [],
+    secretsOf: async () => (sql !== undefined && typeof sql.settings.password === 'string' ? [sql.settings.password] : []),
     read: async (_name, method, request, maxMs) => {
       const signal = AbortSignal.timeout(maxMs);
+      if (method === 'read' && sql !== undefined) {
+        const ctx: ConnectorContext = {
+          log: pluginLog,
+          settings: sql.settings,
+          signal,
+          timeoutMs: maxMs,
+          http: pluginHttp({ settings: sql.settings, signal, secrets: [] }),
+        };
+        const a = await sqlKinds[sql.kind].read!(ctx, request as unknown as ConnectorReadRequest);
+        if (RECORD !== undefined) appendFileSync(RECORD, JSON.stringify({ method, request, answer: a }) + '\n');
+        if (!a.ok) return { ok: false, problem: a.problem ?? 'no reason' };
+        const bad = answerCheck(sql.kind)(a.answer);
+        return bad === null ? { ok: true, value: { ...a } } : { ok: false, problem: bad };
+      }
       const ctx: ConnectorContext = { log: pluginLog, settings, signal, timeoutMs: maxMs, http: pluginHttp({ settings, signal, secrets: [] }) };
       let r: ConnectorQueryResult;
       if (method === 'query') r = await connector.query!(ctx, request as { query: string; at?: string });
@@ -65,11 +103,13 @@ export async function check(
   base: string,
   id: string,
   svc: CheckService,
-  opts: { settings?: Record<string, number | string | boolean>; openedAt?: string; signals?: CheckSignal[] } = {},
+  opts: { settings?: Record<string, number | string | boolean>; openedAt?: string; signals?: CheckSignal[]; sql?: SqlConnection } = {},
 ): Promise<VerdictResult> {
   const cause: Cause | null = catalogue.get(id);
   if (cause === null) throw new Error(`cause ${id} is not loaded`);
   const at = new Date().toISOString();
+  // An sql connector is read only when the estate links it to the service (live-readers.ts chooseLinked).
+  if (opts.sql !== undefined) svc = { ...svc, links: [...svc.links, { kind: 'database', name: svc.name, connector: opts.sql.kind, certain: true }] };
   const inputs: CheckInputs = {
     episode: { id: 'live', service: svc.name, opened_at: opts.openedAt ?? at },
     at,
@@ -79,7 +119,16 @@ export async function check(
     related: { dependencies: [], history: [] },
     overrides: opts.settings === undefined ? {} : { [id]: opts.settings },
   };
-  const source = await liveSource({ connectors: pluginReads(base), ledger: { find: async () => ({ events: [], more: false }) } }, svc, at);
+  const source = await liveSource(
+    { connectors: pluginReads(base, opts.sql), ledger: { find: async () => ({ events: [], more: false }) } },
+    svc,
+    at,
+    cause.reads,
+  );
+  for (const cap of cause.reads) {
+    const o = source.obstacle(cap);
+    if (o !== null) return unknownVerdict(cause, o.obstacle, o.problem);
+  }
   return runCheck(cause, (signal, deadline) => checkContext(cause, inputs, source, pluginLog, signal, deadline), { timeoutMs: 10_000, secrets: [], at });
 }
 

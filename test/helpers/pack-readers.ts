@@ -85,6 +85,7 @@ export function liveSource(inputs: CheckInputs, world: LiveWorld): ReaderSource 
       range: () => Promise.reject(cannot('metrics')),
     },
     ledger: { events: () => Promise.reject(cannot('ledger')) },
+    read: (capability) => Promise.reject(cannot(capability)),
     changes: {
       since: async (since, until = inputs.at): Promise<Changes> => {
         const out: Changes = { commits: [], events: [], gaps: [] };

@@ -42,9 +42,6 @@ const SERVICE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/;
 const problemOf = (e: unknown, secrets: string[]): string => scrub(e instanceof Error ? e.message : String(e), secrets);
 
 const plugin: ConnectorPluginWithCapabilities = {
-  /** Checks read commits through `changes`. */
-  reads: ['changes'],
-
   async test(ctx: ConnectorContext): Promise<ConnectorTestResult & ConnectorFindings> {
     const secrets = secretsOf(ctx.settings as unknown as Settings);
     try {

@@ -60,8 +60,6 @@ async function api(ctx: ConnectorContext, path: string, params: Record<string, s
 }
 
 const plugin: ConnectorPluginWithCapabilities = {
-  reads: ['metrics'],
-
   async test(ctx: ConnectorContext): Promise<ConnectorTestResult & ConnectorFindings> {
     const r = await api(ctx, '/api/v1/status/buildinfo');
     if (!r.ok) return { ok: false, problem: r.problem };
