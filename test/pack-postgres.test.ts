@@ -24,7 +24,9 @@ testNeeding(
     await primary.sql('INSERT INTO accounts VALUES (1, 100), (2, 100)');
     const replica = await startPostgres(t, { replicaOf: primary });
     const [px, rx] = await Promise.all([startPostgresExporter(t, primary), startPostgresExporter(t, replica)]);
-    const prom = await startPrometheus(t, { jobs: [{ job: 'db', targets: [px, rx] }] });
+    // Scraped every 5 s, as postgres_exporter answers in 1 to 2 s once its server is down (a 1 s
+    // scrape would time out and leave no pg_up at all, where a real 15 s scrape records pg_up 0).
+    const prom = await startPrometheus(t, { jobs: [{ job: 'db', targets: [px, rx], intervalS: 5 }] });
     const db = service('db', [workload('job="db"')], { technologies: ['postgres'] });
     const onPrimary: SqlConnection = { kind: 'postgres', settings: primary.settings };
     const onReplica: SqlConnection = { kind: 'postgres', settings: replica.settings };

@@ -49,6 +49,11 @@ export interface ScrapeJob {
    * scraped at its `/probe`, each target becoming the `instance` label, as its README configures it.
    */
   probe?: { exporter: string; module: string };
+  /**
+   * The job's own scrape interval in seconds (its timeout one second less), for an exporter that
+   * takes longer than the global 1 s to answer when its server is down (postgres_exporter).
+   */
+  intervalS?: number;
 }
 
 /** The scrape settings of a blackbox exporter's job: `/probe?module=…&target=<address>`, instance = the address. */
@@ -87,6 +92,7 @@ export async function startPrometheus(
     .map(
       (j) =>
         `  - job_name: '${j.job}'\n` +
+        (j.intervalS === undefined ? '' : `    scrape_interval: ${j.intervalS}s\n    scrape_timeout: ${j.intervalS - 1}s\n`) +
         (j.credentialsFile === undefined ? '' : `    authorization:\n      type: Bearer\n      credentials_file: '${j.credentialsFile}'\n`) +
         (j.path === undefined ? '' : `    metrics_path: '${j.path}'\n`) +
         (j.params === undefined
