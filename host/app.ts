@@ -499,6 +499,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       digest: digest.mailer,
       keychain,
       witnesses: ledgerWitnesses,
+      leases: () => leases.live(leaseClock.now().getTime()),
     }),
   );
   // GET /metrics: each figure read at scrape time through the owning area (docs/operations.md).

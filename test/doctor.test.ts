@@ -15,7 +15,7 @@ test('GET /v1/doctor?fresh=1 reports every component with a status and a fix hin
   const report = await doctor(ta);
   t.deepEqual(
     report.components.map((c) => c.name),
-    ['database', 'ledger', 'plugins', 'connectors', 'mail', 'licence', 'schedules', 'notifications', 'autonomy', 'digest', 'keychain', 'witness'],
+    ['database', 'ledger', 'plugins', 'connectors', 'mail', 'licence', 'schedules', 'notifications', 'autonomy', 'digest', 'keychain', 'witness', 'leases'],
   );
   t.true(report.ok, 'warnings only');
   for (const c of report.components) {

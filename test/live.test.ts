@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import test from 'ava';
 import { SECOND } from '../host/clock.ts';
 import { LeaseRepo } from '../host/schedule/lease.repo.ts';
@@ -51,6 +52,12 @@ test('GET /v1/live says which host process holds which lease: this one (here) or
     ],
   );
   t.regex(ta.app.study.study.holder, new RegExp(`^[^:]+:${process.pid}:study:[0-9a-f]{8}$`), '<host>:<pid>:<kind>:<random>');
+  // The doctor says the same, by host process.
+  const part = ((await ta.call('GET', '/v1/doctor?fresh=1')).body.components as Array<{ name: string; status: string; detail: string }>).find(
+    (c) => c.name === 'leases',
+  )!;
+  t.is(part.status, 'ok');
+  t.is(part.detail, `held now by this host (${hostname()}:${process.pid}): study; db-2:4711: poll:am`);
   ta.clock.advance(30 * SECOND);
   t.deepEqual(
     ((await live(ta)).leases as Array<{ name: string }>).map((l) => l.name),

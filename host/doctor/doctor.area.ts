@@ -13,6 +13,7 @@ import type { AutonomyFileService } from '../governance/autonomy-file.service.ts
 import type { DigestMailer } from '../digest/digest-mail.ts';
 import { AppError } from '../errors.ts';
 import type { KeychainService } from '../keychain/keychain.service.ts';
+import type { Lease } from '../schedule/lease.model.ts';
 import type { Db } from '../storage/db.ts';
 import { doctorRoutes } from './doctor.routes.ts';
 import { doctorDeps, runDoctor, type DoctorExtras } from './doctor.service.ts';
@@ -34,6 +35,7 @@ export function createDoctorArea(d: {
   digest: Pick<DigestMailer, 'status'>;
   keychain: Pick<KeychainService, 'view'>;
   witnesses: () => Array<{ target: string; delivered_seq: number | null; failing: boolean }>;
+  leases: () => Promise<Lease[]>;
 }): Area {
   const { mail, licence } = d;
   const extras: DoctorExtras = {
@@ -54,6 +56,7 @@ export function createDoctorArea(d: {
     digest: () => d.digest.status(),
     // A licence without a keychain answers 403 licence_tier: for doctor that is "no keychain".
     witness: async () => d.witnesses(),
+    leases: () => d.leases(),
     keychain: () => d.keychain.view().catch((e: unknown) => (e instanceof AppError && e.code === 'licence_tier' ? null : Promise.reject(e))),
   };
   const run = () =>

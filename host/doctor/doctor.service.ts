@@ -14,6 +14,7 @@ import { pendingMigrations } from '../storage/migrate.ts';
 import type { AutonomySeen } from './components/autonomy.ts';
 import type { DigestSeen } from './components/digest.ts';
 import type { KeychainSeen } from './components/keychain.ts';
+import type { LeasesSeen } from './components/leases.ts';
 import type { WitnessSeen } from './components/witness.ts';
 import type { ConnectorsSeen } from './components/connectors.ts';
 import type { LicenceSeen } from './components/licence.ts';
@@ -25,7 +26,7 @@ import { describeLedger } from './ledger-words.ts';
 import { part, plural } from './part.ts';
 
 // Where the rest of the host and the CLI have always found them.
-export type { AutonomySeen, ConnectorsSeen, KeychainSeen, LicenceSeen, MailSeen, NotificationsSeen, TickSeen, WitnessSeen };
+export type { AutonomySeen, ConnectorsSeen, KeychainSeen, LeasesSeen, LicenceSeen, MailSeen, NotificationsSeen, TickSeen, WitnessSeen };
 export { describeLedger };
 
 export type CheckLevel = 'ok' | 'warn' | 'fail';
@@ -41,7 +42,19 @@ export interface DoctorCheck {
 }
 
 export type ComponentName =
-  'database' | 'ledger' | 'plugins' | 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest' | 'keychain' | 'witness';
+  | 'database'
+  | 'ledger'
+  | 'plugins'
+  | 'connectors'
+  | 'mail'
+  | 'licence'
+  | 'schedules'
+  | 'notifications'
+  | 'autonomy'
+  | 'digest'
+  | 'keychain'
+  | 'witness'
+  | 'leases';
 
 /** One part of the install as an operator sees it: how it is and, unless fine, what to do. */
 export interface DoctorComponent {
@@ -69,7 +82,7 @@ export interface DoctorReport {
   checks: DoctorCheck[];
   /**
    * Every component with a status and a fix hint. The running service reports all of database,
-   * ledger, plugins, connectors, mail, licence, schedules, notifications, autonomy, digest, keychain, witness; the CLI the ones it can see alone.
+   * ledger, plugins, connectors, mail, licence, schedules, notifications, autonomy, digest, keychain, witness, leases; the CLI the ones it can see alone.
    */
   components: DoctorComponent[];
 }
@@ -116,10 +129,15 @@ export interface DoctorDeps {
   keychain?(): Promise<KeychainSeen>;
   /** How each configured ledger witness fares (this host's sends). */
   witness?(): Promise<WitnessSeen>;
+  /** The leases live now, with their holders (`<host>:<pid>:<kind>:…`). */
+  leases?(): Promise<LeasesSeen>;
 }
 
 /** What only the running service can add to doctor; the CLI reports the components it can see alone. */
-export type DoctorExtras = Pick<DoctorDeps, 'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest' | 'keychain' | 'witness'>;
+export type DoctorExtras = Pick<
+  DoctorDeps,
+  'connectors' | 'mail' | 'licence' | 'schedules' | 'notifications' | 'autonomy' | 'digest' | 'keychain' | 'witness' | 'leases'
+>;
 
 /** The usual deps on one database: both the host and the CLI build theirs with this. */
 export function doctorDeps(opts: {

@@ -4,6 +4,7 @@ import { describeAutonomy } from './autonomy.ts';
 import { describeConnectors } from './connectors.ts';
 import { describeDigest } from './digest.ts';
 import { describeKeychain } from './keychain.ts';
+import { describeLeases } from './leases.ts';
 import { describeLicence } from './licence.ts';
 import { describeMail } from './mail.ts';
 import { describeNotifications } from './notifications.ts';
@@ -47,4 +48,5 @@ export const EXTRA_COMPONENTS: readonly ExtraComponent[] = [
   component('digest', 'cannot read the daily digest state', 'check the database, then GET /v1/doctor again', describeDigest),
   component('keychain', 'cannot read the keychain', 'check the database, then GET /v1/keychain', describeKeychain),
   component('witness', 'cannot read the ledger witnesses', 'restart the service', describeWitness),
+  component('leases', 'cannot read the leases', 'check the database, then GET /v1/live', describeLeases),
 ];
