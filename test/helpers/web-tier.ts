@@ -92,7 +92,15 @@ export interface RunningHaproxy {
  */
 export async function startHaproxy(
   t: Teardowns,
-  o: { servers: Record<string, string>; maxconn?: number; checkPath?: string; port?: number; metricsPort?: number },
+  o: {
+    servers: Record<string, string>;
+    maxconn?: number;
+    checkPath?: string;
+    port?: number;
+    metricsPort?: number;
+    /** Each answer says which server gave it (`X-Served-By`), and a refused connection is tried on another server. */
+    serviceHosts?: boolean;
+  },
 ): Promise<RunningHaproxy> {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-haproxy-'));
   const port = o.port ?? (await freePort());
@@ -116,9 +124,11 @@ frontend prometheus
 backend be_app
   option httpchk GET ${o.checkPath ?? '/health'}
   default-server check inter 500ms fall 1 rise 1
-${Object.entries(o.servers)
-  .map(([name, addr]) => `  server ${name} ${addr}`)
-  .join('\n')}
+${o.serviceHosts === true ? '  http-response set-header X-Served-By %s\n  option http-buffer-request\n  retries 3\n  option redispatch\n  retry-on conn-failure empty-response\n' : ''}${Object.entries(
+      o.servers,
+    )
+      .map(([name, addr]) => `  server ${name} ${addr}`)
+      .join('\n')}
 `,
   );
   const metrics = `127.0.0.1:${metricsPort}`;
