@@ -5,7 +5,7 @@ import type { Ledger } from '../ledger/ledger.service.ts';
 import type { Logger } from '../log.ts';
 import type { NotifyMessage } from '../plugins/contract.ts';
 import type { Trx } from '../storage/db.ts';
-import { holderName, WORK_LEASE_MS, whileRenewing } from '../passes.ts';
+import { holderName, Passes, WORK_LEASE_MS, whileRenewing } from '../passes.ts';
 import { coalescedMail } from './coalesce.ts';
 import type { NotifySettingsRepo } from './notify-settings.repo.ts';
 import type { ChannelKind, ChannelState, Delivery, OutboxRepo } from './outbox.repo.ts';
@@ -80,36 +80,29 @@ export class NotifyDelivery {
   readonly #d: DeliveryDeps;
   /** This process's name on the leases it takes. */
   readonly holder = holderName('notify');
-  #running: Promise<void> = Promise.resolve();
-  #timer: NodeJS.Timeout | null = null;
-  #stopped = false;
+  readonly #passes: Passes;
 
   constructor(deps: DeliveryDeps) {
     this.#d = deps;
+    this.#passes = new Passes(
+      () => this.#pass(),
+      (err: unknown) => this.#d.log.error({ err, component: 'notify' }, 'delivering notifications failed'),
+      NUDGE_MS,
+    );
   }
 
   /** Asks for a run soon; many nudges in a row make one run. */
   nudge(): void {
-    if (this.#stopped || this.#timer !== null) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.run().catch((err: unknown) => this.#d.log.error({ err, component: 'notify' }, 'delivering notifications failed'));
-    }, NUDGE_MS);
-    this.#timer.unref();
+    this.#passes.nudge();
   }
 
   /** One pass over the due messages; passes of this process never overlap. */
   run(): Promise<void> {
-    const run = this.#running.then(() => (this.#stopped ? undefined : this.#pass()));
-    this.#running = run.catch(() => undefined);
-    return run;
+    return this.#passes.run();
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== null) clearTimeout(this.#timer);
-    this.#timer = null;
-    await this.#running;
+    await this.#passes.stop();
   }
 
   /**
