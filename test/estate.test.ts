@@ -407,7 +407,7 @@ test('the resolver: regular-expression-only links are looked up by their label a
 
 test('regular expressions match with RE2 semantics in linear time: a pattern that backtracks in JavaScript places an alert at once', async (t) => {
   const { EstateIndex } = await import('../host/estate/resolver.ts');
-  const { matches, parseMatchers } = await import('../host/estate/matchers.ts');
+  const { matches, parseMatchers } = await import('../host/matchers.ts');
   // JavaScript's backtracking engine takes 2^n steps for (a+)+b against n a's and no b: with 64
   // of them this never returns. RE2 answers in time linear in the value.
   const nested = parseMatchers('job=~"(a+)+b"');

@@ -3,7 +3,7 @@
 // would answer them; core/dependency-incident and core/flapping-alert read what the retrieval
 // step gathers (related episodes, signals' baselines) in a real check context.
 import test, { type ExecutionContext } from 'ava';
-import { matches, parseMatchers } from '../host/estate/matchers.ts';
+import { matches, parseMatchers } from '../host/matchers.ts';
 import type { ChangeEvent, CheckLink, CheckSignal, RelatedEpisode } from '../host/plugins/contract.ts';
 import { makeHistory, type PlannedCommit } from './helpers/git-history.ts';
 import { checkInputs, loadPack, runLive } from './helpers/pack-readers.ts';

@@ -1,6 +1,6 @@
 import type { Link } from '../estate/estate.schema.ts';
 import type { ServiceView } from '../estate/estate.model.ts';
-import { matches, parseMatchers, type Matcher } from '../estate/matchers.ts';
+import { matches, parseMatchers, type Matcher } from '../matchers.ts';
 import type { Performer, Proposal } from './proposal.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.ts';
 import { ajv, describe } from '../json-schema.ts';
-import { parseMatchers } from './matchers.ts';
+import { parseMatchers } from '../matchers.ts';
 
 /** The kinds of link a service has. */
 export const LINK_KINDS = ['repository', 'alert', 'workload', 'database', 'runbook'] as const;

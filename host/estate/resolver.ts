@@ -1,7 +1,7 @@
 import type { Signal } from '../intake/normalise.ts';
 import type { Link } from './estate.schema.ts';
 import type { ServiceView } from './estate.model.ts';
-import { matches, parseMatchers, type Matcher } from './matchers.ts';
+import { matches, parseMatchers, type Matcher } from '../matchers.ts';
 
 /**
  * Which rule placed an alert: its own `service` the estate knows, an alert link, a workload

@@ -1,4 +1,4 @@
-import { matches, parseMatchers, type Matcher } from '../estate/matchers.ts';
+import { matches, parseMatchers, type Matcher } from '../matchers.ts';
 import type { CauseApplies, CheckService, CheckSignal } from '../plugins/contract.ts';
 
 /** A cause's applicability made ready to test many episodes (matchers parsed once). */

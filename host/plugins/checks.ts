@@ -10,6 +10,7 @@ import validRange from 'semver/ranges/valid.js';
 import type { PluginKind, PluginManifest } from './contract.ts';
 import { clip } from '../text.ts';
 import { checkCauses } from './pack-shape.ts';
+import { PluginProblem } from './plugin-problem.ts';
 
 /**
  * The compatibility steps a plugin folder goes through, in order. Each step either returns what
@@ -24,9 +25,6 @@ const MAX_MANIFEST_BYTES = 256 * 1024;
 /** An entry whose import never settles (a top-level await that hangs) must not hold the host. */
 const IMPORT_TIMEOUT_MS = 10_000;
 const MAX_LISTED_ERRORS = 5;
-
-/** What is wrong with a plugin, in words a vendor can act on. */
-export class PluginProblem extends Error {}
 
 const manifestSchema = JSON.parse(readFileSync(new URL('./manifest.schema.json', import.meta.url), 'utf8')) as Record<string, unknown>;
 // strictRequired is off because the kind-dependent `required` lists sit in if/then/else branches,

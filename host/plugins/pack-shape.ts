@@ -1,6 +1,6 @@
-import { parseMatchers } from '../estate/matchers.ts';
+import { parseMatchers } from '../matchers.ts';
 import { CAPABILITY_NAME } from './capabilities.ts';
-import { PluginProblem } from './checks.ts';
+import { PluginProblem } from './plugin-problem.ts';
 
 const CAUSE_ID = /^[a-z][a-z0-9-]{1,63}\/[a-z][a-z0-9-]{0,63}$/;
 const MAX_CAUSES = 200;
