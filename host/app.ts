@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { Server } from 'restify';
 import type { Area } from './area.ts';
@@ -77,6 +76,8 @@ import { migrate } from './storage/migrate.ts';
 import { DatabaseClock } from './storage/database-clock.ts';
 import { UnitOfWork } from './storage/unit-of-work.ts';
 import { clip } from './text.ts';
+import { createShutdown, type CloseOptions } from './shutdown.ts';
+import { createTick } from './tick.ts';
 
 /** How often the background tick runs (checkpoints, mode changes caused by time). */
 const TICK_MS = 10_000;
@@ -156,10 +157,7 @@ export interface App {
   close(opts?: CloseOptions): Promise<void>;
 }
 
-export interface CloseOptions {
-  /** Milliseconds from now by which the shutdown ends, having given back every lease it could. */
-  deadlineMs?: number;
-}
+export type { CloseOptions };
 
 /**
  * Builds the whole service on one database: the composition root, and the only one. Each area
@@ -553,152 +551,77 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       await licence.limits.tick();
       await modes.sync();
     });
-  const tick = async (): Promise<void> => {
-    await leaseClock.measure().catch((err: unknown) => log.warn({ err }, "could not read the database's clock"));
-    await checkpoints.maybeWrite();
-    await checkpoints.witnessLatest();
-    await modes.sync();
-    await intake.intake.releaseStale();
-    await intake.intake.checkHeartbeats();
-    await episodes.episodes.process();
-    // In the background: checks may take minutes; a pass resumes investigations a stopped host left.
-    investigation.investigations.nudge();
+  const tick = createTick(log, [
+    { name: 'lease clock', run: () => leaseClock.measure().catch((err: unknown) => log.warn({ err }, "could not read the database's clock")) },
+    { name: 'checkpoint', run: () => checkpoints.maybeWrite() },
+    { name: 'witness', run: () => checkpoints.witnessLatest() },
+    { name: 'mode', run: () => modes.sync() },
+    { name: 'stale alerts', run: () => intake.intake.releaseStale() },
+    { name: 'heartbeats', run: () => intake.intake.checkHeartbeats() },
+    { name: 'grouping', run: () => episodes.episodes.process() },
+    // Checks may take minutes; a pass resumes investigations a stopped host left.
+    { name: 'investigations', run: () => investigation.investigations.nudge() },
     // Paths whose step is due (a verification's wait, an approval decided) move on.
-    acting.acting.nudge();
+    { name: 'acting', run: () => acting.acting.nudge() },
     // A study whose host stopped (its lease ran out) is failed, "the host restarted".
-    await study.study.reap();
-    await notifications.run();
+    { name: 'study', run: () => study.study.reap() },
+    { name: 'notifications', run: () => notifications.run() },
     // A day's digest whose sender stopped mid-way is sent by whichever host's tick comes next.
-    await digest.mailer.resume().catch((err: unknown) => log.error({ err }, 'resuming the daily digest failed'));
-    await intake.prune();
-    await signIn.prune();
-    await refusals.recordDue();
-    // In the background: a directory sync when due (under a lease), the provider's rechecks.
-    await ssoArea.tick();
-    await governance.tick();
-    await licenceTick();
-    // In the background: a slow connector must not hold up the tick.
-    connectorChecks.tick();
-    // In the background: a member's poll of its home (every 30 s), a home's notices after a take-over.
-    void keychain.tick();
-  };
+    { name: 'digest', run: () => digest.mailer.resume().catch((err: unknown) => log.error({ err }, 'resuming the daily digest failed')) },
+    { name: 'intake prune', run: () => intake.prune() },
+    { name: 'sign-in prune', run: () => signIn.prune() },
+    { name: 'refusals', run: () => refusals.recordDue() },
+    // Starts a directory sync when due (under a lease) and the provider's rechecks in the background.
+    { name: 'sso', run: () => ssoArea.tick() },
+    { name: 'governance', run: () => governance.tick() },
+    { name: 'licence', run: () => licenceTick() },
+    // A slow connector must not hold up the tick.
+    { name: 'connector checks', run: () => connectorChecks.tick(), background: true },
+    // A member's poll of its home (every 30 s), a home's notices after a take-over.
+    { name: 'keychain', run: () => keychain.tick(), background: true },
+  ]);
+
   await modes.sync();
 
   let timer: NodeJS.Timeout | null = null;
-  // From the shutdown on, every response (those in flight too) closes its connection after it.
-  let shuttingDown = false;
-  const answering = new Set<ServerResponse>();
-  server.server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
-    if (shuttingDown) res.shouldKeepAlive = false;
-    answering.add(res);
-    res.once('close', () => answering.delete(res));
-  });
-  const closeAfterAnswers = () => {
-    for (const res of answering) if (!res.headersSent) res.shouldKeepAlive = false;
-  };
-
-  /** Waits for the server to stop: no new connection, idle ones closed at once, in-flight requests answered. */
-  const stopServing = async (): Promise<void> => {
-    if (!server.server.listening) return;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    // A keep-alive connection becomes idle when its request is answered: closed as soon as it is.
-    const sweep = setInterval(() => server.server.closeIdleConnections(), 50);
-    server.server.closeIdleConnections();
-    await closed.finally(() => clearInterval(sweep));
-  };
-
-  /**
-   * Every lease and claim of this process given back (or, `everyHolder`, of any process: the
-   * start on SQLite), so that the next host (or this one restarted) takes the work at once.
-   */
-  const releaseAll = async (everyHolder = false): Promise<void> => {
-    const steps: Array<[string, () => Promise<number>]> = [
-      ['investigations', () => investigation.investigations.release(everyHolder)],
-      ['action paths', () => acting.acting.release(everyHolder)],
-      ['notifications', () => notifications.release(everyHolder)],
-      ['leases', () => leases.releaseAll(everyHolder ? null : [poller.holder, study.study.holder])],
-    ];
-    for (const [what, step] of steps) {
-      const released = await step().catch((err: unknown) => (log.warn({ err, what }, 'could not give back leases'), 0));
-      if (released > 0) log.info({ what, released, every_holder: everyHolder }, 'leases given back');
-    }
-  };
-
-  /**
-   * The shutdown (docs/operations.md, "Shutdown"): not ready, no new requests, idle connections
-   * closed, background work stopped between batches, in-flight requests and commits finished,
-   * every lease and claim given back. With `deadlineMs`, whatever is still waited for then
-   * (a hanging relay, a slow connector, a client that keeps its request open) is given up:
-   * the leases are given back all the same and the database is closed.
-   */
-  let closing: Promise<void> | null = null;
-  const shutdown = (opts: CloseOptions): Promise<void> =>
-    (closing ??= (async () => {
-      const startedMs = Date.now();
-      const left = () => (opts.deadlineMs === undefined ? Infinity : startedMs + opts.deadlineMs - Date.now());
-      /** `p`, or nothing once `reserveMs` before the deadline is reached; answers whether `p` finished. */
-      const within = async (p: Promise<unknown>, reserveMs: number): Promise<boolean> => {
-        if (left() === Infinity) return (await p, true);
-        let t: NodeJS.Timeout | undefined;
-        const late = new Promise<false>((resolve) => (t = setTimeout(() => resolve(false), Math.max(0, left() - reserveMs))));
-        const done = p.then(
-          () => true,
-          () => true,
-        );
-        try {
-          return await Promise.race([done, late]);
-        } finally {
-          clearTimeout(t);
-        }
-      };
-      shuttingDown = true;
-      closeAfterAnswers();
-      readiness.markShuttingDown();
+  const shutdown = createShutdown({
+    server,
+    log,
+    readiness,
+    stopTicking: () => {
       if (timer !== null) clearInterval(timer);
-      tls?.stop();
-      // Every worker is told at once to stop between its batches; then each is waited for in turn.
-      const workers = [
-        poller.stop(),
-        digest.mailer.stop(),
-        connectorChecks.idle(),
-        episodes.episodes.stop(),
-        investigation.investigations.stop(),
-        acting.acting.stop(),
-        notifications.stop(),
-      ];
-      const drain = (async () => {
-        await stopServing();
-        // A running study ends at once as failed, "the host restarted".
-        await study.study.close();
-        await Promise.allSettled(workers);
-        await governance.raiseMail?.idle();
-        await signIn.idle();
-        await ssoArea.idle();
-        await keychain.idle();
-      })();
-      // What is still running 2 s before the deadline is left: its claims are given back below.
-      const drained = await within(drain, 2_000);
-      if (!drained) {
-        log.warn({ waited_ms: Date.now() - startedMs }, 'shutdown deadline: giving up on work still running');
-        server.server.closeAllConnections();
-      }
-      await within(releaseAll(), 1_000);
-      // Checkpoints the last commits made due are written before the database goes.
-      await within(
-        (async () => {
-          await checkpoints.idle();
-          await closeLedger();
-        })(),
-        500,
-      );
-      await within(db.destroy(), 100);
-      releasePidFile();
-    })());
+    },
+    tls,
+    stopWorkers: () => [
+      poller.stop(),
+      digest.mailer.stop(),
+      connectorChecks.idle(),
+      episodes.episodes.stop(),
+      investigation.investigations.stop(),
+      acting.acting.stop(),
+      notifications.stop(),
+    ],
+    // A running study ends at once as failed, "the host restarted".
+    beforeWorkers: () => study.study.close(),
+    idle: [async () => governance.raiseMail?.idle(), () => signIn.idle(), () => ssoArea.idle(), () => keychain.idle()],
+    releases: [
+      ['investigations', (every) => investigation.investigations.release(every)],
+      ['action paths', (every) => acting.acting.release(every)],
+      ['notifications', (every) => notifications.release(every)],
+      ['leases', (every) => leases.releaseAll(every ? null : [poller.holder, study.study.holder])],
+    ],
+    closeLedger: async () => {
+      await checkpoints.idle();
+      await closeLedger();
+    },
+    closeDb: () => db.destroy(),
+    releasePidFile,
+  });
 
   // On SQLite this is the only process serving (the pid file): every lease and claim in the
   // database is a dead process's, this host's before a crash. Given back now, so the work is
   // taken again at once instead of after its lease.
-  if (dialect(db) === 'sqlite' && !besideAnother) await releaseAll(true);
+  if (dialect(db) === 'sqlite' && !besideAnother) await shutdown.releaseAll(true);
 
   return {
     config,
@@ -747,6 +670,6 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
           resolve(server.address().port);
         });
       }),
-    close: (closeOpts: CloseOptions = {}) => shutdown(closeOpts),
+    close: (closeOpts: CloseOptions = {}) => shutdown.close(closeOpts),
   };
 }
