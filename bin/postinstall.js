@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-// The oldest Node.js the service runs on: host/runtime.ts's MIN_NODE (test/runtime.test.ts keeps them equal).
+// The oldest Node.js the service runs on: host/runtime.ts's MIN_NODE (test/operations/runtime.test.ts keeps them equal).
 const MIN_NODE = [22, 20];
 const [major, minor] = process.versions.node.split('.').map(Number);
 const runtime = `Node.js ${process.version} (${process.execPath})`;

@@ -4,7 +4,7 @@
 //
 // Plain JavaScript, so that an old Node.js says plainly why it cannot run the CLI (whose
 // commands are TypeScript) instead of failing on the `.ts` extension. MIN_NODE is
-// host/runtime.ts's (test/runtime.test.ts keeps them equal).
+// host/runtime.ts's (test/operations/runtime.test.ts keeps them equal).
 const MIN_NODE = [22, 20];
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < MIN_NODE[0] || (major === MIN_NODE[0] && minor < MIN_NODE[1])) {

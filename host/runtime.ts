@@ -1,7 +1,7 @@
 /**
  * The oldest Node.js the host runs on (type stripping on by default, the APIs it uses).
  * bin/run.js and bin/postinstall.js (plain JavaScript, so that an old Node.js can read them) hold
- * the same floor; test/runtime.test.ts keeps the three equal. package.json has no `engines`: npm
+ * the same floor; test/operations/runtime.test.ts keeps the three equal. package.json has no `engines`: npm
  * runs on the machine's own Node.js and would warn "Unsupported engine" on every `npm start`
  * even though the scripts run on the Node.js 24 that `npm install` brought.
  */

@@ -1,6 +1,6 @@
 /**
  * The plugin test kit: what a plugin folder's own tests need to test it alone, the same code the
- * project's contract suite (test/plugin-contract.test.ts) runs over every shipped plugin. Offered
+ * project's contract suite (test/plugins/plugin-contract.test.ts) runs over every shipped plugin. Offered
  * through the contract module (`import { ... } from '<host>/plugins/contract.ts'` in a test; the
  * plugin itself still imports the contract with `import type` only). docs/plugins.md walks a
  * vendor through it.

@@ -233,7 +233,7 @@ async function verifyInProcess(
     times.push(performance.now() - t0);
   }
   // An unknown address (no stored hash) is checked against the decoy: the same scrypt work, so the
-  // same time. test/sign-in.test.ts asserts the work (one derivation, same parameters); this is
+  // same time. test/identity/sign-in.test.ts asserts the work (one derivation, same parameters); this is
   // where the clock compares them. The first call also makes the decoy, so it is left out.
   await verifyPassword(password, null);
   const unknown: number[] = [];

@@ -1,8 +1,8 @@
 // Running a Prometheus-based pack's causes against a real Prometheus, as an investigation does
 // (the host's live readers, the check runner and the check context), through the prometheus
 // connector plugin with the host's HTTP client. Shared by the packs' live tests
-// (test/pack-prometheus.test.ts, test/pack-host.test.ts, test/pack-blackbox.test.ts,
-// test/pack-web.test.ts, test/pack-redis.test.ts, test/pack-rabbitmq.test.ts).
+// (test/packs/pack-prometheus.test.ts, test/packs/pack-host.test.ts, test/packs/pack-blackbox.test.ts,
+// test/packs/pack-web.test.ts, test/packs/pack-redis.test.ts, test/packs/pack-rabbitmq.test.ts).
 import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -6,7 +6,7 @@ import type { AlertContext, AlertSeverity, AlertStatus, NormalisedAlert } from '
  * `/api/v2/alerts`, plugins/connectors/alertmanager/map.ts) each hold an identical copy, so each
  * plugin folder stands alone and a polled alert gets exactly the name, severity, service,
  * labels, summary and id (Alertmanager's own fingerprint) a pushed one gets. The plugin contract
- * test (test/plugin-contract.test.ts) fails when the two copies differ: change both.
+ * test (test/plugins/plugin-contract.test.ts) fails when the two copies differ: change both.
  * Self-contained: it imports nothing but the contract's types.
  */
 
