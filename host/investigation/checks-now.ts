@@ -56,12 +56,16 @@ export async function checksNow(
     at,
     causes.flatMap((c) => c.reads),
   );
+  // In a transaction of the caller's database handle, as every record of a check run by hand:
+  // on MySQL `append` would open the ledger's own connection, which the CLI never closes.
   if (req.record)
-    await d.ledger.append({
-      type: 'check.started',
-      actor: req.actor,
-      reason: clip(`checking ${causes.length} cause(s) (run by hand): ${causes.map((c) => c.title).join(', ')}`, 1000, '…'),
-      data: { causes: causes.map((c) => c.id), service: req.service, at },
+    await d.ledger.transact(async (_trx, record) => {
+      await record({
+        type: 'check.started',
+        actor: req.actor,
+        reason: clip(`checking ${causes.length} cause(s) (run by hand): ${causes.map((c) => c.title).join(', ')}`, 1000, '…'),
+        data: { causes: causes.map((c) => c.id), service: req.service, at },
+      });
     });
   const ranked = rank(await d.checkAll(causes, inputs, source));
   const evidence: StoredEvidence[] = [];
