@@ -31,6 +31,8 @@ await mariadbTest('two host processes on one MariaDB: the hammering is spread ov
   t.log(`while the valid sign-in waited, ${r.ahead} wrong passwords were answered (both hosts); ${JSON.stringify(r.statuses)}`);
   t.is(r.valid, 200);
   t.true((r.statuses['503'] ?? 0) > 0);
-  // Each host checks two at once: at most the four under way on both are answered before it.
-  t.true(r.ahead <= 6, `${r.ahead} wrong passwords were answered while the valid sign-in waited`);
+  // Each host checks two at once: answered before it are at most the four under way on both and,
+  // on MySQL, the four just derived whose failure is still being recorded (the ledger's chain
+  // head is shared by both hosts), never the queue behind them (24 per host).
+  t.true(r.ahead <= 8, `${r.ahead} wrong passwords were answered while the valid sign-in waited`);
 });
