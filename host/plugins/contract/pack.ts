@@ -4,7 +4,7 @@
  * of a copy of its own. A pack imports nothing but types from the contract; everything it can
  * reach is in CheckContext. Imported through host/plugins/contract.ts.
  */
-import type { PluginLog } from './common.ts';
+import type { PluginLibrary, PluginLog } from './common.ts';
 import type { HttpFailure } from './connector.ts';
 import type { AlertSeverity } from './normaliser.ts';
 
@@ -447,9 +447,7 @@ export interface PrometheusLibrary {
   readonly MAX_SERIES: number;
 }
 
-/** What `ctx.lib` offers. */
-export interface PackLibrary {
-  /** The plugin API version that offers this library. */
-  readonly version: string;
+/** What `ctx.lib` offers a pack: the plugin library (text, matchers: 1.6) and the Prometheus helpers (1.4). */
+export interface PackLibrary extends PluginLibrary {
   readonly prometheus: PrometheusLibrary;
 }
