@@ -2,6 +2,7 @@ import type { CheckContext, PackLibrary, PluginLibrary } from '../contract.ts';
 import { PLUGIN_API_VERSION } from '../../version.ts';
 import { matches, parseMatchers } from '../../matchers.ts';
 import { clip } from '../../text.ts';
+import { connectionsCheck, counterCheck, upCheck } from './prometheus/causes.ts';
 import { describedAll, overAll, place } from './prometheus/place.ts';
 import { bytes, durationSeconds, num, percent, promMatchers, quote, rounded, seconds } from './prometheus/promql.ts';
 import { count, evidenceOf, labelsOf, listed, MAX_SERIES, samplesObserved, seriesName } from './prometheus/series.ts';
@@ -21,7 +22,10 @@ export const pluginLibrary: PluginLibrary = Object.freeze({
 
 /**
  * The pack library (plugin API 1.4): the plugin library and the helpers packs share instead of
- * copying (PromQL building and placement by the estate's workload links, numbers in words).
+ * copying (PromQL building and placement by the estate's workload links, numbers in words), and
+ * since 1.7 whole checks several packs' causes share (`upCheck`, `connectionsCheck`,
+ * `counterCheck`). They only compute: what they read (`place`'s probe, a shared check's query)
+ * goes through the cause's own `ctx.metrics`.
  */
 export const packLibrary: PackLibrary = Object.freeze({
   ...pluginLibrary,
@@ -46,5 +50,8 @@ export const packLibrary: PackLibrary = Object.freeze({
     evidenceOf,
     count,
     MAX_SERIES,
+    upCheck,
+    connectionsCheck,
+    counterCheck,
   }),
 });
