@@ -14,7 +14,7 @@ import { silentLogger } from '../../host/log.ts';
 import { MANIFEST_FILE, validateManifest } from '../../host/plugins/checks.ts';
 import type { PluginManifest } from '../../host/plugins/contract.ts';
 import { loadPlugins, type PluginRegistry } from '../../host/plugins/loader.ts';
-import { connectorCases, packScenarios } from '../../host/plugins/contract.ts';
+import { checkCase, connectorCases, packScenarios } from '../../host/plugins/contract.ts';
 import { PACKS_DIR, scenarioTable, withTable } from '../../host/investigation/scenario-table.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -159,14 +159,7 @@ for (const dir of folders) {
   if (manifest.kind === 'connector') {
     // The plugin test kit's connector cases (fixtures/*.json), as the connector's own test runs them.
     for (const c of connectorCases(dir)) {
-      test(`${name}: ${c.file} (${c.name}) answers what it recorded`, async (t) => {
-        const { got, expected, requests, expectedRequests } = await c.run();
-        t.deepEqual(got, expected);
-        if (expectedRequests !== null) {
-          t.is(requests.length, expectedRequests.length, JSON.stringify(requests));
-          expectedRequests.forEach((r, i) => t.like(requests[i], r));
-        }
-      });
+      test(`${name}: ${c.file} (${c.name}) answers what it recorded`, (t) => checkCase(t, c));
     }
   }
 
