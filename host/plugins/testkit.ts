@@ -197,7 +197,8 @@ const CALLS_WITH_REQUEST = new Set(['query', 'range', 'notify', 'rehearse', 'act
  * One case of a connector's `fixtures/<case>.json`: `call` with `settings` and `request`
  * (see {@link ConnectorCaseCall}), against a server answering `answers`, must answer `expect`
  * (compared whole). `{{server}}` anywhere in settings, request or expect is the recorded server's
- * address. `requests`, when given, are the requests it must send, in order, each compared with
+ * address; in `expect`, a value `"{{number}}"` or `"{{string}}"` stands for any number or string
+ * there (a time taken, a generated id). `requests`, when given, are the requests it must send, in order, each compared with
  * ava's `t.like` (so a case names only what matters: method, path, `auth`, a header, the body).
  */
 export type ConnectorCaseFile = ConnectorCaseCall & {
@@ -257,10 +258,20 @@ async function runCase(dir: string, doc: ConnectorCaseFile): ReturnType<Connecto
     const got: unknown = CALLS_WITHOUT_REQUEST.has(doc.call) ? await method.call(plugin, ctx) : await method.call(plugin, ctx, fill(doc.request));
     const shown = JSON.stringify(got ?? null) + '\n' + ctx.lines.join('\n');
     const leaked = secrets.filter((s) => s.values.some((v) => shown.includes(v))).map((s) => s.p);
-    return { got, expected: fill(doc.expect), requests: server.requests, expectedRequests: doc.requests ?? null, leaked };
+    return { got, expected: anyOf(fill(doc.expect), got), requests: server.requests, expectedRequests: doc.requests ?? null, leaked };
   } finally {
     await server.close();
   }
+}
+
+/** `expected` with each `"{{number}}"` or `"{{string}}"` made the value `got` has there, when it is one. */
+function anyOf(expected: unknown, got: unknown): unknown {
+  if (expected === '{{number}}') return typeof got === 'number' ? got : expected;
+  if (expected === '{{string}}') return typeof got === 'string' ? got : expected;
+  if (Array.isArray(expected)) return expected.map((e, i) => anyOf(e, Array.isArray(got) ? got[i] : undefined));
+  if (typeof expected !== 'object' || expected === null) return expected;
+  const at = typeof got === 'object' && got !== null ? (got as Record<string, unknown>) : {};
+  return Object.fromEntries(Object.entries(expected).map(([k, e]) => [k, anyOf(e, at[k])]));
 }
 
 /** The assertions {@link checkCase} makes: ava's `t` has them (typed here so the kit needs no ava). */

@@ -161,7 +161,11 @@ const settled = echoFolder({
     expect: { ok: true, problem: null, shown: 'undid k-1' },
     requests: [{ body: { key: 'k-1', undo: { id: 'k-1' } } }],
   },
-  'e-poll.json': { call: 'pollAlerts', answers: [{ path: '/pollAlerts', body: [{ name: 'Down' }] }], expect: [{ name: 'Down' }] },
+  'e-poll.json': {
+    call: 'pollAlerts',
+    answers: [{ path: '/pollAlerts', body: [{ name: 'Down', took_ms: 3, id: 'a1' }] }],
+    expect: [{ name: 'Down', took_ms: '{{number}}', id: '{{string}}' }],
+  },
   'f-act-echoes-the-token.json': {
     call: 'act',
     request: ACTION,
@@ -183,6 +187,20 @@ test('connectorCases runs notify, rehearse, act, undo and pollAlerts with their 
   const { requests } = await cases[2]!.run();
   t.like(requests[0], { method: 'POST', path: '/act', auth: 'Bearer', headers: { 'content-type': 'application/json' }, body: ACTION });
   t.false(JSON.stringify(requests).includes(TOKEN), 'the bearer token is not kept');
+});
+
+test('"{{number}}" and "{{string}}" in what a case expects stand for any number or string there, and nothing else', async (t) => {
+  const root = echoFolder({
+    'a.json': {
+      call: 'pollAlerts',
+      answers: [{ path: '/pollAlerts', body: [{ took_ms: '3', id: 7 }] }],
+      expect: [{ took_ms: '{{number}}', id: '{{string}}' }],
+    },
+  });
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const { got, expected } = await connectorCases(path.join(root, 'echo'))[0]!.run();
+  t.deepEqual(got, [{ took_ms: '3', id: 7 }]);
+  t.deepEqual(expected, [{ took_ms: '{{number}}', id: '{{string}}' }], 'a string is no number, a number no string');
 });
 
 test('a case whose answer shows a secret setting is a leak, and a connection problem is scrubbed of it as the host does', async (t) => {
