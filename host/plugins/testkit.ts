@@ -17,12 +17,14 @@
  *   `range`, `pollAlerts`, `notify`, `rehearse`, `act` or `undo`, the recorded answers, what it
  *   must answer), each run against a recorded server; `checkCase(t, c)` asserts one with ava's `t`.
  * - `testNeeding(test, missing, title, fn)`: a test that needs a live peer (a database, the `git`
- *   binary): skipped with the reason when it is missing, failed instead under `CI=true`.
+ *   binary): skipped with the reason when it is missing, failed instead under `CI=true`;
+ *   `nothingListening(what, host, port)` says whether a server peer is missing.
  *
  * Test code: it starts servers and loads plugins, never part of the running service.
  */
+import type { ExecutionContext, TestFn } from 'ava';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ActionRequest, ConnectorContext, ConnectorQueryRequest, ConnectorRangeRequest, LogFields, NotifyMessage } from './contract.ts';
@@ -274,7 +276,7 @@ function anyOf(expected: unknown, got: unknown): unknown {
   return Object.fromEntries(Object.entries(expected).map(([k, e]) => [k, anyOf(e, at[k])]));
 }
 
-/** The assertions {@link checkCase} makes: ava's `t` has them (typed here so the kit needs no ava). */
+/** The assertions {@link checkCase} makes: ava's `t` has them. */
 export interface CaseAssertions {
   deepEqual(actual: unknown, expected: unknown, message?: string): unknown;
   is(actual: unknown, expected: unknown, message?: string): unknown;
@@ -295,24 +297,29 @@ export async function checkCase(t: CaseAssertions, c: ConnectorCase): Promise<vo
   expectedRequests.forEach((r, i) => t.like(requests[i], r, `request ${i + 1}`));
 }
 
-/** What {@link testNeeding} declares tests with: ava's default export has it. */
-export interface TestDeclarer<T> {
-  (title: string, fn: (t: T) => Promise<void>): void;
-  skip(title: string, fn: (t: T) => void): void;
-}
-
 /**
  * Declares a test that needs a live peer (a database, the `git` binary). `missing` is null when
  * the peer is there, else why not: the test is then skipped with that reason in its title, and
- * under CI=true it fails instead, since CI must run it.
+ * under CI=true it fails instead, since CI must run it. `test` is ava's default export (the kit's
+ * only tie to ava, a type).
  */
-export function testNeeding<T extends { fail(message?: string): void }>(
-  test: TestDeclarer<T>,
-  missing: string | null,
-  title: string,
-  fn: (t: T) => Promise<void>,
-): void {
+export function testNeeding(test: TestFn, missing: string | null, title: string, fn: (t: ExecutionContext) => Promise<void>): void {
   if (missing === null) test(title, fn);
   else if (process.env.CI === 'true') test(title, async (t) => t.fail(`${missing} (under CI=true this test must run)`));
   else test.skip(`${title} (skipped: ${missing})`, () => {});
+}
+
+/**
+ * Null when something accepts a TCP connection at `host`:`port` within 2 s, else why not
+ * (`<what> not reachable at <host>:<port> (<reason>)`): the `missing` of {@link testNeeding} for
+ * a server peer, found without the plugin under test (whose own failure must fail its test).
+ */
+export function nothingListening(what: string, host: string, port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: 2000 });
+    const missing = (reason: string) => (socket.destroy(), resolve(`${what} not reachable at ${host}:${port} (${reason})`));
+    socket.once('connect', () => (socket.destroy(), resolve(null)));
+    socket.once('timeout', () => missing('no answer within 2 s'));
+    socket.once('error', (e: NodeJS.ErrnoException) => missing(e.code ?? e.message));
+  });
 }

@@ -4,8 +4,17 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import test from 'ava';
-import { checkCase, connectorCases, connectorContext, loadPluginFolder, packScenarios, recordedServer, testNeeding } from '../../host/plugins/contract.ts';
+import test, { type TestFn } from 'ava';
+import {
+  checkCase,
+  connectorCases,
+  connectorContext,
+  loadPluginFolder,
+  nothingListening,
+  packScenarios,
+  recordedServer,
+  testNeeding,
+} from '../../host/plugins/contract.ts';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/plugins/', import.meta.url));
 const PACKS = fileURLToPath(new URL('../../packs/', import.meta.url));
@@ -232,7 +241,9 @@ test('a case with an unknown call or without the request its call needs is refus
 
 test('testNeeding runs a test whose peer is there, skips it with the reason when it is missing, and fails it under CI=true', (t) => {
   const declared: string[] = [];
-  const declare = Object.assign((title: string) => void declared.push(`run ${title}`), { skip: (title: string) => void declared.push(`skip ${title}`) });
+  const declare = Object.assign((title: string) => void declared.push(`run ${title}`), {
+    skip: (title: string) => void declared.push(`skip ${title}`),
+  }) as unknown as TestFn;
   const ci = process.env.CI;
   t.teardown(() => (ci === undefined ? delete process.env.CI : (process.env.CI = ci)));
   delete process.env.CI;
@@ -241,4 +252,12 @@ test('testNeeding runs a test whose peer is there, skips it with the reason when
   process.env.CI = 'true';
   testNeeding(declare, 'no git binary', 'reads', async () => {});
   t.deepEqual(declared, ['run reads', 'skip reads (skipped: no git binary)', 'run reads']);
+});
+
+test('nothingListening is null for a port that accepts connections, and says why for one that does not', async (t) => {
+  const s = await recordedServer([]);
+  const port = Number(new URL(s.url).port);
+  t.is(await nothingListening('the peer', '127.0.0.1', port), null);
+  await s.close();
+  t.is(await nothingListening('the peer', '127.0.0.1', port), `the peer not reachable at 127.0.0.1:${port} (ECONNREFUSED)`);
 });
