@@ -12,20 +12,27 @@
  * - `connectorContext(settings)`: the context the host hands a connector (its HTTP client, an
  *   abort signal, a log whose lines are kept in `lines`).
  * - `recordedServer(answers)`: a local HTTP server answering recorded answers and keeping the
- *   requests it was sent.
- * - `connectorCases(dir)`: a connector's `fixtures/*.json` (settings, the call, the recorded
- *   answers, what it must answer), each run against a recorded server.
+ *   requests it was sent (method, path, query, headers, body; of `Authorization` its scheme only).
+ * - `connectorCases(dir)`: a connector's `fixtures/*.json` (settings, the call: `test`, `query`,
+ *   `range`, `pollAlerts`, `notify`, `rehearse`, `act` or `undo`, the recorded answers, what it
+ *   must answer), each run against a recorded server; `checkCase(t, c)` asserts one with ava's `t`.
+ * - `testNeeding(test, missing, title, fn)`: a test that needs a live peer (a database, the `git`
+ *   binary): skipped with the reason when it is missing, failed instead under `CI=true`;
+ *   `nothingListening(what, host, port)` says whether a server peer is missing.
  *
  * Test code: it starts servers and loads plugins, never part of the running service.
  */
+import type { ExecutionContext, TestFn } from 'ava';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ConnectorContext, ConnectorQueryRequest, ConnectorRangeRequest, LogFields } from './contract.ts';
+import type { ActionRequest, ConnectorContext, ConnectorQueryRequest, ConnectorRangeRequest, LogFields, NotifyMessage } from './contract.ts';
 import { pluginHttp } from './http-client.ts';
 import { pluginLibrary } from './lib/index.ts';
 import { loadPlugins, type LoadedPlugin, type PluginRegistry } from './loader.ts';
+import { getAt, secretStrings } from '../connectors/secrets.ts';
+import { secretPointers } from '../connectors/settings-schema.ts';
 import { silentLogger } from '../log.ts';
 import { CauseCatalogue, type Cause } from '../investigation/catalogue.ts';
 import { loadScenarios, replayScenario, type Scenario } from '../investigation/replay.ts';
@@ -109,6 +116,24 @@ export interface SeenRequest {
   query: Record<string, string>;
   /** The `Authorization` header's scheme only (`Basic`, `Bearer`...), never its credentials; null without one. */
   auth: string | null;
+  /** The other headers, names in lower case; `authorization`, `proxy-authorization` and `cookie` are left out. */
+  headers: Record<string, string>;
+  /** The body: parsed when it is JSON, else its text; null when there is none. */
+  body: unknown;
+}
+
+/** Headers that carry credentials: a seen request keeps none of them. */
+const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie']);
+
+function bodyOf(text: string, type: string | undefined): unknown {
+  if (text === '') return null;
+  if (/json/i.test(type ?? ''))
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      /* not JSON after all: the text */
+    }
+  return text;
 }
 
 export interface RecordedServer {
@@ -121,11 +146,25 @@ export interface RecordedServer {
 /** A local HTTP server answering `answers` (the first whose method and path match; 404 `{}` otherwise). Close it after the test. */
 export async function recordedServer(answers: RecordedAnswer[]): Promise<RecordedServer> {
   const requests: SeenRequest[] = [];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://recorded');
     const method = req.method ?? 'GET';
     const auth = req.headers.authorization;
-    requests.push({ method, path: url.pathname, query: Object.fromEntries(url.searchParams), auth: auth === undefined ? null : auth.split(' ')[0]! });
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const headers = Object.fromEntries(
+      Object.entries(req.headers)
+        .filter(([k]) => !CREDENTIAL_HEADERS.has(k))
+        .map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]),
+    );
+    requests.push({
+      method,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      auth: auth === undefined ? null : auth.split(' ')[0]!,
+      headers,
+      body: bodyOf(Buffer.concat(chunks).toString('utf8'), req.headers['content-type']),
+    });
     const a = answers.find((x) => (x.method ?? 'GET').toUpperCase() === method && x.path === url.pathname);
     const body = a === undefined ? '{}' : typeof a.body === 'string' ? a.body : JSON.stringify(a.body ?? null);
     const json = a === undefined || typeof a.body !== 'string';
@@ -141,27 +180,53 @@ export async function recordedServer(answers: RecordedAnswer[]): Promise<Recorde
 }
 
 /**
- * One case of a connector's `fixtures/<case>.json`: `call` (`test`, `query` or `range`) with
- * `settings` and `request`, against a server answering `answers`, must answer `expect` (compared
- * whole). `{{server}}` anywhere in settings, request or expect is the recorded server's address.
- * `requests`, when given, are the requests it must send, in order.
+ * The call a case makes, with the request the contract types it with: `test` and `pollAlerts`
+ * take none; `query`, `range` and `notify` their request and message; `rehearse`, `act` and
+ * `undo` an action (`undo` with what `act` answered in `undo`).
  */
-export interface ConnectorCaseFile {
+export type ConnectorCaseCall =
+  | { call: 'test' | 'pollAlerts'; request?: undefined }
+  | { call: 'query'; request: ConnectorQueryRequest }
+  | { call: 'range'; request: ConnectorRangeRequest }
+  | { call: 'notify'; request: NotifyMessage }
+  | { call: 'rehearse' | 'act'; request: ActionRequest }
+  | { call: 'undo'; request: ActionRequest & { undo: Record<string, unknown> } };
+
+const CALLS_WITHOUT_REQUEST = new Set(['test', 'pollAlerts']);
+const CALLS_WITH_REQUEST = new Set(['query', 'range', 'notify', 'rehearse', 'act', 'undo']);
+
+/**
+ * One case of a connector's `fixtures/<case>.json`: `call` with `settings` and `request`
+ * (see {@link ConnectorCaseCall}), against a server answering `answers`, must answer `expect`
+ * (compared whole). `{{server}}` anywhere in settings, request or expect is the recorded server's
+ * address; in `expect`, a value `"{{number}}"` or `"{{string}}"` stands for any number or string
+ * there (a time taken, a generated id). `requests`, when given, are the requests it must send, in order, each compared with
+ * ava's `t.like` (so a case names only what matters: method, path, `auth`, a header, the body).
+ */
+export type ConnectorCaseFile = ConnectorCaseCall & {
   name?: string;
-  call: 'test' | 'query' | 'range';
   settings: Record<string, unknown>;
-  request?: ConnectorQueryRequest | ConnectorRangeRequest;
   answers: RecordedAnswer[];
   expect: unknown;
   requests?: Array<Partial<SeenRequest>>;
-}
+};
 
 export interface ConnectorCase {
   /** `fixtures/<file>`. */
   file: string;
   name: string;
-  /** Runs the call; what it answered, what it had to, and the requests it sent (against `requests` when the file names them). */
-  run(): Promise<{ got: unknown; expected: unknown; requests: SeenRequest[]; expectedRequests: Array<Partial<SeenRequest>> | null }>;
+  /**
+   * Runs the call; what it answered, what it had to, the requests it sent (against `requests`
+   * when the file names them), and `leaked`: the secret settings (`writeOnly` in plugin.json, by
+   * JSON pointer) whose value shows in the answer or a log line, which must be none.
+   */
+  run(): Promise<{
+    got: unknown;
+    expected: unknown;
+    requests: SeenRequest[];
+    expectedRequests: Array<Partial<SeenRequest>> | null;
+    leaked: string[];
+  }>;
 }
 
 /** The cases of the connector in `dir` (`fixtures/*.json`, by file name); none without a fixtures folder. */
@@ -178,16 +243,83 @@ export function connectorCases(dir: string): ConnectorCase[] {
 }
 
 async function runCase(dir: string, doc: ConnectorCaseFile): ReturnType<ConnectorCase['run']> {
-  const { plugin } = await loadPluginFolder(dir);
+  if (!CALLS_WITHOUT_REQUEST.has(doc.call) && !CALLS_WITH_REQUEST.has(doc.call))
+    throw new Error(`unknown call "${String(doc.call)}": test, pollAlerts, query, range, notify, rehearse, act or undo`);
+  if (CALLS_WITH_REQUEST.has(doc.call) && (typeof doc.request !== 'object' || doc.request === null)) throw new Error(`a ${doc.call} case needs its request`);
+  const { plugin, manifest } = await loadPluginFolder(dir);
   const server = await recordedServer(doc.answers);
   try {
     const fill = <T>(v: T): T => JSON.parse(JSON.stringify(v ?? null).replaceAll('{{server}}', server.url)) as T;
-    const ctx = connectorContext(fill(doc.settings));
+    const settings = fill(doc.settings);
+    const pointers = manifest.settings === undefined ? [] : secretPointers(manifest.settings);
+    const secrets = pointers.map((p) => ({ p, values: secretStrings([getAt(settings, p)]) }));
+    // As the host does: the HTTP client blanks the secret settings out of its problems.
+    const ctx = connectorContext(settings, { secrets: secrets.flatMap((s) => s.values) });
     const method = (plugin as Record<string, unknown>)[doc.call];
     if (typeof method !== 'function') throw new Error(`the connector has no ${doc.call}()`);
-    const got = doc.call === 'test' ? await method.call(plugin, ctx) : await method.call(plugin, ctx, fill(doc.request));
-    return { got, expected: fill(doc.expect), requests: server.requests, expectedRequests: doc.requests ?? null };
+    const got: unknown = CALLS_WITHOUT_REQUEST.has(doc.call) ? await method.call(plugin, ctx) : await method.call(plugin, ctx, fill(doc.request));
+    const shown = JSON.stringify(got ?? null) + '\n' + ctx.lines.join('\n');
+    const leaked = secrets.filter((s) => s.values.some((v) => shown.includes(v))).map((s) => s.p);
+    return { got, expected: anyOf(fill(doc.expect), got), requests: server.requests, expectedRequests: doc.requests ?? null, leaked };
   } finally {
     await server.close();
   }
+}
+
+/** `expected` with each `"{{number}}"` or `"{{string}}"` made the value `got` has there, when it is one. */
+function anyOf(expected: unknown, got: unknown): unknown {
+  if (expected === '{{number}}') return typeof got === 'number' ? got : expected;
+  if (expected === '{{string}}') return typeof got === 'string' ? got : expected;
+  if (Array.isArray(expected)) return expected.map((e, i) => anyOf(e, Array.isArray(got) ? got[i] : undefined));
+  if (typeof expected !== 'object' || expected === null) return expected;
+  const at = typeof got === 'object' && got !== null ? (got as Record<string, unknown>) : {};
+  return Object.fromEntries(Object.entries(expected).map(([k, e]) => [k, anyOf(e, at[k])]));
+}
+
+/** The assertions {@link checkCase} makes: ava's `t` has them. */
+export interface CaseAssertions {
+  deepEqual(actual: unknown, expected: unknown, message?: string): unknown;
+  is(actual: unknown, expected: unknown, message?: string): unknown;
+  like(actual: unknown, selector: Record<string, unknown>, message?: string): unknown;
+}
+
+/**
+ * Runs one recorded case and asserts it with ava's `t`: the answer is the one recorded, no secret
+ * setting shows in it or in a log line, and the requests sent are those the case names, in order.
+ * What a connector's own test and the contract suite both run for each case.
+ */
+export async function checkCase(t: CaseAssertions, c: ConnectorCase): Promise<void> {
+  const { got, expected, requests, expectedRequests, leaked } = await c.run();
+  t.deepEqual(got, expected);
+  t.deepEqual(leaked, [], 'no secret setting shows in the answer or in a log line');
+  if (expectedRequests === null) return;
+  t.is(requests.length, expectedRequests.length, JSON.stringify(requests.map((r) => `${r.method} ${r.path}`)));
+  expectedRequests.forEach((r, i) => t.like(requests[i], r, `request ${i + 1}`));
+}
+
+/**
+ * Declares a test that needs a live peer (a database, the `git` binary). `missing` is null when
+ * the peer is there, else why not: the test is then skipped with that reason in its title, and
+ * under CI=true it fails instead, since CI must run it. `test` is ava's default export (the kit's
+ * only tie to ava, a type).
+ */
+export function testNeeding(test: TestFn, missing: string | null, title: string, fn: (t: ExecutionContext) => Promise<void>): void {
+  if (missing === null) test(title, fn);
+  else if (process.env.CI === 'true') test(title, async (t) => t.fail(`${missing} (under CI=true this test must run)`));
+  else test.skip(`${title} (skipped: ${missing})`, () => {});
+}
+
+/**
+ * Null when something accepts a TCP connection at `host`:`port` within 2 s, else why not
+ * (`<what> not reachable at <host>:<port> (<reason>)`): the `missing` of {@link testNeeding} for
+ * a server peer, found without the plugin under test (whose own failure must fail its test).
+ */
+export function nothingListening(what: string, host: string, port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: 2000 });
+    const missing = (reason: string) => (socket.destroy(), resolve(`${what} not reachable at ${host}:${port} (${reason})`));
+    socket.once('connect', () => (socket.destroy(), resolve(null)));
+    socket.once('timeout', () => missing('no answer within 2 s'));
+    socket.once('error', (e: NodeJS.ErrnoException) => missing(e.code ?? e.message));
+  });
 }

@@ -14,7 +14,7 @@ import { silentLogger } from '../../host/log.ts';
 import { MANIFEST_FILE, validateManifest } from '../../host/plugins/checks.ts';
 import type { PluginManifest } from '../../host/plugins/contract.ts';
 import { loadPlugins, type PluginRegistry } from '../../host/plugins/loader.ts';
-import { connectorCases, packScenarios } from '../../host/plugins/contract.ts';
+import { checkCase, connectorCases, packScenarios } from '../../host/plugins/contract.ts';
 import { PACKS_DIR, scenarioTable, withTable } from '../../host/investigation/scenario-table.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -159,15 +159,33 @@ for (const dir of folders) {
   if (manifest.kind === 'connector') {
     // The plugin test kit's connector cases (fixtures/*.json), as the connector's own test runs them.
     for (const c of connectorCases(dir)) {
-      test(`${name}: ${c.file} (${c.name}) answers what it recorded`, async (t) => {
-        const { got, expected, requests, expectedRequests } = await c.run();
-        t.deepEqual(got, expected);
-        if (expectedRequests !== null) {
-          t.is(requests.length, expectedRequests.length, JSON.stringify(requests));
-          expectedRequests.forEach((r, i) => t.like(requests[i], r));
-        }
-      });
+      test(`${name}: ${c.file} (${c.name}) answers what it recorded`, (t) => checkCase(t, c));
     }
+  }
+
+  if (manifest.kind === 'connector' && name.startsWith('plugins/connectors/')) {
+    // A shipped connector's folder can be copied and tested alone (issue 25): it carries its own
+    // test, and one that speaks HTTP (ctx.http) carries recorded cases of each call it offers
+    // that changes or tells something, each succeeding and failing.
+    test(`${name}: carries its own test, and recorded cases when it speaks HTTP`, (t) => {
+      const own = existsSync(path.join(dir, 'test')) ? readdirSync(path.join(dir, 'test')).filter((f) => f.endsWith('.test.ts')) : [];
+      t.true(own.length > 0, 'test/<kind>.test.ts');
+      const code = readdirSync(dir).filter((f) => f.endsWith('.ts'));
+      if (!code.some((f) => readFileSync(path.join(dir, f), 'utf8').includes('ctx.http'))) return;
+      const plugin = registryOf(dir).loaded.find((l) => l.dir === dir)!.plugin as Record<string, unknown>;
+      const cases = existsSync(path.join(dir, 'fixtures'))
+        ? readdirSync(path.join(dir, 'fixtures'))
+            .filter((f) => f.endsWith('.json'))
+            .map((f) => JSON.parse(readFileSync(path.join(dir, 'fixtures', f), 'utf8')) as { call: string; expect: { ok?: unknown } | null })
+        : [];
+      const calls = [['test'], ['notify'], ['rehearse', 'act']].filter((c) => c.some((m) => typeof plugin[m] === 'function'));
+      for (const c of calls)
+        for (const ok of [true, false])
+          t.true(
+            cases.some((k) => c.includes(k.call) && k.expect?.ok === ok),
+            `a recorded ${c.join(' or ')} case answering ok: ${ok}`,
+          );
+    });
   }
 
   if (manifest.kind === 'pack') {
