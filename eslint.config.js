@@ -3,6 +3,8 @@
 // API (bin/lint.ts points it there; the project's own tsc is TypeScript 7, which has none).
 import tseslint from 'typescript-eslint';
 
+const CLI_REPO = 'the CLI uses the services of the app the host builds (cli/context.ts), never a repo (docs/architecture.md)';
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'web/**', 'data/**', 'test/artifacts/**', 'test/fixtures/plugins/**'] },
   ...tseslint.configs.recommended,
@@ -52,6 +54,15 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  {
+    // The CLI builds no service of its own: it takes them from the app the host builds
+    // (createApp without serving, cli/context.ts), so it imports no repo, statically or in run().
+    files: ['cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '\\.repo\\.ts$', message: CLI_REPO }] }],
+      'no-restricted-syntax': ['error', { selector: 'ImportExpression[source.value=/\\.repo\\.ts$/]', message: CLI_REPO }],
     },
   },
   {

@@ -1,51 +1,16 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { systemClock } from '../host/clock.ts';
-import type { Config } from '../host/config.ts';
-import { readConnectorsFile } from '../host/connectors/connectors.file.ts';
-import { ConnectorsRepo } from '../host/connectors/connectors.repo.ts';
-import { ConnectorService } from '../host/connectors/connectors.service.ts';
-import { ConnectorKinds } from '../host/connectors/kinds.ts';
+import type { Services } from '../host/app.ts';
 import { AppError } from '../host/errors.ts';
-import { LedgerRepo } from '../host/ledger/ledger.repo.ts';
-import { Ledger } from '../host/ledger/ledger.service.ts';
-import { silentLogger } from '../host/log.ts';
-import { MailService } from '../host/mail/mail.service.ts';
-import { loadPlugins, pluginDirs, type PluginRegistry } from '../host/plugins/loader.ts';
-import { SecretCipher } from '../host/secrets/cipher.ts';
-import { SettingsRepo } from '../host/settings/settings.repo.ts';
-import { UnitOfWork } from '../host/storage/unit-of-work.ts';
-import { PLUGIN_API_VERSION } from '../host/version.ts';
+import type { AdminPrincipal } from '../host/identity/principal.ts';
+import type { CauseCatalogue } from '../host/investigation/catalogue.ts';
+import type { CheckRun, CheckRunRequest } from '../host/investigation/checks-now.ts';
 import { CliProblem, EXIT_FAILED } from './base.ts';
 import type { CliContext } from './context.ts';
 
-/**
- * The connectors and mail services as the running host builds them, opened in the CLI's process
- * on the service's database: the same plugins, the same sealed secrets (so the install must have
- * started and the secret key must be the service's; `ctx.identity()` checks both). A caller that
- * has loaded the plugins already passes them in.
- */
-export async function openOps(ctx: CliContext, loaded?: PluginRegistry): Promise<{ connectors: ConnectorService; mail: MailService }> {
-  await ctx.identity();
-  const config = ctx.config;
-  const log = silentLogger();
-  const cipher = SecretCipher.load(config.secretKey, config.dataDir);
-  const plugins = loaded ?? (await loadPlugins({ dirs: pluginDirs(config), log, hostApi: PLUGIN_API_VERSION }));
-  // Nothing here appends to the ledger (a CLI check records only the connector's last check),
-  // but both services take one.
-  const ledger = new Ledger({ repo: new LedgerRepo(ctx.db), clock: systemClock, work: new UnitOfWork(ctx.db) });
-  const connectors = new ConnectorService({
-    repo: new ConnectorsRepo(ctx.db),
-    cipher,
-    ledger,
-    clock: systemClock,
-    log,
-    kinds: new ConnectorKinds(plugins.loaded, plugins.broken),
-    file: readConnectorsFile(config.configDir),
-  });
-  const mail = new MailService({ settings: new SettingsRepo(ctx.db), cipher, ledger, clock: systemClock, log, config });
-  return { connectors, mail };
-}
+/** The ledger actor of checks run from the command line. */
+export const CLI_ACTOR = 'cli';
+
+/** The operator at the host's console: a build started by the CLI is recorded as the admin token's. */
+export const CLI_PRINCIPAL: AdminPrincipal = { kind: 'admin_token', actor: 'admin-token', role: 'owner', email: null };
 
 /** An AppError of the services (unknown connector, ...) as a problem the operator can act on. */
 export function asProblem(e: unknown): never {
@@ -53,7 +18,33 @@ export function asProblem(e: unknown): never {
   throw e;
 }
 
-/** Whether the SQLite file exists (MySQL: always true; reachability is checked by connecting). */
-export function databaseExists(config: Config): boolean {
-  return config.databaseUrl !== null || existsSync(path.join(config.dataDir, 'service.db'));
+/** The app, refused with `not_migrated` when `table` (of an area newer than the database's schema) does not exist yet. */
+async function appWith(ctx: CliContext, table: string, what: string): Promise<Services> {
+  const app = await ctx.app();
+  if (!(await ctx.db.schema.hasTable(table)))
+    throw new CliProblem('not_migrated', `the ${what} tables do not exist yet: start the service once after upgrading`, EXIT_FAILED);
+  return app;
+}
+
+/** The estate as the host has it, with estate.json applied as the service's start applies it (`estate build`, `estate resolve`). */
+export async function openEstate(ctx: CliContext): Promise<Services> {
+  const app = await appWith(ctx, 'estate_state', 'estate');
+  await app.estate.estate.start();
+  return app;
+}
+
+/** Checks run by hand, as `POST /v1/checks/run` runs them, in the CLI's process. */
+export interface CliChecks {
+  readonly catalogue: CauseCatalogue;
+  run(r: Omit<CheckRunRequest, 'actor'>): Promise<CheckRun>;
+}
+
+/**
+ * The investigation area's `checksNow`, on the estate as the service stored it: unlike the
+ * service's start (and `estate resolve`), this never applies `estate.json`, so that a run
+ * without `--record` writes nothing.
+ */
+export async function openChecks(ctx: CliContext): Promise<CliChecks> {
+  const { investigation } = await appWith(ctx, 'investigations', 'investigation');
+  return { catalogue: investigation.catalogue, run: (r) => investigation.checksNow({ ...r, actor: CLI_ACTOR }) };
 }

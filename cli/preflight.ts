@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import type { Services } from '../host/app.ts';
 import { ConfigError, loadConfig, type Config } from '../host/config.ts';
 import { databaseLabel } from '../host/doctor/doctor.service.ts';
+import { installed } from '../host/install/identity.ts';
 import { silentLogger } from '../host/log.ts';
 import { loadPlugins, pluginDirs } from '../host/plugins/loader.ts';
 import { openDb, type Db } from '../host/storage/db.ts';
@@ -11,7 +13,6 @@ import { pendingMigrations } from '../host/storage/migrate.ts';
 import { PLUGIN_API_VERSION } from '../host/version.ts';
 import type { PreflightCheck, PreflightName, PreflightReport } from './commands/preflight.ts';
 import { withContext } from './context.ts';
-import { openOps } from './ops.ts';
 
 type Finding = Omit<PreflightCheck, 'name' | 'ok'>;
 const ok = (detail: string): Finding => ({ level: 'ok', detail });
@@ -85,8 +86,8 @@ export async function runPreflight(env: NodeJS.ProcessEnv, opts: { deep: boolean
       found.push(['mail', warn(`not checked: ${why}`)]);
     } else {
       const [c, m] = await withContext(config, async (ctx) => {
-        const ops = await openOps(ctx);
-        return [await connectors(ops.connectors), await mail(ops.mail)];
+        const app = await ctx.app();
+        return [await connectors(app.connectors), await mail(app.mail)];
       }).catch((e: unknown) => [fail(`cannot open the connectors: ${message(e)}`), fail(`cannot open the mail settings: ${message(e)}`)] as const);
       found.push(['connectors', c], ['mail', m]);
     }
@@ -155,7 +156,7 @@ async function plugins(config: Config): Promise<Finding> {
 async function installStarted(config: Config): Promise<boolean> {
   const db = openDb(config, { warn: () => {} });
   try {
-    return (await db.schema.hasTable('install')) && (await db('install').where({ id: 1 }).first()) !== undefined;
+    return await installed(db);
   } catch {
     return false;
   } finally {
@@ -163,7 +164,7 @@ async function installStarted(config: Config): Promise<boolean> {
   }
 }
 
-async function connectors(service: Awaited<ReturnType<typeof openOps>>['connectors']): Promise<Finding> {
+async function connectors(service: Services['connectors']): Promise<Finding> {
   const listed = await service.list();
   if (listed.file?.problem != null) return fail(`connectors.json (${listed.file.path}): ${listed.file.problem}`);
   if (listed.connectors.length === 0) return warn('no connectors configured');
@@ -178,7 +179,7 @@ async function connectors(service: Awaited<ReturnType<typeof openOps>>['connecto
   return ok(`${plural(n, 'connector')} checked, all healthy`);
 }
 
-async function mail(service: Awaited<ReturnType<typeof openOps>>['mail']): Promise<Finding> {
+async function mail(service: Services['mail']): Promise<Finding> {
   const glass = await service.breakGlass();
   if (!glass.open) return ok('a mail provider is set and its last send succeeded');
   return warn(

@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import type { ConnectorChecker } from './schedule/connector-checker.ts';
 import { createConnectorsArea } from './connectors/connectors.area.ts';
+import type { ConnectorService } from './connectors/connectors.service.ts';
 import { createDiscoveryArea } from './discovery/discovery.area.ts';
 import type { DiscoveryService } from './discovery/discovery.service.ts';
 import { createDigestArea, type DigestArea } from './digest/digest.area.ts';
@@ -37,7 +38,7 @@ import { actionConnectors } from './acting/action-connectors.ts';
 import { createActingArea, createActionPaths, type ActingArea } from './acting/acting.area.ts';
 import type { InvestigationArea } from './investigation/investigation.area.ts';
 import type { InvestigationLimits } from './investigation/investigation.service.ts';
-import { ensureIdentity, type InstallIdentity } from './install/identity.ts';
+import { ensureIdentity, loadIdentity, type InstallIdentity } from './install/identity.ts';
 import { claimPidFile, runningService } from './install/pid-file.ts';
 import { InstallRepo } from './install/install.repo.ts';
 import type { Checkpointer } from './ledger/checkpoints.ts';
@@ -53,6 +54,7 @@ import type { KeychainService } from './keychain/keychain.service.ts';
 import { createLiveArea } from './live/live.area.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createMailArea } from './mail/mail.area.ts';
+import type { MailService } from './mail/mail.service.ts';
 import { createMetricsArea } from './metrics/metrics.area.ts';
 import type { NotifyDelivery } from './notify/delivery.service.ts';
 import { createNotifyArea } from './notify/notify.area.ts';
@@ -91,14 +93,24 @@ export interface AppOptions {
   studyWait?: (ms: number) => Promise<void>;
   /** No tick every 10 s of real time once listening: a test that moves its clock calls `tick()` itself. */
   manualTick?: boolean;
+  /**
+   * false: the CLI's build (cli/context.ts): the same areas on `db` as it is, to call them in this
+   * process, and nothing started or written while building: no server, data directory, pid file
+   * or migrations; no identity or admin token created (the install must have started); no owed
+   * checkpoint, broken-plugin events, policy.json, estate.json or autonomy.json brought into force,
+   * mode sync or claims given back; no tick, and the workers stopped, so that nothing nudges them.
+   */
+  serve?: boolean;
+  /** With `serve: false`, the database the caller opened (and closes). */
+  db?: Db;
 }
 
-export interface App {
+/** The services of the areas, as the CLI uses them (`createApp(config, {serve: false, db})`). */
+export interface Services {
   readonly config: Config;
   readonly clock: Clock;
   readonly log: Logger;
   readonly db: Db;
-  readonly server: Server;
   readonly identity: InstallIdentity;
   readonly tokens: MachineTokens;
   readonly ledger: Ledger;
@@ -107,6 +119,8 @@ export interface App {
   readonly modes: ModeService;
   /** Plugins found at start: loaded, broken (reported and skipped) and superseded by newer versions. */
   readonly plugins: PluginRegistry;
+  readonly connectors: ConnectorService;
+  readonly mail: MailService;
   /** Alert intake; tests call `intake.checkHeartbeats()` (the tick does too). */
   readonly intake: IntakeService;
   /** Grouping of held alerts into episodes; tests await `episodes.process()` after a push. */
@@ -141,6 +155,13 @@ export interface App {
   readonly sso: SsoArea;
   /** The keychain; tests call `keychain.tick()` after moving the clock, or POST /v1/keychain/sync. */
   readonly keychain: KeychainService;
+  verifyLedger(opts?: VerifyOptions): Promise<VerifyReport>;
+  /** The service's shutdown (`App.close`); the CLI's build closes the ledger's own connections (the caller, the database). */
+  close(opts?: CloseOptions): Promise<void>;
+}
+
+export interface App extends Services {
+  readonly server: Server;
   /** GET /health/ready's answer; the shutdown sequence calls `readiness.markShuttingDown()` first. */
   readonly readiness: Readiness;
   /** Re-reads SERVICE_TLS_CERT/KEY when they change (null without TLS); `reload()` does it now. */
@@ -149,7 +170,6 @@ export interface App {
   readonly guard: Guard;
   /** The generated admin token on the very first start, for main to print once; else null. */
   readonly adminTokenToPrint: string | null;
-  verifyLedger(opts?: VerifyOptions): Promise<VerifyReport>;
   /** The periodic work; tests call it after moving the clock. */
   tick(): Promise<void>;
   listen(port?: number, host?: string): Promise<number>;
@@ -163,28 +183,35 @@ export type { CloseOptions };
  * Builds the whole service on one database: the composition root, and the only one. Each area
  * is built by its factory from what it needs, in dependency order (no setter, no holder, one
  * instance of each repo); `mount` keeps it so that its routes are registered once the guard
- * exists. Adding an area is one line. See docs/architecture.md.
+ * exists. Adding an area is one line. With `serve: false` the same areas answer as `Services`,
+ * built on the caller's database with nothing started (the CLI's build). See docs/architecture.md.
  */
-export async function createApp(config: Config, opts: AppOptions = {}): Promise<App> {
+export async function createApp(config: Config, opts: AppOptions & { serve: false; db: Db }): Promise<Services>;
+export async function createApp(config: Config, opts?: AppOptions): Promise<App>;
+export async function createApp(config: Config, opts: AppOptions = {}): Promise<App | Services> {
   const clock = opts.clock ?? systemClock;
   const log = opts.log ?? createLogger(config);
+  // The service's start; false for the CLI's build, which starts and writes nothing (AppOptions.serve).
+  const start = opts.serve !== false;
   // Before the database: TLS files that cannot be used, or a data directory another service
   // process holds, stop the start before anything is opened.
-  const tlsFiles = config.tls === null ? null : readTlsFiles(config.tls);
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  const tlsFiles = !start || config.tls === null ? null : readTlsFiles(config.tls);
+  if (start) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Another app of this very process on the data directory (tests only: one process serves a data directory).
-  const besideAnother = runningService(config.dataDir)?.pid === process.pid;
-  const releasePidFile = claimPidFile(config.dataDir, clock.now());
-  const db = openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message), timeoutMs: config.databaseTimeoutS * 1000 });
-  try {
-    await migrate(db);
-  } catch (e) {
-    await db.destroy();
-    releasePidFile();
-    throw e;
+  const besideAnother = start && runningService(config.dataDir)?.pid === process.pid;
+  const releasePidFile = start ? claimPidFile(config.dataDir, clock.now()) : () => undefined;
+  const db = opts.db ?? openDb(config, { warn: (message) => log.warn({ component: 'knex' }, message), timeoutMs: config.databaseTimeoutS * 1000 });
+  if (start) {
+    try {
+      await migrate(db);
+    } catch (e) {
+      await db.destroy();
+      releasePidFile();
+      throw e;
+    }
+    // From now on a frozen database fails each statement after the timeout (answered 503) instead of hanging it.
+    limitStatements(db, config.databaseTimeoutS * 1000);
   }
-  // From now on a frozen database fails each statement after the timeout (answered 503) instead of hanging it.
-  limitStatements(db, config.databaseTimeoutS * 1000);
   // The clock leases are judged by: the database's on MySQL (docs/operations.md, "Clocks").
   const leaseClock = new DatabaseClock(db, clock, log);
   await leaseClock.measure().catch((err: unknown) => log.warn({ err }, "could not read the database's clock"));
@@ -197,8 +224,9 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const cipher = SecretCipher.load(config.secretKey, config.dataDir);
   const settings = new SettingsRepo(db);
   const install = new InstallRepo(db);
-  const identity = await ensureIdentity(install, cipher, clock);
-  const { tokens, printOnce } = await settleMachineTokens(config, install);
+  const identity = start ? await ensureIdentity(install, cipher, clock) : await loadIdentity(install, cipher);
+  if (identity === null) throw new Error('this install has not started yet');
+  const { tokens, printOnce } = await settleMachineTokens(config, install, { create: start });
 
   const {
     ledger,
@@ -208,12 +236,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
     window: ledgerWindow,
     witnesses: ledgerWitnesses,
     close: closeLedger,
-  } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log, witnesses: config.ledgerWitnesses }));
+  } = mount(await createLedgerArea({ db, work, identity, clock, dataDir: config.dataDir, log, witnesses: config.ledgerWitnesses, start }));
   // A pack reading a capability nothing loaded offers is broken (capabilities.ts).
   const plugins = withDeclaredReads(await loadPlugins({ dirs: pluginDirs(config), log }));
   // The packs' causes: the estate checks services' check_settings against them, the investigation runs them.
   const causes = new CauseCatalogue(plugins);
-  for (const b of plugins.broken) {
+  for (const b of start ? plugins.broken : []) {
     // A broken plugin is reported, never fatal: not even when the report cannot be written.
     await ledger
       .append({ type: 'system.plugin_broken', actor: 'system', reason: clip(b.problem, 4000), data: { dir: b.dir, name: b.name, version: b.version } })
@@ -234,7 +262,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   const sso = createSsoStore({ settings, cipher, publicUrl: config.publicUrl });
   const onCall = createOnCall({ db, settings, clock, consoleAddress: sso.consoleAddress });
   const { mail, carried: carriedMail } = mount(createMailArea({ settings, cipher, ledger, clock, log, config, people: people.directory, onCall }));
-  const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir }));
+  const { policy } = mount(await createPolicyArea({ settings, ledger, clock, log, configDir: config.configDir, start }));
   const { connectors } = mount(createConnectorsArea({ db, cipher, plugins, ledger, clock, log, config }));
   const discovery = mount(createDiscoveryArea({ db, work, connectors, ledger, clock, log, timeoutS: config.discoverTimeoutS }));
   // Governance's approvals, below the estate: a change that lowers a tier (or changes who approves
@@ -255,6 +283,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       discovery: discovery.discovery,
       episodes: episodeStore.openings,
       causeSettings: (id) => causes.get(id)?.defaults ?? null,
+      start,
       changes: {
         list: async () => (await approvals.openChanges()).map((r) => ({ id: r.id, change: r.proposed_change as ProposedChange })),
         pending: (trx, service) => approvals.lockOpenChange(trx, service),
@@ -328,6 +357,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       configDir: config.configDir,
       approvals,
       raiseMail: { people: people.directory, mail, consoleAddress: sso.consoleAddress },
+      start,
     }),
   );
   const investigation = mount(
@@ -500,6 +530,54 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       leases: () => leases.live(leaseClock.now().getTime()),
     }),
   );
+  const services = {
+    config,
+    clock,
+    log,
+    db,
+    identity,
+    tokens,
+    ledger,
+    checkpoints,
+    licences: licence.licences,
+    modes,
+    plugins,
+    connectors,
+    mail,
+    intake: intake.intake,
+    episodes: episodes.episodes,
+    investigation,
+    acting,
+    study,
+    signIn,
+    governance,
+    discovery: discovery.discovery,
+    estate,
+    licenceCheck: licence.confirmation,
+    serviceLimits: licence.limits,
+    poller,
+    notifications,
+    connectorChecks,
+    digest,
+    sso: ssoArea,
+    keychain,
+    verifyLedger,
+  };
+  const stopWorkers = () => [
+    poller.stop(),
+    digest.mailer.stop(),
+    connectorChecks.idle(),
+    episodes.episodes.stop(),
+    investigation.investigations.stop(),
+    acting.acting.stop(),
+    notifications.stop(),
+  ];
+  if (!start) {
+    // Stopped before they ever run: what a command does in the CLI's process nudges no pass.
+    await Promise.all(stopWorkers());
+    return { ...services, close: () => closeLedger() };
+  }
+
   // GET /metrics: each figure read at scrape time through the owning area (docs/operations.md).
   mount(
     await createMetricsArea({
@@ -592,15 +670,7 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
       if (timer !== null) clearInterval(timer);
     },
     tls,
-    stopWorkers: () => [
-      poller.stop(),
-      digest.mailer.stop(),
-      connectorChecks.idle(),
-      episodes.episodes.stop(),
-      investigation.investigations.stop(),
-      acting.acting.stop(),
-      notifications.stop(),
-    ],
+    stopWorkers,
     // A running study ends at once as failed, "the host restarted".
     beforeWorkers: () => study.study.close(),
     idle: [async () => governance.raiseMail?.idle(), () => signIn.idle(), () => ssoArea.idle(), () => keychain.idle()],
@@ -624,40 +694,12 @@ export async function createApp(config: Config, opts: AppOptions = {}): Promise<
   if (dialect(db) === 'sqlite' && !besideAnother) await shutdown.releaseAll(true);
 
   return {
-    config,
-    clock,
-    log,
-    db,
-    server,
-    identity,
-    tokens,
-    ledger,
-    checkpoints,
-    licences: licence.licences,
-    modes,
+    ...services,
     guard,
     readiness,
     tls,
-    plugins,
-    intake: intake.intake,
-    episodes: episodes.episodes,
-    investigation,
-    acting,
-    study,
-    signIn,
-    governance,
-    discovery: discovery.discovery,
-    estate,
-    licenceCheck: licence.confirmation,
-    serviceLimits: licence.limits,
-    poller,
-    notifications,
-    connectorChecks,
-    digest,
-    sso: ssoArea,
-    keychain,
+    server,
     adminTokenToPrint: printOnce,
-    verifyLedger,
     tick,
     listen: (port = config.port, host = config.host) =>
       new Promise((resolve, reject) => {

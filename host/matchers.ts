@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import type { LabelMatcher, MatchOp } from './plugins/contract.ts';
 
 /**
  * Prometheus-style label matcher lists, as alert and workload links carry them:
@@ -10,15 +11,13 @@ import { RE2JS } from 're2js';
  * whatever the pattern, so no pattern a person saves (`(a+)+b`) can make placing an alert
  * backtrack for seconds. What RE2 does not have (backreferences, lookaround) is refused at save.
  */
-export type MatchOp = '=' | '!=' | '=~' | '!~';
+export type { MatchOp };
 /** A compiled regular expression: whether it matches the whole value. */
 export interface ValueTest {
   test(value: string): boolean;
 }
-export interface Matcher {
-  label: string;
-  op: MatchOp;
-  value: string;
+/** A parsed matcher: the contract's, with its expression compiled once for `=~` and `!~`. */
+export interface Matcher extends LabelMatcher {
   re?: ValueTest;
 }
 
@@ -59,9 +58,14 @@ export function parseMatchers(text: string): { ok: true; matchers: Matcher[] } |
   return { ok: true, matchers };
 }
 
-/** Whether labels satisfy every matcher (a missing label reads as the empty value). */
+/**
+ * Whether labels satisfy every matcher (a missing label reads as the empty value). A matcher
+ * not from `parseMatchers` (a plugin's own) has its expression compiled here; one RE2 cannot
+ * read matches nothing.
+ */
 export function matches(matchers: readonly Matcher[], labels: Readonly<Record<string, string>>): boolean {
-  for (const m of matchers) {
+  for (const given of matchers) {
+    const m = given.re !== undefined || (given.op !== '=~' && given.op !== '!~') ? given : withRe(given);
     const v = labels[m.label] ?? '';
     switch (m.op) {
       case '=':
@@ -79,4 +83,9 @@ export function matches(matchers: readonly Matcher[], labels: Readonly<Record<st
     }
   }
   return true;
+}
+
+function withRe(m: LabelMatcher): Matcher {
+  const re = compile(m.value);
+  return { ...m, re: typeof re === 'string' ? { test: () => false } : re };
 }

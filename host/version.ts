@@ -4,4 +4,4 @@ import { readFileSync } from 'node:fs';
 export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** The plugin API this host offers; a plugin's `api` range must accept it. */
-export const PLUGIN_API_VERSION = '1.5.0';
+export const PLUGIN_API_VERSION = '1.7.0';

@@ -27,8 +27,8 @@ export default class DigestCommand extends ServiceCommand {
       throw e;
     }
     const config = readConfig();
-    const [{ withContext }, { openDigest }] = await Promise.all([import('../context.ts'), import('../digest-ops.ts')]);
-    const digest = await withContext(config, async (ctx) => (await openDigest(ctx)).build(days, { freshLedger: true }));
+    const { withContext } = await import('../context.ts');
+    const digest = await withContext(config, async (ctx) => (await ctx.app()).digest.digest.build(days, { freshLedger: true }));
     if (!this.jsonEnabled()) process.stdout.write(digest.markdown);
     return this.outcome(digest, digest.ledger.ok);
   }

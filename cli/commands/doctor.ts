@@ -65,25 +65,34 @@ export default class Doctor extends ServiceCommand {
   /** The checks run in this process, on the database the SERVICE_* variables name. */
   private async judgeHere(): Promise<DoctorReport> {
     const config = readConfig();
-    const [{ withContext }, { doctorDeps, runDoctor }, { loadPlugins, pluginDirs }, { silentLogger }, { systemClock }, { PLUGIN_API_VERSION }] =
-      await Promise.all([
-        import('../context.ts'),
-        import('../../host/doctor/doctor.service.ts'),
-        import('../../host/plugins/loader.ts'),
-        import('../../host/log.ts'),
-        import('../../host/clock.ts'),
-        import('../../host/version.ts'),
-      ]);
+    const [
+      { withContext },
+      { doctorDeps, runDoctor },
+      { readInstall },
+      { loadPlugins, pluginDirs },
+      { silentLogger },
+      { systemClock },
+      { PLUGIN_API_VERSION },
+    ] = await Promise.all([
+      import('../context.ts'),
+      import('../../host/doctor/doctor.service.ts'),
+      import('../../host/install/identity.ts'),
+      import('../../host/plugins/loader.ts'),
+      import('../../host/log.ts'),
+      import('../../host/clock.ts'),
+      import('../../host/version.ts'),
+    ]);
+    // Judged on the database as it is: only the ledger's check needs the service's areas (and a started install).
     return withContext(config, (ctx) =>
       runDoctor(
         doctorDeps({
           db: ctx.db,
           config,
-          installs: ctx.installs,
+          installs: { get: () => readInstall(ctx.db) },
           clock: systemClock,
           judge: 'cli',
           plugins: () => loadPlugins({ dirs: pluginDirs(config), log: silentLogger(), hostApi: PLUGIN_API_VERSION }),
-          verifyLedger: () => ctx.verifyLedger(),
+          verifyLedger: async () => (await ctx.app()).verifyLedger(),
         }),
       ),
     );

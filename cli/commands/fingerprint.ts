@@ -11,7 +11,7 @@ export default class Fingerprint extends ServiceCommand {
     await this.parse(Fingerprint);
     const config = readConfig();
     const { withContext } = await import('../context.ts');
-    const fingerprint = await withContext(config, async (ctx) => (await ctx.identity()).fingerprint);
+    const fingerprint = await withContext(config, async (ctx) => (await ctx.app()).identity.fingerprint);
     this.log(fingerprint);
     return { fingerprint };
   }

@@ -34,7 +34,7 @@ export default class LedgerVerify extends ServiceCommand {
       if (!HASH_PATTERN.test(hash)) throw new CliProblem('bad_flag', '--expect-hash must be 64 hex digits', EXIT_USAGE);
       expect = { seq: flags['expect-seq'], hash };
     }
-    const report = await withContext(config, (ctx) => ctx.verifyLedger(expect === undefined ? {} : { expect }));
+    const report = await withContext(config, async (ctx) => (await ctx.app()).verifyLedger(expect === undefined ? {} : { expect }));
     if (report.ok) this.log(`ok: ${describeLedger(report)}`);
     else this.log(`BROKEN: ${describeLedger(report)}\nfirst bad seq: ${report.first_bad_seq}`);
     const e = report.expected;

@@ -1,6 +1,7 @@
 import type { Logger } from '../log.ts';
 import type { ConnectorContext, LogFields, PluginLog } from '../plugins/contract.ts';
 import { pluginHttp } from '../plugins/http-client.ts';
+import { pluginLibrary } from '../plugins/lib/index.ts';
 import { scrubJson, scrubText } from './secrets.ts';
 import { clip } from '../text.ts';
 
@@ -47,6 +48,7 @@ export async function runGuarded<T>(opts: {
     signal: abort.signal,
     timeoutMs,
     http: pluginHttp({ settings, signal: abort.signal, secrets }),
+    lib: pluginLibrary,
   };
   let timer: NodeJS.Timeout | undefined;
   const cutOff = new Promise<Outcome<T>>((resolve) => {

@@ -39,6 +39,8 @@ export interface EstateAreaDeps {
   causeSettings?: CauseSettingsLookup;
   /** Governance's approvals, for changes that wait for two (a tier lowered, approvers of a tier-1/2 service changed). */
   changes?: GuardedChanges;
+  /** false (the CLI's build): estate.json is not applied; `estate.start()` does it when a command wants it. */
+  start?: boolean;
 }
 
 export interface EstateArea extends Area {
@@ -95,7 +97,7 @@ export async function createEstateArea(deps: EstateAreaDeps): Promise<EstateArea
     unplaced: deps.held,
     ...(deps.causeSettings === undefined ? {} : { causeSettings: deps.causeSettings }),
   });
-  await estate.start();
+  if (deps.start !== false) await estate.start();
   const builder = new EstateBuilder({
     repo,
     estate,

@@ -66,6 +66,8 @@ export async function createGovernance(deps: {
   approvals?: ApprovalsService;
   /** Mail and the people who may approve a raise; without them nobody is e-mailed of one. */
   raiseMail?: Omit<RaiseMailDeps, 'ledger' | 'log'>;
+  /** false (the CLI's build): autonomy.json is not brought into force. */
+  start?: boolean;
 }): Promise<Governance> {
   const { db, log, ledger, clock } = deps;
   const haltRepo = new HaltRepo(db);
@@ -97,7 +99,7 @@ export async function createGovernance(deps: {
     ...(raiseMail === null ? {} : { raiseMail }),
   });
   const gate = new ActionGate({ halt: haltRepo, approvals, autonomy, policy: deps.policy, runs: new ActionRunsRepo(db), ledger, clock, log });
-  await file.sync();
+  if (deps.start !== false) await file.sync();
   return {
     autonomy,
     approvals,

@@ -4,6 +4,7 @@ import type { Trx } from '../storage/db.ts';
 import type { UnitOfWork } from '../storage/unit-of-work.ts';
 import type { AttemptsRepo } from './attempts.repo.ts';
 import type { LimitKey, LimitLocksRepo } from './limit-locks.repo.ts';
+import { isDeadlock } from '../storage/failures.ts';
 
 /** Every sign-in limit: at most `limit` counted attempts per subject in `windowMs`. */
 export const LIMITS = {
@@ -42,7 +43,7 @@ export type LimitKind = keyof typeof LIMITS;
 export const passwordAddress = (email: string): LimitKey => ({ kind: 'password_address', subject: email });
 export const limitKey = (kind: LimitKind, subject: string): LimitKey => ({ kind, subject });
 
-/** Deadlocks are retried this many times: each ends one transaction at once, so a retry soon wins. */
+/** Deadlocks making the lock rows are retried this many times (a unit of work retries its own). */
 const DEADLOCK_TRIES = 5;
 
 /**
@@ -64,7 +65,7 @@ export class RateLimits {
     this.#work = deps.work;
   }
 
-  /** Runs `fn` in a transaction of its own holding the locks of `keys` (a deadlock is retried). */
+  /** Runs `fn` in a transaction of its own holding the locks of `keys` (the unit of work runs it again after a deadlock). */
   async atomically<T>(keys: LimitKey[], fn: (trx: Trx) => Promise<T>): Promise<T> {
     const now = this.#clock.now().getTime();
     await this.#ensure(keys, now);
@@ -80,13 +81,7 @@ export class RateLimits {
    * something before taking that lock (REPEATABLE READ would answer from its first snapshot).
    */
   async #transaction<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#work.run(fn, { readCommitted: true });
-      } catch (err) {
-        if (!isDeadlock(err) || attempt === DEADLOCK_TRIES) throw err;
-      }
-    }
+    return this.#work.run(fn, { readCommitted: true });
   }
 
   /**
@@ -171,10 +166,4 @@ export class RateLimits {
 
 export function rateLimited(waitS: number): AppError {
   return new AppError('rate_limited', `too many attempts: try again in ${waitS} s`, { 'Retry-After': String(waitS) });
-}
-
-/** MySQL's deadlock (1213): the engine ended this transaction to let another finish. */
-function isDeadlock(err: unknown): boolean {
-  const e = err as { code?: unknown; errno?: unknown } | null;
-  return e !== null && typeof e === 'object' && (e.code === 'ER_LOCK_DEADLOCK' || e.errno === 1213);
 }

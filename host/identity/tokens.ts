@@ -48,14 +48,17 @@ export class MachineTokens {
 /**
  * Settles the admin token at start. With SERVICE_ADMIN_TOKEN set, that is it. Otherwise the
  * first start generates one, stores only its hash, and hands the token back once so main can
- * print it; every later start (or a losing racer) gets `printOnce: null`.
+ * print it; every later start (or a losing racer) gets `printOnce: null`. Without `create` (the
+ * CLI's build) nothing is stored: the stored hash is read, and without one no admin token passes.
  */
 export async function settleMachineTokens(
   config: Pick<Config, 'adminToken' | 'ingestToken'>,
   repo: Pick<Install, 'get' | 'setAdminTokenHashIfUnset'>,
+  opts: { create: boolean } = { create: true },
 ): Promise<{ tokens: MachineTokens; printOnce: string | null }> {
   const ingest = config.ingestToken === null ? null : sha256Hex(config.ingestToken);
   if (config.adminToken !== null) return { tokens: new MachineTokens(sha256Hex(config.adminToken), ingest), printOnce: null };
+  if (!opts.create) return { tokens: new MachineTokens((await repo.get())?.admin_token_hash ?? '', ingest), printOnce: null };
   let printOnce: string | null = null;
   const candidate = newToken();
   if (await repo.setAdminTokenHashIfUnset(sha256Hex(candidate))) printOnce = candidate;

@@ -2,7 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import type { Clock } from '../clock.ts';
 import type { SecretCipher } from '../secrets/cipher.ts';
 import type { Db } from '../storage/db.ts';
-import { InstallRepo } from './install.repo.ts';
+import { InstallRepo, type InstallRow } from './install.repo.ts';
 
 /**
  * Who this install is: a fingerprint derived from its Ed25519 public key, and that key, which
@@ -75,7 +75,17 @@ export async function loadIdentity(repo: InstallRepo, cipher: SecretCipher): Pro
   return identity;
 }
 
-/** `loadIdentity` on a database opened outside the service (backup, restore): the install area's own repo reads it. */
+/** The install row on a database opened outside the service (the CLI): null before the first start. */
+export function readInstall(db: Db): Promise<InstallRow | null> {
+  return new InstallRepo(db).get();
+}
+
+/** Whether the service has ever started on a database opened outside it (the CLI), creating nothing. */
+export async function installed(db: Db): Promise<boolean> {
+  return (await db.schema.hasTable('install')) && (await readInstall(db)) !== null;
+}
+
+/** `loadIdentity` on a database opened outside the service (backup, restore, the CLI): the install area's own repo reads it. */
 export async function readIdentity(db: Db, cipher: SecretCipher): Promise<InstallIdentity | null> {
   return loadIdentity(new InstallRepo(db), cipher);
 }

@@ -53,19 +53,23 @@ export async function createLedgerArea(d: {
   log: Logger;
   /** SERVICE_LEDGER_WITNESS: where each checkpoint is also sent. */
   witnesses?: readonly WitnessTarget[];
+  /** false (the CLI's build): this process writes and sends no checkpoint; the service's tick writes those due. */
+  start?: boolean;
 }): Promise<LedgerArea> {
   const repo = new LedgerRepo(d.db);
   const ledger = new Ledger({ repo, clock: d.clock, work: d.work });
   const witness = new Witness({ targets: d.witnesses ?? [], log: d.log });
   const checkpoints = new Checkpointer({ repo, identity: d.identity, clock: d.clock, dataDir: d.dataDir, log: d.log, witness });
-  ledger.onCommit((head) => {
-    checkpoints.maybeWrite(head).catch((err: unknown) => d.log.error({ err }, 'checkpoint failed'));
-  });
-  // A checkpoint the last run owed (it stopped between a commit and its checkpoint) is written
-  // before anything else is appended: verify counts on it (CHECKPOINT_MAX_GAP).
-  await checkpoints.maybeWrite().catch((err: unknown) => d.log.error({ err }, 'checkpoint failed'));
-  // A witness that was down, or this host's restart: the latest checkpoint goes out now.
-  void checkpoints.witnessLatest().catch((err: unknown) => d.log.error({ err }, 'checkpoint witness failed'));
+  if (d.start !== false) {
+    ledger.onCommit((head) => {
+      checkpoints.maybeWrite(head).catch((err: unknown) => d.log.error({ err }, 'checkpoint failed'));
+    });
+    // A checkpoint the last run owed (it stopped between a commit and its checkpoint) is written
+    // before anything else is appended: verify counts on it (CHECKPOINT_MAX_GAP).
+    await checkpoints.maybeWrite().catch((err: unknown) => d.log.error({ err }, 'checkpoint failed'));
+    // A witness that was down, or this host's restart: the latest checkpoint goes out now.
+    void checkpoints.witnessLatest().catch((err: unknown) => d.log.error({ err }, 'checkpoint witness failed'));
+  }
   let last: LastVerify | null = null;
   const verify = async (opts?: VerifyOptions) => {
     const report = await verifyChain(repo, d.identity, checkpoints.file, opts);

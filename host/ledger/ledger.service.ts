@@ -7,7 +7,7 @@ import type { Chained, LedgerRepo } from './ledger.repo.ts';
 import type { LedgerFilter } from './ledger.model.ts';
 import { findProblem } from '../json-limits.ts';
 import { redactSecrets } from './redact.ts';
-import { isStorageFailure } from '../storage/failures.ts';
+import { isDeadlock, isStorageFailure } from '../storage/failures.ts';
 
 /** An event checked, redacted and serialised, waiting only for its place in the chain. */
 interface Prepared {
@@ -93,9 +93,11 @@ export class Ledger {
 
   /** Runs `fn` in a transaction; `record` appends events to the chain inside that same transaction. */
   async transact<T>(fn: (trx: Trx, record: RecordEvent) => Promise<T>, opts: { headFirst?: boolean } = {}): Promise<T> {
-    const done: { last: ChainHead | null; events: Prepared[] } = { last: null, events: [] };
+    let done: { last: ChainHead | null; events: Prepared[] } = { last: null, events: [] };
     const result = await this.#withStorage(() =>
       this.#work.run(async (trx) => {
+        // A run again after a deadlock starts over: nothing of a rolled-back run was committed.
+        done = { last: null, events: [] };
         // Changes that touch rows many writers insert at once (the held set) take the chain
         // head first: on MySQL, locking rows that do not exist yet takes gap locks, and two such
         // transactions inserting into the same gap deadlock. The head lock queues them instead,
@@ -165,11 +167,15 @@ export class Ledger {
     return { rows, head: h };
   }
 
-  /** Any failure to write the chain is `ledger_unavailable`, whatever the storage said. */
+  /**
+   * Any failure to write the chain is `ledger_unavailable`, whatever the storage said; but a
+   * deadlock goes up as it is, for the unit of work to run the transaction again.
+   */
   async #guarded<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (e) {
+      if (isDeadlock(e)) throw e;
       throw new AppError('ledger_unavailable', e instanceof AppError ? e.message : undefined);
     }
   }
@@ -184,7 +190,8 @@ export class Ledger {
       return await fn();
     } catch (e) {
       if (e instanceof AppError) throw e;
-      if (isStorageFailure(e)) throw new AppError('ledger_unavailable');
+      // A deadlock still there after the unit of work's tries: the storage cannot take the change now.
+      if (isStorageFailure(e) || isDeadlock(e)) throw new AppError('ledger_unavailable');
       throw e;
     }
   }

@@ -24,6 +24,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ConnectorContext, ConnectorQueryRequest, ConnectorRangeRequest, LogFields } from './contract.ts';
 import { pluginHttp } from './http-client.ts';
+import { pluginLibrary } from './lib/index.ts';
 import { loadPlugins, type LoadedPlugin, type PluginRegistry } from './loader.ts';
 import { silentLogger } from '../log.ts';
 import { CauseCatalogue, type Cause } from '../investigation/catalogue.ts';
@@ -87,6 +88,7 @@ export function connectorContext<S extends Record<string, unknown>>(
     settings,
     ...(opts.signal === undefined ? {} : { signal: opts.signal }),
     http: pluginHttp({ settings, signal: opts.signal, secrets: opts.secrets ?? [] }),
+    lib: pluginLibrary,
     lines,
   };
 }

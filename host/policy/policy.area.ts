@@ -17,8 +17,10 @@ export async function createPolicyArea(d: {
   clock: Clock;
   log: Logger;
   configDir: string | null;
+  /** false (the CLI's build): policy.json is not brought into force. */
+  start?: boolean;
 }): Promise<PolicyArea> {
   const policy = new PolicyService({ settings: d.settings, ledger: d.ledger, clock: d.clock, log: d.log, configDir: d.configDir });
-  await policy.start();
+  if (d.start !== false) await policy.start();
   return { policy, routes: ({ server, log, guard }: Http) => policyRoutes(server, { log, guard, policy }) };
 }

@@ -6,3 +6,12 @@ export function isStorageFailure(e: unknown): boolean {
     code,
   );
 }
+
+/**
+ * MySQL's deadlock (1213): InnoDB ended this transaction, rolled back whole, to let another
+ * finish; running it again is what MySQL asks for ("try restarting transaction").
+ */
+export function isDeadlock(e: unknown): boolean {
+  const x = e as { code?: unknown; errno?: unknown } | null;
+  return x !== null && typeof x === 'object' && (x.code === 'ER_LOCK_DEADLOCK' || x.errno === 1213);
+}

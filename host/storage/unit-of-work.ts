@@ -1,4 +1,11 @@
 import { dialect, type Db, type Trx } from './db.ts';
+import { isDeadlock } from './failures.ts';
+
+/**
+ * A transaction InnoDB ended in a deadlock is run again, this many times in all: each deadlock
+ * ends one of the transactions at once, so a retry soon wins.
+ */
+const DEADLOCK_TRIES = 5;
 
 export interface UnitOptions {
   /**
@@ -13,6 +20,10 @@ export interface UnitOptions {
  * `fn` the transaction to pass to each repo method, commits when `fn` resolves and rolls back
  * when it throws. No service takes the database handle off a repo; repos take the transaction
  * as an argument (or run alone on their own handle when given none).
+ *
+ * On MySQL, a transaction InnoDB ends in a deadlock (rolled back whole) is run again from the
+ * start: `fn` must leave nothing behind outside the transaction that a second run would double
+ * (set what it computes; never count or append to what outlives it).
  */
 export class UnitOfWork {
   readonly #db: Db;
@@ -27,6 +38,16 @@ export class UnitOfWork {
 
   run<T>(fn: (trx: Trx) => Promise<T>, opts: UnitOptions = {}): Promise<T> {
     const config = opts.readCommitted === true && this.dialect === 'mysql' ? { isolationLevel: 'read committed' as const } : undefined;
-    return this.#db.transaction(fn, config);
+    return this.#retried(() => this.#db.transaction(fn, config));
+  }
+
+  async #retried<T>(once: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await once();
+      } catch (e) {
+        if (!isDeadlock(e) || attempt === DEADLOCK_TRIES) throw e;
+      }
+    }
   }
 }

@@ -1,12 +1,4 @@
-/** Small text helpers the core pack's reasons share (a pack folder stands alone: no host import). */
-
-/** Text cut to `max` UTF-16 units without splitting a surrogate pair, `…` added when cut. */
-export function cut(text: string, max: number): string {
-  const whole = text.toWellFormed();
-  if (whole.length <= max) return whole;
-  const c = whole.charCodeAt(max - 1);
-  return `${whole.substring(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max)}…`;
-}
+/** Small text helpers the core pack's reasons share (a pack folder stands alone: no host import; `cut` is `ctx.lib.text.cut`). */
 
 /** "20 minutes before", "1 minute before", "as", "3 minutes after" the moment `to`, for a reason a person reads. */
 export function minutesBefore(at: string, to: string): string {

@@ -1,4 +1,5 @@
 import type { PackPlugin } from '../../host/plugins/contract.ts';
+import { consumersStuck } from './causes/consumers-stuck.ts';
 import { noConsumers } from './causes/no-consumers.ts';
 import { queueBacklog } from './causes/queue-backlog.ts';
 import { resourceAlarm } from './causes/resource-alarm.ts';
@@ -9,7 +10,7 @@ import { resourceAlarm } from './causes/resource-alarm.ts';
  * `scenarios/`, README.md.
  */
 const pack: PackPlugin = {
-  causes: [queueBacklog, noConsumers, resourceAlarm],
+  causes: [queueBacklog, noConsumers, consumersStuck, resourceAlarm],
 };
 
 export default pack;

@@ -24,6 +24,8 @@ async function call(h: HostProcess, method: string, route: string, opts: { token
 }
 
 const SERVICES = Array.from({ length: 8 }, (_, i) => `jobs-${i}`);
+/** The service whose restart never answers. */
+const HANGS = 'jobs-hang';
 
 /** Two hosts on one MariaDB with the fixer vendor, every service at L2 (restart safe for L2), an owner, and the connector. */
 async function twoHosts(t: ExecutionContext): Promise<{ one: HostProcess; two: HostProcess; hosts: HostProcess[]; acted: () => string[] }> {
@@ -35,7 +37,7 @@ async function twoHosts(t: ExecutionContext): Promise<{ one: HostProcess; two: H
   mkdirSync(path.join(plugins, 'fixpack'), { recursive: true });
   mkdirSync(path.join(plugins, 'fixer'), { recursive: true });
   mkdirSync(config);
-  writeFileSync(path.join(config, 'autonomy.json'), JSON.stringify({ services: Object.fromEntries(SERVICES.map((s) => [s, 'L2'])) }));
+  writeFileSync(path.join(config, 'autonomy.json'), JSON.stringify({ services: Object.fromEntries([...SERVICES, HANGS].map((s) => [s, 'L2'])) }));
   writeFileSync(
     path.join(plugins, 'fixpack', 'plugin.json'),
     JSON.stringify({ name: 'fixpack', version: '1.0.0', kind: 'pack', api: '^1.2.0', entry: 'index.mjs' }),
@@ -75,7 +77,10 @@ async function twoHosts(t: ExecutionContext): Promise<{ one: HostProcess; two: H
     `import { appendFileSync } from 'node:fs';
 export default {
   test: () => ({ ok: true, problem: null }),
-  act: async (ctx, a) => { await new Promise((r) => setTimeout(r, 100)); appendFileSync(ctx.settings.log, a.params.target + '\\n'); return { ok: true, problem: null, shown: 'restarted', undo: { t: 1 } }; },
+  act: async (ctx, a) => {
+    // The call that never ends: the host taking it is killed during it (its pid written first).
+    if (a.params.target === '${HANGS}') { appendFileSync(ctx.settings.log, 'called ${HANGS} by ' + process.pid + '\\n'); return new Promise(() => {}); }
+    await new Promise((r) => setTimeout(r, 100)); appendFileSync(ctx.settings.log, a.params.target + '\\n'); return { ok: true, problem: null, shown: 'restarted', undo: { t: 1 } }; },
   undo: () => ({ ok: true, problem: null }),
 };`,
   );
@@ -142,3 +147,50 @@ testNeeding(missing, 'after a resume, two host processes propose each fix the ha
   t.is(new Set(reproposed.map((e) => e.trace)).size, SERVICES.length);
   t.true((await call(two, 'GET', '/v1/ledger/verify')).body.ok);
 });
+
+testNeeding(
+  missing,
+  "a host killed during an action's connector call: the other takes the path over within 30 s, escalates that it may have run, and never calls again",
+  async (t) => {
+    t.timeout(120_000);
+    const { hosts, acted } = await twoHosts(t);
+    t.is(
+      (
+        await call(hosts[0]!, 'POST', '/v1/alerts/generic', {
+          token: INGEST_TOKEN,
+          body: { name: 'WorkerStuck', service: HANGS, severity: 'critical', id: HANGS },
+        })
+      ).status,
+      202,
+    );
+    const calledBy = () => acted().filter((l) => l.startsWith(`called ${HANGS} by `));
+    for (let i = 0; i < 600 && calledBy().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    t.is(calledBy().length, 1, hosts.map((h) => h.output()).join(''));
+    const pid = Number(calledBy()[0]!.split(' ').at(-1));
+    const victim = hosts.find((h) => h.pid === pid);
+    const survivor = hosts.find((h) => h.pid !== pid)!;
+    t.truthy(victim, `the call was made by a host of the test (pid ${pid})`);
+    // The record that the call may have been made is written before the call: it is there now.
+    const started = (await call(survivor, 'GET', '/v1/ledger?type=action.started&limit=10')).body.events as any[];
+    t.is(started.length, 1);
+    process.kill(pid, 'SIGKILL');
+    const killedAt = Date.now();
+
+    const mayHaveRun = async () =>
+      ((await call(survivor, 'GET', '/v1/ledger?type=outcome.escalated&limit=100')).body.events as any[]).filter((e) => /it may have run/.test(e.reason ?? ''));
+    for (let i = 0; i < 600 && (await mayHaveRun()).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    const took = Date.now() - killedAt;
+    const escalated = await mayHaveRun();
+    t.is(escalated.length, 1, survivor.output());
+    t.is(escalated[0].trace, started[0].trace, 'the same episode');
+    // The path's lease is 15 s; the surviving host's passes find it expired and take the path over.
+    t.true(took <= 30_000, `taken over ${took} ms after the kill`);
+
+    // Never called again, by either host, and no result is made up for it.
+    await new Promise((r) => setTimeout(r, 3000));
+    t.is(calledBy().length, 1, 'the action is not repeated');
+    for (const type of ['action.executed', 'action.failed'])
+      t.deepEqual((await call(survivor, 'GET', `/v1/ledger?type=${type}&limit=10`)).body.events, [], `no ${type}`);
+    t.true((await call(survivor, 'GET', '/v1/ledger/verify')).body.ok);
+  },
+);

@@ -1,6 +1,5 @@
 // `oncall packs list` and `oncall checks run` (issue 14): the packs as the service loads them,
 // and checks run by hand in the CLI's process, read-only unless --record.
-import { createHash } from 'node:crypto';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,7 +8,7 @@ import { loadConfig } from '../../host/config.ts';
 import { openDb } from '../../host/storage/db.ts';
 import { makeOperating, serviceEnv, startApp, type TestApp } from '../helpers/app.ts';
 import { json, oncall } from '../helpers/cli.ts';
-import { createTestStore, ENGINE } from '../helpers/db.ts';
+import { createTestStore, everyRow } from '../helpers/db.ts';
 
 /** A vendor's plugins folder (SERVICE_PLUGINS_DIR) holding the packs given. */
 function vendorPacks(t: ExecutionContext, packs: Record<string, { manifest?: unknown; code: string }>): string {
@@ -104,20 +103,10 @@ async function started(t: ExecutionContext): Promise<TestApp> {
   return ta;
 }
 
-/** Every row of every table, hashed: equal before and after means nothing was written. */
 async function snapshot(ta: TestApp): Promise<string> {
   const db = openDb(loadConfig(ta.env));
   try {
-    const tables: string[] =
-      ENGINE === 'sqlite'
-        ? ((await db.raw("select name from sqlite_master where type = 'table' order by name")) as Array<{ name: string }>).map((r) => r.name)
-        : ((await db.raw('show tables'))[0] as Array<Record<string, string>>).map((r) => Object.values(r)[0]!).sort();
-    const hash = createHash('sha256');
-    for (const table of tables) {
-      const rows = ((await db(table).select()) as unknown[]).map((r) => JSON.stringify(r, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('hex') : v)));
-      hash.update(`${table}:${rows.sort().join('\n')}\n`);
-    }
-    return hash.digest('hex');
+    return await everyRow(db);
   } finally {
     await db.destroy();
   }

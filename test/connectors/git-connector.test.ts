@@ -9,6 +9,7 @@ import { makeOperating, startApp, type TestApp } from '../helpers/app.ts';
 import { makeHistory } from '../helpers/git-history.ts';
 import { testNeeding } from '../helpers/needs.ts';
 import { pluginHttp } from '../../host/plugins/http-client.ts';
+import { pluginLibrary } from '../../host/plugins/lib/index.ts';
 import type { ConnectorContext } from '../../host/plugins/contract.ts';
 import plugin, { codeownersMatch, parseCodeowners, servicesInManifest } from '../../plugins/connectors/git/index.ts';
 
@@ -254,6 +255,7 @@ const callCtx = (settings: Record<string, unknown>): ConnectorContext => ({
   settings,
   timeoutMs: 15_000,
   http: pluginHttp({ settings, secrets: [] }),
+  lib: pluginLibrary,
 });
 
 /** Four commits on 24 November 2026 (UTC): orders at 07:00 and 08:10, payments at 07:40, docs at 08:50. */

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { ConnectorContext, ConnectorPluginWithCapabilities, ConnectorRangeRequest } from '../../host/plugins/contract.ts';
 import { pluginHttp } from '../../host/plugins/http-client.ts';
+import { pluginLibrary } from '../../host/plugins/lib/index.ts';
 import connector from '../../plugins/connectors/prometheus/index.ts';
 import { makeOperating, startApp, type TestApp } from '../helpers/app.ts';
 import { freePort, waitFor } from '../helpers/alertmanager.ts';
@@ -98,7 +99,14 @@ prometheusTest('prometheus: an address where nothing listens is reported as refu
 /** The context the host hands a connector's call: its settings and the host's HTTP client. */
 function callContext(settings: Record<string, unknown>): ConnectorContext {
   const signal = AbortSignal.timeout(10_000);
-  return { log: { info: () => {}, warn: () => {}, error: () => {} }, settings, signal, timeoutMs: 10_000, http: pluginHttp({ settings, signal, secrets: [] }) };
+  return {
+    log: { info: () => {}, warn: () => {}, error: () => {} },
+    settings,
+    signal,
+    timeoutMs: 10_000,
+    http: pluginHttp({ settings, signal, secrets: [] }),
+    lib: pluginLibrary,
+  };
 }
 
 prometheusTest('prometheus: range reads a matrix from a real server; a bad step, too many points and a reversed window are problems', async (t) => {

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -73,4 +73,18 @@ export function mariadbMissing(): Promise<string | null> {
  */
 export async function mariadbTest(title: string, fn: (t: ExecutionContext) => Promise<void>): Promise<void> {
   testNeeding(await mariadbMissing(), title, fn);
+}
+
+/** Every row of every table, hashed: equal before and after means nothing was written. */
+export async function everyRow(db: knex.Knex): Promise<string> {
+  const tables: string[] =
+    ENGINE === 'sqlite'
+      ? ((await db.raw("select name from sqlite_master where type = 'table' order by name")) as Array<{ name: string }>).map((r) => r.name)
+      : ((await db.raw('show tables'))[0] as Array<Record<string, string>>).map((r) => Object.values(r)[0]!).sort();
+  const hash = createHash('sha256');
+  for (const table of tables) {
+    const rows = ((await db(table).select()) as unknown[]).map((r) => JSON.stringify(r, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('hex') : v)));
+    hash.update(`${table}:${rows.sort().join('\n')}\n`);
+  }
+  return hash.digest('hex');
 }

@@ -34,7 +34,15 @@ function ids(user: string): { uid: number; gid: number } {
 }
 
 /** A private mariadbd: a fresh data folder, loopback only, `max_connections` and the slow query log as given, the monitoring account made. */
-export async function startMariadb(t: Teardowns, o: { maxConnections?: number; longQueryTime?: number } = {}): Promise<RunningMariadb> {
+export async function startMariadb(
+  t: Teardowns,
+  o: {
+    maxConnections?: number;
+    longQueryTime?: number;
+    /** A primary's or replica's server id; a primary (binlog: true) writes its binary log. */ serverId?: number;
+    binlog?: boolean;
+  } = {},
+): Promise<RunningMariadb> {
   const dir = mkdtempSync(path.join(tmpdir(), 'oncall-mariadb-'));
   const data = path.join(dir, 'data');
   const as = process.getuid?.() === 0 ? ids('mysql') : undefined;
@@ -63,7 +71,8 @@ export async function startMariadb(t: Teardowns, o: { maxConnections?: number; l
       `--max-connections=${o.maxConnections ?? 30}`,
       '--innodb-buffer-pool-size=16M',
       '--innodb-lock-wait-timeout=300',
-      '--skip-log-bin',
+      ...(o.binlog === true ? [`--log-bin=${path.join(dir, 'binlog')}`, '--binlog-format=ROW'] : ['--skip-log-bin']),
+      ...(o.serverId === undefined ? [] : [`--server-id=${o.serverId}`]),
       '--skip-name-resolve',
       '--slow-query-log=ON',
       `--slow-query-log-file=${path.join(dir, 'slow.log')}`,
@@ -89,7 +98,7 @@ export async function startMariadb(t: Teardowns, o: { maxConnections?: number; l
   };
   // The exact grants of README.md.
   await sql(`CREATE USER '${MYSQL_MONITOR.user}'@'127.0.0.1' IDENTIFIED BY '${MYSQL_MONITOR.password}' WITH MAX_USER_CONNECTIONS 5`);
-  await sql(`GRANT PROCESS, REPLICATION CLIENT, SELECT ON *.* TO '${MYSQL_MONITOR.user}'@'127.0.0.1'`);
+  await sql(`GRANT PROCESS, REPLICATION CLIENT, SLAVE MONITOR, SELECT ON *.* TO '${MYSQL_MONITOR.user}'@'127.0.0.1'`);
   return {
     port,
     address: `127.0.0.1:${port}`,

@@ -23,6 +23,7 @@ import type {
   ConnectorReadRequest,
 } from '../../host/plugins/contract.ts';
 import { pluginHttp } from '../../host/plugins/http-client.ts';
+import { pluginLibrary } from '../../host/plugins/lib/index.ts';
 import { loadPlugins } from '../../host/plugins/loader.ts';
 import { waitFor } from './wait.ts';
 import type { Exporter } from './exporter.ts';
@@ -73,6 +74,7 @@ function pluginReads(base: string, sql?: SqlConnection): ConnectorReads {
           signal,
           timeoutMs: maxMs,
           http: pluginHttp({ settings: sql.settings, signal, secrets: [] }),
+          lib: pluginLibrary,
         };
         const a = await sqlKinds[sql.kind].read!(ctx, request as unknown as ConnectorReadRequest);
         if (RECORD !== undefined) appendFileSync(RECORD, JSON.stringify({ method, request, answer: a }) + '\n');
@@ -80,7 +82,14 @@ function pluginReads(base: string, sql?: SqlConnection): ConnectorReads {
         const bad = answerCheck(sql.kind)(a.answer);
         return bad === null ? { ok: true, value: { ...a } } : { ok: false, problem: bad };
       }
-      const ctx: ConnectorContext = { log: pluginLog, settings, signal, timeoutMs: maxMs, http: pluginHttp({ settings, signal, secrets: [] }) };
+      const ctx: ConnectorContext = {
+        log: pluginLog,
+        settings,
+        signal,
+        timeoutMs: maxMs,
+        http: pluginHttp({ settings, signal, secrets: [] }),
+        lib: pluginLibrary,
+      };
       let r: ConnectorQueryResult;
       if (method === 'query') r = await connector.query!(ctx, request as { query: string; at?: string });
       else if (method === 'range') r = await connector.range!(ctx, request as { query: string; start: string; end: string; step_s: number });

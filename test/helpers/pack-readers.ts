@@ -8,6 +8,7 @@ import { runCheck, unknownVerdict, type VerdictResult } from '../../host/investi
 import { silentLogger } from '../../host/log.ts';
 import type { ChangeEvent, Changes, Commit, ConnectorContext, HttpReading, ReadCapability } from '../../host/plugins/contract.ts';
 import { pluginHttp } from '../../host/plugins/http-client.ts';
+import { pluginLibrary } from '../../host/plugins/lib/index.ts';
 import { loadPlugins } from '../../host/plugins/loader.ts';
 import { clip } from '../../host/text.ts';
 import gitPlugin from '../../plugins/connectors/git/index.ts';
@@ -74,6 +75,7 @@ const connectorCtx = (settings: Record<string, unknown>, signal: AbortSignal): C
   signal,
   timeoutMs: 15_000,
   http: pluginHttp({ settings, signal, secrets: [] }),
+  lib: pluginLibrary,
 });
 
 /** Readers over the real git repositories and HTTP servers of a test. */

@@ -82,4 +82,4 @@ export async function startRabbit(t: Teardowns, o: { perObject?: boolean; name?:
 }
 
 /** The scrape of the plugin's per-queue families a test or the eval adds beside /metrics (see packs/rabbitmq/README.md). */
-export const DETAILED = { path: '/metrics/detailed', params: { family: ['queue_coarse_metrics', 'queue_consumer_count'] } };
+export const DETAILED = { path: '/metrics/detailed', params: { family: ['queue_coarse_metrics', 'queue_consumer_count', 'channel_queue_metrics'] } };

@@ -1,14 +1,16 @@
 // Starting (issue 24): a start the machine stops (a full disk, a database of a newer version,
 // a data directory in use) says so in one line with no stack trace; the data files are 0600.
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import { createApp } from '../../host/app.ts';
 import { loadConfig } from '../../host/config.ts';
 import { silentLogger } from '../../host/log.ts';
+import { openDb } from '../../host/storage/db.ts';
 import { SchemaNewerError } from '../../host/storage/migrate.ts';
 import { ADMIN_TOKEN, serviceEnv, startApp } from '../helpers/app.ts';
-import { createTestStore, type TestStore } from '../helpers/db.ts';
+import { createTestStore, everyRow, type TestStore } from '../helpers/db.ts';
 import { testNeeding } from '../helpers/needs.ts';
 import { spawnHost } from '../helpers/service-process.ts';
 import { hostOnTmpfs, tmpfsMissing } from '../helpers/tmpfs.ts';
@@ -104,4 +106,34 @@ test('every file the service keeps in its data directory is readable by its owne
   if (store.databaseUrl === null) for (const f of ['service.db', 'service.db-wal', 'service.db-shm']) t.true(files.includes(f), f);
   for (const f of files) t.is((statSync(path.join(dataDir, f)).mode & 0o777).toString(8), '600', f);
   t.is((statSync(dataDir).mode & 0o777).toString(8), '700');
+});
+
+test("createApp without serving (the CLI's build) writes nothing and creates no file, where a start brings the config files into force", async (t) => {
+  const store = await createTestStore();
+  t.teardown(() => store.cleanup());
+  const configDir = mkdtempSync(path.join(tmpdir(), 'oncall-config-'));
+  t.teardown(() => rmSync(configDir, { recursive: true, force: true }));
+  const env = { SERVICE_CONFIG_DIR: configDir };
+  const first = await startApp(t, { store, manualTick: true, env });
+  // Waiting for the next start: an invalid policy.json and autonomy.json (each recorded), the example estate.json.
+  writeFileSync(path.join(configDir, 'policy.json'), 'not json');
+  writeFileSync(path.join(configDir, 'autonomy.json'), 'not json');
+  writeFileSync(path.join(configDir, 'estate.json'), readFileSync(new URL('../../examples/estate/estate.json', import.meta.url)));
+  const config = loadConfig(first.env);
+  const db = openDb(config, { warn: () => undefined });
+  t.teardown(() => db.destroy());
+  const files = () =>
+    readdirSync(store.dataDir)
+      .filter((f) => !f.startsWith('service.db'))
+      .map((f) => `${f}: ${readFileSync(path.join(store.dataDir, f), 'hex')}`);
+  const [rows, kept] = [await everyRow(db), files()];
+  const services = await createApp(config, { serve: false, db, log: silentLogger() });
+  t.is(services.identity.fingerprint, first.app.identity.fingerprint);
+  t.deepEqual((await services.connectors.list()).connectors, []);
+  await services.close();
+  t.is(await everyRow(db), rows, 'no row of any table changed');
+  t.deepEqual(files(), kept, 'no file in the data directory changed or was added');
+  // A start on the same files writes: what the build above skipped.
+  await startApp(t, { store, manualTick: true, env });
+  t.not(await everyRow(db), rows);
 });

@@ -4,7 +4,7 @@
 // the sql connector signing in with the monitoring account the README documents. Each cause is
 // ruled out on the healthy server, then holds on the fault made for it: a transaction holding a
 // row lock two others wait on (its session named), statements over long_query_time, connections
-// up to the limit, the server killed. Replication is proven on recorded answers only (README.md).
+// up to the limit, the server killed. Replication: pack-mysql-replication.test.ts, on a real replica.
 import { existsSync } from 'node:fs';
 import type mysql from 'mysql2/promise';
 import { mariadbMissing, startMariadb, startMysqldExporter } from '../helpers/mariadb.ts';

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import mysql from 'mysql2/promise';
 import type { ConnectorContext, ConnectorPluginWithCapabilities, ConnectorReadRequest } from '../../host/plugins/contract.ts';
 import { pluginHttp } from '../../host/plugins/http-client.ts';
+import { pluginLibrary } from '../../host/plugins/lib/index.ts';
 import mysqlPlugin from '../../plugins/connectors/mysql/index.ts';
 import postgresPlugin from '../../plugins/connectors/postgres/index.ts';
 import { STATEMENTS as PG_STATEMENTS } from '../../packs/postgres/statements.ts';
@@ -17,7 +18,15 @@ import { MONITOR, postgresMissing, startPostgres } from '../helpers/postgres.ts'
 const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const ctxOf = (settings: Record<string, unknown>, named?: ConnectorContext['named']): ConnectorContext => {
   const signal = AbortSignal.timeout(15_000);
-  return { log, settings, signal, timeoutMs: 15_000, http: pluginHttp({ settings, signal, secrets: [] }), ...(named === undefined ? {} : { named }) };
+  return {
+    log,
+    settings,
+    signal,
+    timeoutMs: 15_000,
+    http: pluginHttp({ settings, signal, secrets: [] }),
+    lib: pluginLibrary,
+    ...(named === undefined ? {} : { named }),
+  };
 };
 const declared = (dialect: string, text: string, name = 'x'): ConnectorReadRequest => ({
   capability: 'sql',

@@ -33,7 +33,7 @@ export default class ChecksRun extends ServiceCommand {
       throw new CliProblem('invalid_time', `--at ${JSON.stringify(flags.at)} is not an ISO 8601 time such as 2026-11-22T04:30:00Z`, EXIT_USAGE);
     const at = flags.at === undefined ? new Date() : new Date(flags.at);
     const config = readConfig();
-    const [{ withContext }, { openChecks }] = await Promise.all([import('../../context.ts'), import('../../checks-ops.ts')]);
+    const [{ withContext }, { openChecks }] = await Promise.all([import('../../context.ts'), import('../../ops.ts')]);
     const result = await withContext(config, async (ctx) => {
       const checks = await openChecks(ctx);
       if (flags.cause !== undefined && checks.catalogue.get(flags.cause) === null) {

@@ -23,8 +23,8 @@ export default class ConnectorsCheck extends ServiceCommand {
   async run(): Promise<ConnectorsCheckResult> {
     const { args } = await this.parse(ConnectorsCheck);
     const config = readConfig();
-    const [{ withContext }, { openOps, asProblem }] = await Promise.all([import('../../context.ts'), import('../../ops.ts')]);
-    const checked = await withContext(config, async (ctx) => (await openOps(ctx)).connectors.check(args.name, null).catch(asProblem));
+    const [{ withContext }, { asProblem }] = await Promise.all([import('../../context.ts'), import('../../ops.ts')]);
+    const checked = await withContext(config, async (ctx) => (await ctx.app()).connectors.check(args.name, null).catch(asProblem));
     const { check, name, kind, source, version, state, last_problem, last_checked_at } = checked;
     const ok = check !== null && check.ok;
     if (ok) this.log(`ok: ${name} (${kind}) answered in ${check.took_ms} ms`);

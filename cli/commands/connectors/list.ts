@@ -19,8 +19,8 @@ export default class ConnectorsList extends ServiceCommand {
   async run(): Promise<ConnectorsListResult> {
     await this.parse(ConnectorsList);
     const config = readConfig();
-    const [{ withContext }, { openOps }] = await Promise.all([import('../../context.ts'), import('../../ops.ts')]);
-    const listed = await withContext(config, async (ctx) => (await openOps(ctx)).connectors.list());
+    const { withContext } = await import('../../context.ts');
+    const listed = await withContext(config, async (ctx) => (await ctx.app()).connectors.list());
     const connectors = listed.connectors.map((c) => ({
       name: c.name,
       kind: c.kind,

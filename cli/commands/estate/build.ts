@@ -21,21 +21,16 @@ export default class EstateBuild extends ServiceCommand {
   async run(): Promise<EstateBuildResult> {
     await this.parse(EstateBuild);
     const config = readConfig();
-    const [{ withContext }, { openEstate, CLI_PRINCIPAL }, { asProblem }] = await Promise.all([
-      import('../../context.ts'),
-      import('../../estate-ops.ts'),
-      import('../../ops.ts'),
-    ]);
+    const [{ withContext }, { openEstate, CLI_PRINCIPAL, asProblem }] = await Promise.all([import('../../context.ts'), import('../../ops.ts')]);
     const result = await withContext(config, async (ctx) => {
-      const { area } = await openEstate(ctx);
+      const { estate: area, discovery } = await openEstate(ctx);
       const job = await area.builder.start(CLI_PRINCIPAL).catch(asProblem);
       await area.builder.idle();
-      const { JobsRepo } = await import('../../../host/discovery/jobs.repo.ts');
-      const done = await new JobsRepo(ctx.db).job(job.id);
+      const done = await discovery.job(job.id);
       const estate = await area.estate.estate();
       return {
         job: job.id,
-        state: done?.state ?? 'unknown',
+        state: done.state,
         services: estate.services.length,
         candidates: estate.candidates.length,
         suggestions: (await area.estate.suggestions()).length,

@@ -36,16 +36,16 @@ export default class EstateResolve extends ServiceCommand {
       throw new CliProblem('invalid_json', 'the alert is not JSON', EXIT_USAGE);
     }
     const config = readConfig();
-    const [{ withContext }, { openEstate }, { asProblem }] = await Promise.all([
+    const [{ withContext }, { openEstate, asProblem }, { Normalisers }] = await Promise.all([
       import('../../context.ts'),
-      import('../../estate-ops.ts'),
       import('../../ops.ts'),
+      import('../../../host/intake/normalise.ts'),
     ]);
     const placements = await withContext(config, async (ctx) => {
-      const { area, normalisers } = await openEstate(ctx);
+      const { estate: area, plugins } = await openEstate(ctx);
       const signals = (() => {
         try {
-          return normalisers.normalise(flags.source, body);
+          return new Normalisers(plugins.loaded).normalise(flags.source, body);
         } catch (e) {
           return asProblem(e);
         }

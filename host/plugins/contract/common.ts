@@ -90,6 +90,49 @@ export interface PluginLog {
   error(message: string, fields?: LogFields): void;
 }
 
+/** Text helpers (plugin API 1.6): `ctx.lib.text`. */
+export interface TextLibrary {
+  /**
+   * `text` cut to `max` UTF-16 units without splitting a surrogate pair, `…` added when cut; a
+   * lone surrogate already in it becomes U+FFFD (the ledger refuses text that is not
+   * well-formed Unicode).
+   */
+  cut(text: string, max: number): string;
+}
+
+/** A label matcher's operator, as in Prometheus. */
+export type MatchOp = '=' | '!=' | '=~' | '!~';
+
+/** One label matcher of a list such as `job="payments-api", namespace=~"pay.*"`. */
+export interface LabelMatcher {
+  /** The label's name; names may hold dots (`kubernetes.namespace`), as the normalisers flatten nested labels. */
+  readonly label: string;
+  readonly op: MatchOp;
+  /** The value as written, unquoted and unescaped; for `=~` and `!~` an RE2 expression matching the whole value. */
+  readonly value: string;
+}
+
+/** Prometheus-style label matcher lists (plugin API 1.6): `ctx.lib.matchers`, the host's own parser. */
+export interface MatcherLibrary {
+  /**
+   * The matchers of a list (braces optional; a value without comma or space may be unquoted),
+   * or what is wrong with it. Regular expressions are RE2, as Prometheus and Alertmanager read
+   * them, checked here. A list needs at least one matcher that selects (`=`, or `=~` not
+   * matching the empty value).
+   */
+  parse(text: string): { ok: true; matchers: LabelMatcher[] } | { ok: false; problem: string };
+  /** Whether labels satisfy every matcher of a parsed list (a missing label reads as the empty value). */
+  matches(matchers: readonly LabelMatcher[], labels: Readonly<Record<string, string>>): boolean;
+}
+
+/** What `ctx.lib` offers every plugin (plugin API 1.6): pure helpers the host shares instead of each plugin copying them. */
+export interface PluginLibrary {
+  /** The plugin API version that offers this library. */
+  readonly version: string;
+  readonly text: TextLibrary;
+  readonly matchers: MatcherLibrary;
+}
+
 /**
  * What the host hands a plugin when it calls it: nothing else of the host is reachable.
  * @typeParam S - the shape of the plugin's settings, as its manifest's settings schema describes.

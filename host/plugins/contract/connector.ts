@@ -1,5 +1,5 @@
 /** The plugin contract: connectors and their capabilities (reads, queries, discovery, notification, actions). Imported through host/plugins/contract.ts. */
-import type { PluginContext } from './common.ts';
+import type { PluginContext, PluginLibrary } from './common.ts';
 import type { AlertSeverity, NormalisedAlert } from './normaliser.ts';
 import type { Commit, ReadCapability } from './pack.ts';
 
@@ -39,6 +39,12 @@ export interface ConnectorContext<S extends Record<string, unknown> = Record<str
    * host by handing in any object with the same `request` method.
    */
   http: PluginHttp;
+  /**
+   * The plugin library (plugin API 1.6): text and label-matcher helpers the host shares, so no
+   * connector writes its own (a connector declaring `api: ^1.6.0` may rely on it; the test kit's
+   * `connectorContext` hands in the same).
+   */
+  lib: PluginLibrary;
   /**
    * In `test` only (plugin API 1.5): the loaded packs' declarations for the capabilities this
    * connector declares with `named`, by capability, then `<pack>/<name>`, so that its test can

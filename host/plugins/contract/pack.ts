@@ -1,10 +1,10 @@
 /**
  * The plugin contract: packs (plugin API 1.x, additive): causes, the read-only check context,
- * verdicts and evidence, and the pack library (1.4) every pack may use through `ctx.lib` instead
- * of a copy of its own. A pack imports nothing but types from the contract; everything it can
- * reach is in CheckContext. Imported through host/plugins/contract.ts.
+ * verdicts and evidence, and the pack library (1.4; whole shared checks 1.7) every pack may use
+ * through `ctx.lib` instead of a copy of its own. A pack imports nothing but types from the
+ * contract; everything it can reach is in CheckContext. Imported through host/plugins/contract.ts.
  */
-import type { PluginLog } from './common.ts';
+import type { PluginLibrary, PluginLog } from './common.ts';
 import type { HttpFailure } from './connector.ts';
 import type { AlertSeverity } from './normaliser.ts';
 
@@ -445,11 +445,99 @@ export interface PrometheusLibrary {
   count(n: number, one: string, many?: string): string;
   /** The most series an evidence item lists. */
   readonly MAX_SERIES: number;
+  /**
+   * Plugin API 1.7: the whole check of an exporter that cannot reach its server
+   * (`<metric> == 0` at the check's moment), as `mysql/down` and `redis/down` declare it.
+   */
+  upCheck(ctx: CheckContext, check: UpCheck): Promise<CheckAnswer>;
+  /**
+   * Plugin API 1.7: the whole check of sessions near `max_connections` (the cause's `ratio`
+   * setting), as `mysql/connections-near-limit` and `postgres/connections-near-limit` declare it.
+   */
+  connectionsCheck(ctx: CheckContext, check: ConnectionsCheck): Promise<CheckAnswer>;
+  /**
+   * Plugin API 1.7: the whole check of a counter rising by the cause's `min` setting over its
+   * `window` setting (cut to the alert's own), as `postgres/deadlocks` and `mysql/slow-queries`
+   * declare it.
+   */
+  counterCheck(ctx: CheckContext, check: CounterCheck): Promise<CheckAnswer>;
 }
 
-/** What `ctx.lib` offers. */
-export interface PackLibrary {
-  /** The plugin API version that offers this library. */
-  readonly version: string;
+/** What differs between causes checking an exporter's `<product>_up` (plugin API 1.7, {@link PrometheusLibrary.upCheck}). */
+export interface UpCheck {
+  /** The cause's id, named as its verification. */
+  id: string;
+  /** The gauge, 1 when the exporter reaches its server: `mysql_up`. */
+  metric: string;
+  /** The server for people: `MySQL`. */
+  product: string;
+  /** The exporter to link when there is no series: `prometheus-mysqld-exporter`. */
+  exporter: string;
+  /** What `observed` counts them as: `servers`, `instances`. */
+  counted: string;
+}
+
+/** What differs between causes checking sessions against `max_connections` (plugin API 1.7, {@link PrometheusLibrary.connectionsCheck}). */
+export interface ConnectionsCheck {
+  id: string;
+  /** The server for people: `PostgreSQL`. */
+  product: string;
+  /** Sessions over `max_connections`, one value per `instance`, over one selector. */
+  query: (selector: string) => string;
+  /** The series named when the query answers nothing: `pg_stat_activity_count or pg_settings_max_connections`. */
+  series: string;
+  exporter: string;
+}
+
+/** One series of a counter's increase, as {@link CounterCheck} words it. */
+export interface CounterRow {
+  /** The series for people. */
+  name: string;
+  /** Its `instance` (else its labels): the subject. */
+  instance: string;
+  /** The increase over the window. */
+  n: number;
+}
+
+/** What a {@link CounterCheck}'s reasons can say. */
+export interface CounterWords {
+  /** Every series, most first. */
+  rows: CounterRow[];
+  /** Those that rose by `min` or more (and above 0). */
+  hit: CounterRow[];
+  /** The increase of all series. */
+  total: number;
+  /** Rows in a sentence: `name: 3, …`. */
+  shown: (rows: CounterRow[]) => string;
+  /** The window read, as PromQL. */
+  window: string;
+  /** The placement in words. */
+  where: string;
+  /** The `min` setting. */
+  min: number;
+}
+
+/** What differs between causes checking a counter rising (plugin API 1.7, {@link PrometheusLibrary.counterCheck}). */
+export interface CounterCheck {
+  id: string;
+  /** The counter: `pg_stat_database_deadlocks`. */
+  metric: string;
+  /** The labels its increase is summed by: `['instance', 'datname']`. */
+  by: string[];
+  exporter: string;
+  /** A series for people (default: its `instance`, else its labels). */
+  name?: (metric: Record<string, string>) => string;
+  /** The names in `observed`: the list's, and each row's name and value (`databases`, `database`, `deadlocks`). */
+  observed: { rows: string; name: string; value: string };
+  /** What the evidence says is counted: `Deadlocks` (`Deadlocks in the last 10m (…): …`). */
+  counted: string;
+  /** The reason when it holds. */
+  holds: (w: CounterWords) => string;
+  /** The reason when it is ruled out. */
+  ruledOut: (w: CounterWords) => string;
+}
+
+/** What `ctx.lib` offers a pack: the plugin library (text, matchers: 1.6) and the Prometheus helpers (1.4; whole shared checks 1.7). */
+export interface PackLibrary extends PluginLibrary {
   readonly prometheus: PrometheusLibrary;
 }

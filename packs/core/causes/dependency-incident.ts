@@ -1,5 +1,5 @@
 import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, RelatedEpisode } from '../../../host/plugins/contract.ts';
-import { cut, shownTime } from '../words.ts';
+import { shownTime } from '../words.ts';
 
 /** Episodes listed in the evidence (the count says how many there were). */
 const MAX_LISTED = 20;
@@ -19,6 +19,7 @@ export const dependencyIncident: CauseDefinition = {
 };
 
 function check(ctx: CheckContext): CheckAnswer {
+  const { cut } = ctx.lib.text;
   const name = ctx.service.name;
   if (!ctx.service.in_estate)
     return {

@@ -1,5 +1,5 @@
-import type { ChangeEvent, CauseDefinition, CheckAnswer, CheckContext, Commit, EvidenceInput, Remedy } from '../../../host/plugins/contract.ts';
-import { cut, minutesBefore, shownTime } from '../words.ts';
+import type { ChangeEvent, CauseDefinition, CheckAnswer, CheckContext, Commit, EvidenceInput, Remedy, TextLibrary } from '../../../host/plugins/contract.ts';
+import { minutesBefore, shownTime } from '../words.ts';
 
 /** The ledger events that are changes to a service. */
 const CHANGE_EVENTS = new Set(['human.deploy', 'human.action']);
@@ -9,6 +9,8 @@ const MAX_LISTED = 20;
 const RUNBOOK_FIELDS = ['pipeline', 'runbook', 'run', 'version', 'previous_version', 'environment'] as const;
 /** Event data that name the commit a deploy shipped (a full or abbreviated sha). */
 const COMMIT_FIELDS = ['commit', 'sha', 'revision'] as const;
+
+type Cut = TextLibrary['cut'];
 
 type Change = { kind: 'commit'; at: string; commit: Commit } | { kind: 'event'; at: string; event: ChangeEvent };
 
@@ -28,6 +30,7 @@ export const recentChange: CauseDefinition = {
 };
 
 async function check(ctx: CheckContext): Promise<CheckAnswer> {
+  const { cut } = ctx.lib.text;
   const w = ctx.settings.window_minutes;
   const minutes = typeof w === 'number' && w > 0 ? w : 60;
   // From the window before the opening up to the run's moment (for a re-run, the newest signal).
@@ -54,10 +57,10 @@ async function check(ctx: CheckContext): Promise<CheckAnswer> {
   if (latest !== undefined) {
     const more = changes.length > 1 ? ` It is the latest of ${changes.length} changes in the ${minutes} minutes before.` : '';
     const unread = gaps === '' ? '' : ` Not read: ${gaps}.`;
-    const remedy = remedyFor(latest, commits, ctx.service.links);
+    const remedy = remedyFor(cut, latest, commits, ctx.service.links);
     return {
       verdict: 'holds',
-      reason: `${describe(latest)}, ${minutesBefore(latest.at, opened)} the episode opened.${more}${unread}${'none' in remedy ? ` No remedy is proposed: ${remedy.none}.` : ''}`,
+      reason: `${describe(cut, latest)}, ${minutesBefore(latest.at, opened)} the episode opened.${more}${unread}${'none' in remedy ? ` No remedy is proposed: ${remedy.none}.` : ''}`,
       evidence,
       // A deploy changed what runs for certain; a commit may not have been deployed yet.
       strength: events.some((e) => e.type === 'human.deploy') ? 1 : 0.8,
@@ -76,7 +79,7 @@ async function check(ctx: CheckContext): Promise<CheckAnswer> {
 }
 
 /** The change in words: `commit 1a2b3c4 "subject" by Ann to git-orders (services/orders)`. */
-function describe(c: Change): string {
+function describe(cut: Cut, c: Change): string {
   if (c.kind === 'commit') {
     const where = c.commit.path === '.' ? c.commit.source : `${c.commit.source} (${c.commit.path})`;
     return `Commit ${c.commit.sha.slice(0, 12)} "${cut(c.commit.subject, 120)}" by ${cut(c.commit.author, 80)} to ${where}`;
@@ -84,11 +87,11 @@ function describe(c: Change): string {
   const e = c.event;
   const pipeline = typeof e.data.pipeline === 'string' ? ` from pipeline ${cut(e.data.pipeline, 80)}` : '';
   const why = e.reason === null ? '' : ` ("${cut(e.reason, 120)}")`;
-  return `${e.type === 'human.deploy' ? 'Deploy' : 'Action'}${pipeline} by ${cut(e.actor, 80)}${why}, ledger event ${e.seq}${recorder(e)}`;
+  return `${e.type === 'human.deploy' ? 'Deploy' : 'Action'}${pipeline} by ${cut(e.actor, 80)}${why}, ledger event ${e.seq}${recorder(cut, e)}`;
 }
 
 /** Who recorded the event, when a caller did (POST /v1/events with the ingest token): the claim is theirs. */
-function recorder(e: ChangeEvent): string {
+function recorder(cut: Cut, e: ChangeEvent): string {
   return e.recorded_by === undefined || e.recorded_by === null ? '' : ` recorded by a caller (${cut(e.recorded_by, 40)})`;
 }
 
@@ -96,7 +99,7 @@ function recorder(e: ChangeEvent): string {
  * What undoes the latest change: a revert of a commit; the runbook of the pipeline a deploy came
  * from; nothing for a change made by hand (the diagnosis points at it, a person undoes it).
  */
-function remedyFor(c: Change, commits: Commit[], links: CheckContext['service']['links']): Remedy | { none: string } {
+function remedyFor(cut: Cut, c: Change, commits: Commit[], links: CheckContext['service']['links']): Remedy | { none: string } {
   if (c.kind === 'commit') return revertOf(c.commit.source, c.commit.sha, c.commit.path);
   const data = c.event.data;
   const text = (k: string) => (typeof data[k] === 'string' && (data[k] as string).trim() !== '' ? (data[k] as string).trim() : null);
@@ -128,6 +131,7 @@ function revertOf(connector: string, sha: string, path: string): Remedy {
 
 /** One item per linked repository read (and per source the reader answered from), listing its commits. */
 function commitEvidence(ctx: CheckContext, commits: Commit[], since: string, until: string, gaps: Array<{ source: string }>): EvidenceInput[] {
+  const { cut } = ctx.lib.text;
   const groups = new Map<string, { source: string; path: string; commits: Commit[] }>();
   for (const l of ctx.service.links)
     if (l.kind === 'repository' && l.connector !== undefined && !gaps.some((g) => g.source === l.connector))
@@ -156,6 +160,7 @@ function commitEvidence(ctx: CheckContext, commits: Commit[], since: string, unt
 
 /** The deploy and action events of the window (none when the ledger could not be read). */
 function eventEvidence(ctx: CheckContext, events: ChangeEvent[], since: string, until: string, gaps: Array<{ source: string }>): EvidenceInput[] {
+  const { cut } = ctx.lib.text;
   if (gaps.some((g) => g.source === 'ledger')) return [];
   const latest = events[0];
   return [
@@ -166,20 +171,26 @@ function eventEvidence(ctx: CheckContext, events: ChangeEvent[], since: string, 
       at: until,
       observed: {
         count: events.length,
-        events: events
-          .slice(0, MAX_LISTED)
-          .map((e) => ({ seq: e.seq, type: e.type, at: e.at, actor: e.actor, recorded_by: e.recorded_by ?? null, reason: e.reason, data: smallData(e.data) })),
+        events: events.slice(0, MAX_LISTED).map((e) => ({
+          seq: e.seq,
+          type: e.type,
+          at: e.at,
+          actor: e.actor,
+          recorded_by: e.recorded_by ?? null,
+          reason: e.reason,
+          data: smallData(cut, e.data),
+        })),
       },
       excerpt:
         latest === undefined
           ? `No deploy or action for ${ctx.service.name} in the window.`
-          : `${events.length} deploy or action event${events.length === 1 ? '' : 's'}; the latest ${latest.type} by ${cut(latest.actor, 80)} at ${shownTime(latest.at)}${recorder(latest)}.`,
+          : `${events.length} deploy or action event${events.length === 1 ? '' : 's'}; the latest ${latest.type} by ${cut(latest.actor, 80)} at ${shownTime(latest.at)}${recorder(cut, latest)}.`,
     },
   ];
 }
 
 /** An event's data kept small for evidence: plain values only, texts cut, at most 12 fields. */
-function smallData(data: Record<string, unknown>): Record<string, string | number | boolean | null> {
+function smallData(cut: Cut, data: Record<string, unknown>): Record<string, string | number | boolean | null> {
   const out: Record<string, string | number | boolean | null> = {};
   for (const [k, v] of Object.entries(data).slice(0, 12))
     if (typeof v === 'string') out[k] = cut(v, 200);

@@ -3,14 +3,6 @@ import type { CauseDefinition, CheckAnswer, CheckContext, EvidenceInput, Remedy 
 /** The most of the answer's body quoted in the evidence. */
 const EXCERPT_MAX = 300;
 
-/** Text cut to `max` UTF-16 units without splitting a surrogate pair, `…` added when cut (no host import in a pack). */
-function cut(text: string, max: number): string {
-  const whole = text.toWellFormed();
-  if (whole.length <= max) return whole;
-  const c = whole.charCodeAt(max - 1);
-  return `${whole.substring(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max)}…`;
-}
-
 /**
  * `http/endpoint-down`: a GET of the service's health URL (from the estate) gets no answer, or
  * an answer that is not 2xx, within `timeout_s`. A redirect is not followed and is not healthy.
@@ -40,6 +32,7 @@ async function check(ctx: CheckContext): Promise<CheckAnswer> {
   const t = ctx.settings.timeout_s;
   const timeout = typeof t === 'number' && t > 0 ? t : 5;
   const r = await ctx.http.get(url, { timeout_s: timeout });
+  const { cut } = ctx.lib.text;
   const evidence: EvidenceInput = {
     source: r.source,
     kind: 'http',

@@ -2,12 +2,15 @@ import type { CauseDefinition, CheckAnswer, CheckContext } from '../../../host/p
 import { MYSQL } from '../applies.ts';
 
 const ID = 'mysql/replication';
+/** How far back a failing scrape of the replica status counts. */
+const UNREADABLE_WINDOW = '2m';
 
 /**
  * `mysql/replication`: a replica's replication is stopped (its IO or SQL thread not running,
  * `mysql_slave_status_slave_io_running` / `_sql_running` 0) or it is `max_lag_s` or more behind
  * (`mysql_slave_status_seconds_behind_master`), at the check's moment. A server its exporter
- * reads (`mysql_up`) with no slave-status series is no replica: ruled out.
+ * reads (`mysql_up`) with no slave-status series is no replica: ruled out, unless the
+ * exporter's slave_status collector failed there (the account lacks the grant): unknown.
  */
 export const replication: CauseDefinition = {
   id: ID,
@@ -48,11 +51,17 @@ export const replication: CauseDefinition = {
         .slice(0, 20)
         .map((r) => ({ instance: r.name, io_running: r.io ?? null, sql_running: r.sql ?? null, seconds_behind: r.lag === undefined ? null : rounded(r.lag) })),
     };
+    // Each of the three reads that decide is evidence of its own: a stopped SQL thread is shown by its query, not the IO thread's.
     const evidence = [
-      evidenceOf(io, 'metric', observed, `Replication threads and lag of ${rows.length} replica(s).`),
+      evidenceOf(io, 'metric', observed, `Replication threads and lag of ${rows.length} replica(s); the IO thread running (1) or not (0).`),
+      evidenceOf(
+        sqlT,
+        'metric',
+        { replicas: observed.replicas.map((r) => ({ instance: r.instance, sql_running: r.sql_running })) },
+        'The SQL thread running (1) or not (0), per replica.',
+      ),
       evidenceOf(lag, 'metric', { max_lag_s: maxLag }, 'Seconds behind the primary, per replica.'),
     ];
-    if (rows.length === 0) return { verdict: 'ruled_out', reason: `no server of ${where} is a replica (no slave status series)`, evidence };
     const stopped = rows.filter((r) => r.io === 0 || r.sql === 0);
     const behind = rows.filter((r) => !stopped.includes(r) && r.lag !== undefined && r.lag >= maxLag);
     const stoppedText = (r: (typeof rows)[number]) =>
@@ -70,6 +79,21 @@ export const replication: CauseDefinition = {
         subjects: [...stopped, ...behind].map((r) => r.name),
         verification: { cause: ID, expect: 'ruled_out', after_s: 120 },
       };
+    // No slave status series is no replica only when the exporter could read the status: without
+    // the grant (SLAVE MONITOR on MariaDB 10.5.9 and later) its slave_status collector fails at
+    // every scrape and a broken replica looks like a primary.
+    const failing = await ctx.metrics.query(
+      overAll(p, (s) => `increase(mysql_exporter_scrape_errors_total{collector="collect.slave_status",${s}}[${UNREADABLE_WINDOW}]) > 0`),
+    );
+    const unreadable = [...new Set(failing.samples.map((s) => key(s.metric)))].filter((i) => !replicas.includes(i));
+    if (unreadable.length > 0)
+      return {
+        verdict: 'unknown',
+        obstacle: 'the read was refused or failed',
+        reason: `the exporter of ${listed(unreadable)} cannot read the replica status (its slave_status collector failed in the last ${UNREADABLE_WINDOW}): grant the monitoring account SLAVE MONITOR (MariaDB 10.5.9 and later) or REPLICATION CLIENT (MySQL)`,
+        evidence: [...evidence, evidenceOf(failing, 'metric', { unreadable }, `The slave_status collector failed on ${listed(unreadable)}.`)],
+      };
+    if (rows.length === 0) return { verdict: 'ruled_out', reason: `no server of ${where} is a replica (no slave status series)`, evidence };
     return { verdict: 'ruled_out', reason: `every replica of ${where} replicates, less than ${maxLag} s behind`, evidence };
   },
 };

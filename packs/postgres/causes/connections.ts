@@ -1,4 +1,4 @@
-import type { CauseDefinition, CheckAnswer, CheckContext } from '../../../host/plugins/contract.ts';
+import type { CauseDefinition, CheckContext } from '../../../host/plugins/contract.ts';
 import { POSTGRES } from '../applies.ts';
 
 const ID = 'postgres/connections-near-limit';
@@ -6,7 +6,8 @@ const ID = 'postgres/connections-near-limit';
 /**
  * `postgres/connections-near-limit`: a PostgreSQL's sessions (every state, from
  * `pg_stat_activity_count`) reach `ratio` of its `max_connections` at the check's moment: new
- * connections are about to be refused ("sorry, too many clients already").
+ * connections are about to be refused ("sorry, too many clients already"). The check is the
+ * pack library's `connectionsCheck`.
  */
 export const connections: CauseDefinition = {
   id: ID,
@@ -15,42 +16,12 @@ export const connections: CauseDefinition = {
   applies: POSTGRES,
   reads: ['metrics'],
   settings: { ratio: 0.9 },
-  async check(ctx: CheckContext): Promise<CheckAnswer> {
-    const { describedAll, evidenceOf, listed, num, overAll, percent, place, rounded, seriesName } = ctx.lib.prometheus;
-    const set = ctx.lib.prometheus.settings(ctx);
-    const ratio = set.number('ratio', 0, 1);
-    const bad = set.problem();
-    if (bad !== null) return { verdict: 'unknown', obstacle: 'the read was refused or failed', reason: bad };
-    const placed = await place(ctx);
-    if (!placed.ok) return { verdict: 'unknown', obstacle: placed.obstacle, reason: placed.reason };
-    const where = describedAll(placed.placement);
-    const r = await ctx.metrics.query(
-      overAll(placed.placement, (s) => `sum by (instance) (pg_stat_activity_count{${s}}) / max by (instance) (pg_settings_max_connections{${s}})`),
-    );
-    if (r.samples.length === 0)
-      return {
-        verdict: 'unknown',
-        obstacle: "the data isn't there",
-        reason: `no pg_stat_activity_count or pg_settings_max_connections series for ${where}: link the targets of its prometheus-postgres-exporter`,
-      };
-    const rows = r.samples
-      .map((s) => ({ name: seriesName(s.metric), instance: s.metric.instance ?? seriesName(s.metric), used: num(s.value) }))
-      .sort((a, b) => b.used - a.used);
-    const near = rows.filter((x) => x.used >= ratio);
-    const observed = { ratio, servers: rows.slice(0, 20).map((x) => ({ instance: x.name, used: rounded(x.used) })) };
-    const shown = (xs: typeof rows) => listed(xs.map((x) => `${x.name} at ${percent(x.used)}`));
-    if (near.length > 0)
-      return {
-        verdict: 'holds',
-        reason: `${shown(near)} of max_connections (at least ${percent(ratio)}): new connections to ${where} are about to be refused`,
-        evidence: [evidenceOf(r, 'metric', observed, `Sessions over max_connections: ${shown(rows)}.`)],
-        subjects: near.map((x) => x.instance),
-        verification: { cause: ID, expect: 'ruled_out', after_s: 120 },
-      };
-    return {
-      verdict: 'ruled_out',
-      reason: `every PostgreSQL of ${where} is below ${percent(ratio)} of max_connections (highest: ${shown(rows.slice(0, 1))})`,
-      evidence: [evidenceOf(r, 'metric', observed, `Sessions over max_connections: ${shown(rows)}.`)],
-    };
-  },
+  check: (ctx: CheckContext) =>
+    ctx.lib.prometheus.connectionsCheck(ctx, {
+      id: ID,
+      product: 'PostgreSQL',
+      query: (s) => `sum by (instance) (pg_stat_activity_count{${s}}) / max by (instance) (pg_settings_max_connections{${s}})`,
+      series: 'pg_stat_activity_count or pg_settings_max_connections',
+      exporter: 'prometheus-postgres-exporter',
+    }),
 };

@@ -1,4 +1,4 @@
-import type { CauseDefinition, CheckAnswer, CheckContext } from '../../../host/plugins/contract.ts';
+import type { CauseDefinition, CheckContext } from '../../../host/plugins/contract.ts';
 import { POSTGRES } from '../applies.ts';
 
 const ID = 'postgres/down';
@@ -6,6 +6,7 @@ const ID = 'postgres/down';
 /**
  * `postgres/down`: the exporter runs but cannot reach its PostgreSQL (`pg_up == 0`), at the
  * check's moment. An exporter that cannot be scraped at all is `prometheus/target-down`'s.
+ * The check is the pack library's `upCheck`.
  */
 export const down: CauseDefinition = {
   id: ID,
@@ -13,43 +14,12 @@ export const down: CauseDefinition = {
   specificity: 70,
   applies: POSTGRES,
   reads: ['metrics'],
-  async check(ctx: CheckContext): Promise<CheckAnswer> {
-    const { describedAll, evidenceOf, listed, num, overAll, place, samplesObserved, seriesName } = ctx.lib.prometheus;
-    const placed = await place(ctx);
-    if (!placed.ok) return { verdict: 'unknown', obstacle: placed.obstacle, reason: placed.reason };
-    const where = describedAll(placed.placement);
-    const r = await ctx.metrics.query(overAll(placed.placement, (s) => `pg_up{${s}}`));
-    if (r.samples.length === 0)
-      return {
-        verdict: 'unknown',
-        obstacle: "the data isn't there",
-        reason: `no pg_up series for ${where}: link the targets of its prometheus-postgres-exporter`,
-      };
-    const off = r.samples.filter((s) => num(s.value) === 0);
-    const all = r.samples.length;
-    const names = listed(off.map((s) => seriesName(s.metric)));
-    const evidence = [
-      evidenceOf(
-        r,
-        'metric',
-        samplesObserved(off.length > 0 ? off : r.samples, { servers: all, down: off.length }),
-        off.length > 0
-          ? `The exporter cannot reach ${off.length} of ${all} PostgreSQL (pg_up = 0): ${names}.`
-          : `${all === 1 ? 'The one PostgreSQL answers' : `All ${all} PostgreSQL answer`} the exporter (pg_up = 1).`,
-      ),
-    ];
-    if (off.length > 0)
-      return {
-        verdict: 'holds',
-        reason: `${off.length} of ${all} PostgreSQL of ${where} cannot be reached by its exporter (pg_up = 0): ${names}`,
-        evidence,
-        subjects: off.map((s) => s.metric.instance ?? seriesName(s.metric)),
-        verification: { cause: ID, expect: 'ruled_out', after_s: 60 },
-      };
-    return {
-      verdict: 'ruled_out',
-      reason: `${all === 1 ? 'the one PostgreSQL' : `all ${all} PostgreSQL`} of ${where} ${all === 1 ? 'answers its exporter' : 'answer their exporters'} (pg_up = 1)`,
-      evidence,
-    };
-  },
+  check: (ctx: CheckContext) =>
+    ctx.lib.prometheus.upCheck(ctx, {
+      id: 'postgres/down',
+      metric: 'pg_up',
+      product: 'PostgreSQL',
+      exporter: 'prometheus-postgres-exporter',
+      counted: 'servers',
+    }),
 };

@@ -35,7 +35,7 @@ interface SilenceParams {
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 /** The params checked again here (the host validated them against the schema; a plugin does not rely on it). */
-function paramsOf(action: ActionRequest): { ok: true; p: SilenceParams } | { ok: false; problem: string } {
+function paramsOf(ctx: ConnectorContext, action: ActionRequest): { ok: true; p: SilenceParams } | { ok: false; problem: string } {
   const { alert, matchers, duration_s, comment } = action.params;
   if (typeof alert !== 'string' || !FINGERPRINT.test(alert))
     return { ok: false, problem: 'alert must be the Alertmanager fingerprint of the alert to silence' };
@@ -43,7 +43,7 @@ function paramsOf(action: ActionRequest): { ok: true; p: SilenceParams } | { ok:
   if (typeof duration_s !== 'number' || !Number.isInteger(duration_s) || duration_s < MIN_DURATION_S || duration_s > MAX_DURATION_S)
     return { ok: false, problem: `duration_s must be a whole number of seconds from ${MIN_DURATION_S} to ${MAX_DURATION_S} (24 h)` };
   if (comment !== undefined && typeof comment !== 'string') return { ok: false, problem: 'comment must be a text' };
-  const parsed = parseMatchers(matchers);
+  const parsed = parseMatchers(ctx.lib.matchers, matchers);
   if (!parsed.ok) return parsed;
   return { ok: true, p: { alert, text: parsed.matchers.map(filterOf).join(','), matchers: parsed.matchers, duration_s, comment: comment ?? null } };
 }
@@ -150,7 +150,7 @@ async function covered(ctx: ConnectorContext, p: SilenceParams): Promise<{ ok: t
 
 /** Lists the alert the silence would cover, once sure it covers that one only; changes nothing. */
 export async function rehearseSilence(ctx: ConnectorContext, action: ActionRequest): Promise<ActionResult> {
-  const params = paramsOf(action);
+  const params = paramsOf(ctx, action);
   if (!params.ok) return { ok: false, problem: params.problem };
   const { p } = params;
   const found = await existing(ctx, action.key, p);
@@ -173,7 +173,7 @@ export async function rehearseSilence(ctx: ConnectorContext, action: ActionReque
 
 /** Creates the silence, or answers the one an earlier try of the same action made. */
 export async function actSilence(ctx: ConnectorContext, action: ActionRequest): Promise<ActionResult> {
-  const params = paramsOf(action);
+  const params = paramsOf(ctx, action);
   if (!params.ok) return { ok: false, problem: params.problem };
   const { p } = params;
   const found = await existing(ctx, action.key, p);

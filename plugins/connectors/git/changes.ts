@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ConnectorChangesRequest, ConnectorChangesResult, ConnectorContext } from '../../../host/plugins/contract.ts';
+import type { ConnectorChangesRequest, ConnectorChangesResult, ConnectorContext, TextLibrary } from '../../../host/plugins/contract.ts';
 import { NoCommitsSince, repoPath, withRepo, type Repo } from './repo.ts';
 import { GitProblem, scrub, secretsOf } from './run.ts';
 import type { Settings } from './settings.ts';
@@ -25,14 +25,6 @@ type CommitRow = NonNullable<ConnectorChangesResult['commits']>[number];
 /** A moment as git reads it: ISO 8601, whole seconds, UTC (git's own parser drops the rest anyway). */
 const gitTime = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
-/** Text cut to `max` UTF-16 units without splitting a surrogate pair (plugins cannot import the host's clip). */
-function cut(text: string, max: number): string {
-  const whole = text.toWellFormed();
-  if (whole.length <= max) return whole;
-  const end = whole.charCodeAt(max - 1) >= 0xd800 && whole.charCodeAt(max - 1) <= 0xdbff ? max - 1 : max;
-  return `${whole.substring(0, end)}…`;
-}
-
 /** Answers the commits of the branch between `since` and `until` (both inclusive), newest first. */
 export async function changesOf(ctx: ConnectorContext, request: ConnectorChangesRequest): Promise<ConnectorChangesResult> {
   const secrets = secretsOf(ctx.settings as unknown as Settings);
@@ -54,7 +46,7 @@ export async function changesOf(ctx: ConnectorContext, request: ConnectorChanges
         // a folder asked, deepen until no such commit lies in the window.
         for (let i = 0; folder !== null && repo.shallow && i < MAX_DEEPEN && (await boundaryInWindow(repo, since, until)); i++)
           await repo.git(['fetch', '--quiet', '--no-tags', '--deepen=1', 'origin', repo.branch === null ? 'HEAD' : `refs/heads/${repo.branch}`]);
-        const commits = await logWindow(repo, since, until, folder, limit, secrets);
+        const commits = await logWindow(repo, since, until, folder, limit, secrets, ctx.lib.text.cut);
         ctx.log.info('git read the commits of a window', { commit: repo.commit, since: gitTime(since), until: gitTime(until), found: commits.length });
         return { ok: true, problem: null, commits };
       },
@@ -68,7 +60,15 @@ export async function changesOf(ctx: ConnectorContext, request: ConnectorChanges
 }
 
 /** `git log` of the window on the resolved commit, exact to the millisecond, newest first. */
-async function logWindow(repo: Repo, since: number, until: number, folder: string | null, limit: number, secrets: string[]): Promise<CommitRow[]> {
+async function logWindow(
+  repo: Repo,
+  since: number,
+  until: number,
+  folder: string | null,
+  limit: number,
+  secrets: string[],
+  cut: TextLibrary['cut'],
+): Promise<CommitRow[]> {
   const { out, truncated } = await repo.git([
     'log',
     '-z',
