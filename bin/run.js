@@ -3,7 +3,8 @@
 // memory (docs/performance.md); the CLI's other work is small either way.
 //
 // Plain JavaScript, so that an old Node.js says plainly why it cannot run the CLI (whose
-// commands are TypeScript) instead of failing on the `.ts` extension. MIN_NODE is
+// commands are TypeScript in a checkout; the release package ships them compiled, bin/compile.js)
+// instead of failing on the `.ts` extension. MIN_NODE is
 // host/runtime.ts's (test/operations/runtime.test.ts keeps them equal).
 const MIN_NODE = [22, 20];
 const [major, minor] = process.versions.node.split('.').map(Number);

@@ -8,6 +8,7 @@ import { init as initLexer, parse as parseModule } from 'es-module-lexer';
 import satisfies from 'semver/functions/satisfies.js';
 import validRange from 'semver/ranges/valid.js';
 import type { PluginKind, PluginManifest } from './contract.ts';
+import { compiledName, MODULE_EXT } from '../compiled.ts';
 import { clip } from '../text.ts';
 import { checkCauses } from './pack-shape.ts';
 import { PluginProblem } from './plugin-problem.ts';
@@ -85,10 +86,25 @@ export function checkApiRange(manifest: PluginManifest, hostApi: string): void {
   }
 }
 
-/** Step 4: `entry` names a file inside the plugin folder (no `..`, no absolute path, no symlink out). */
-export async function resolveEntry(dir: string, entry: string): Promise<string> {
-  const file = path.resolve(dir, entry);
-  if (!isInside(dir, file)) throw new PluginProblem(`entry "${entry}" points outside the plugin folder`);
+/** How this process runs modules: compiled (host/compiled.ts), and whether Node.js strips types in it. */
+export interface EntryRuntime {
+  compiled: boolean;
+  typescript: boolean;
+}
+const HOST_RUNTIME: EntryRuntime = { compiled: MODULE_EXT === '.js', typescript: process.features.typescript !== false };
+
+/**
+ * Step 4: `entry` names a file inside the plugin folder (no `..`, no absolute path, no symlink out).
+ * Where the host runs compiled (the release package, host/compiled.ts), a TypeScript entry runs
+ * from its compiled file beside it when there is one (`index.ts` → `index.js`): the package ships
+ * its plugins and packs so. Without one, a Node.js without type stripping (the package's start
+ * command) cannot run the entry, and says so here.
+ */
+export async function resolveEntry(dir: string, entry: string, runtime: EntryRuntime = HOST_RUNTIME): Promise<string> {
+  const named = path.resolve(dir, entry);
+  if (!isInside(dir, named)) throw new PluginProblem(`entry "${entry}" points outside the plugin folder`);
+  const js = runtime.compiled ? compiledName(named) : null;
+  const file = js !== null && (await isFile(js)) ? js : named;
   let info;
   try {
     info = await stat(file);
@@ -96,8 +112,20 @@ export async function resolveEntry(dir: string, entry: string): Promise<string> 
     throw new PluginProblem(`entry "${entry}" does not exist`);
   }
   if (!info.isFile()) throw new PluginProblem(`entry "${entry}" is not a file`);
+  if (js !== null && file === named && !runtime.typescript)
+    throw new PluginProblem(
+      `entry "${entry}" is TypeScript, which this service, started without type stripping (the release package, docs/install.md), cannot run: ` +
+        `put its compiled ${path.basename(js)} beside it (tsc with rewriteRelativeImportExtensions), or name a JavaScript entry`,
+    );
   if (!isInside(await realpath(dir), await realpath(file))) throw new PluginProblem(`entry "${entry}" links outside the plugin folder`);
   return file;
+}
+
+async function isFile(file: string): Promise<boolean> {
+  return stat(file).then(
+    (s) => s.isFile(),
+    () => false,
+  );
 }
 
 function isInside(dir: string, file: string): boolean {

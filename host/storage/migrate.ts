@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import type { Knex } from 'knex';
+import { MODULE_EXT } from '../compiled.ts';
 import { dialect, type Db } from './db.ts';
 
 const DIR = new URL('./migrations/', import.meta.url);
@@ -19,18 +20,23 @@ interface Migration {
   down?(db: Knex): Promise<void>;
 }
 
-/** Migrations are the files `YYYYMMDDHHmm_<verb>_<object>.ts` in ./migrations, in name order. */
+/**
+ * Migrations are the files `YYYYMMDDHHmm_<verb>_<object>.ts` in ./migrations, in name order. The
+ * release package ships them compiled (`.js`, host/compiled.ts) under the same names, which the
+ * database records: a database migrated from a checkout and one migrated by the package agree.
+ */
 class FolderSource implements Knex.MigrationSource<string> {
   async getMigrations(): Promise<string[]> {
     return readdirSync(DIR)
-      .filter((f) => /^\d{12}_[a-z0-9_]+\.ts$/.test(f))
+      .filter((f) => f.endsWith(MODULE_EXT) && /^\d{12}_[a-z0-9_]+$/.test(f.slice(0, -MODULE_EXT.length)))
+      .map((f) => `${f.slice(0, -MODULE_EXT.length)}.ts`)
       .sort();
   }
   getMigrationName(name: string): string {
     return name;
   }
   async getMigration(name: string): Promise<Knex.Migration> {
-    const m = (await import(new URL(name, DIR).href)) as Migration;
+    const m = (await import(new URL(name.replace(/\.ts$/, MODULE_EXT), DIR).href)) as Migration;
     return { up: m.up, down: m.down ?? (async () => {}) };
   }
 }

@@ -146,9 +146,17 @@ function freePort(): Promise<number> {
   });
 }
 
+/** How the service is started: `node <args>` in `cwd`. */
+export interface StartCommand {
+  cwd: string;
+  args: string[];
+}
+/** As `npm start` runs it: the checkout's TypeScript. */
+const CHECKOUT: StartCommand = { cwd: ROOT, args: [path.join(ROOT, 'host/main.ts')] };
+
 /**
- * `node host/main.ts` on `dataDir` (and `databaseUrl`), under --cpu-prof when `profileDir` is
- * given, with `extraEnv` over the rest of its environment; resolves once it listens.
+ * `node host/main.ts` (or `start`) on `dataDir` (and `databaseUrl`), under --cpu-prof when
+ * `profileDir` is given, with `extraEnv` over the rest of its environment; resolves once it listens.
  */
 async function startService(
   dataDir: string,
@@ -157,6 +165,7 @@ async function startService(
   secrets: Secrets,
   extraEnv: Record<string, string> = {},
   bootS = 30,
+  start: StartCommand = CHECKOUT,
 ): Promise<Service> {
   const port = await freePort();
   const env: Record<string, string | undefined> = {
@@ -173,8 +182,8 @@ async function startService(
     ...extraEnv,
   };
   if (databaseUrl === null) delete env.SERVICE_DATABASE_URL;
-  const args = [...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), path.join(ROOT, 'host/main.ts')];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]), ...start.args];
+  const child = spawn(process.execPath, args, { cwd: start.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   child.once('exit', () => running.delete(child));
   let out = '';
@@ -220,14 +229,15 @@ export interface ServiceRun {
 /**
  * Runs `body` against a service of its own on a fresh store of `engine` (named `oncall-bench-<name>-…`),
  * under --cpu-prof when `profile`, with `env` added to its environment (such as
- * SERVICE_DEBOUNCE_S), waiting `bootS` (30) for it to listen; prints the service's output if
- * anything fails, and always stops the service and removes the store and the profile.
+ * SERVICE_DEBOUNCE_S), waiting `bootS` (30) for it to listen, started as `start` says (the
+ * checkout's `node host/main.ts` by default); prints the service's output if anything fails, and
+ * always stops the service and removes the store and the profile.
  */
 export async function withService<T>(
   engine: Engine,
   serverUrl: string | null,
   name: string,
-  o: Secrets & { profile: boolean; env?: Record<string, string>; bootS?: number },
+  o: Secrets & { profile: boolean; env?: Record<string, string>; bootS?: number; start?: StartCommand },
   body: (run: ServiceRun) => Promise<T>,
 ): Promise<T> {
   const log = (s: string) => process.stderr.write(`[${engine}] ${s}\n`);
@@ -237,7 +247,7 @@ export async function withService<T>(
   try {
     const load_before = loadAverage();
     log(`load average before: ${load_before}`);
-    service = await startService(store.dataDir, store.databaseUrl, profileDir, o, o.env, o.bootS);
+    service = await startService(store.dataDir, store.databaseUrl, profileDir, o, o.env, o.bootS, o.start);
     return await body({ service, store, log, load_before, profileDir });
   } catch (e) {
     if (service !== null) process.stderr.write(`[${engine}] service output:\n${service.output()}\n`);

@@ -48,7 +48,11 @@ test('the unit runs the service as a dedicated user with only its data directory
   t.is(one('NoNewPrivileges'), 'yes');
   t.is(one('Restart'), 'on-failure');
   t.is(one('EnvironmentFile'), '/etc/oncall/oncall.env');
-  t.is(one('ExecStart'), '/opt/oncall/node_modules/.bin/node host/main.ts');
+  t.is(
+    one('ExecStart'),
+    '/opt/oncall/node_modules/.bin/node --no-experimental-strip-types host/main.js',
+    "the package's compiled JavaScript, no type stripping",
+  );
   t.is(one('UMask'), '0077');
   t.is(one('CapabilityBoundingSet'), '');
   // The service exits within 10 s of SIGTERM (docs/operations.md); systemd waits a little longer.

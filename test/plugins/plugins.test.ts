@@ -6,6 +6,7 @@ import test, { type ExecutionContext } from 'ava';
 import { AppError } from '../../host/errors.ts';
 import { Ledger } from '../../host/ledger/ledger.service.ts';
 import { createLogger, silentLogger } from '../../host/log.ts';
+import { resolveEntry } from '../../host/plugins/checks.ts';
 import { loadPlugins, type BrokenPlugin, type PluginRegistry } from '../../host/plugins/loader.ts';
 import { startApp } from '../helpers/app.ts';
 
@@ -240,6 +241,35 @@ test('an entry that does not exist, or has no default export, is reported', asyn
   const r = await loadPlugins({ dirs: [root], log: silentLogger() });
   t.regex(r.broken[0]!.problem, /plugin "missing" .*entry "gone\.mjs" does not exist/);
   t.regex(r.broken[1]!.problem, /plugin "nodefault" .*entry "index\.mjs" has no default export/);
+});
+
+test('a compiled host runs a TypeScript entry from the JavaScript compiled beside it, and the entry as named otherwise', async (t) => {
+  // The release package runs the host compiled (host/compiled.ts), and ships its plugins so.
+  const root = tempPlugins(t, {
+    both: { manifest: manifest({ entry: 'index.ts' }), files: { 'index.ts': NORMALISER, 'index.js': NORMALISER } },
+    tsonly: { manifest: manifest({ entry: 'index.ts' }), files: { 'index.ts': NORMALISER } },
+    jsonly: { manifest: manifest({ entry: 'lib/main.mts' }), files: { 'lib/main.mjs': NORMALISER } },
+  });
+  const at = (folder: string) => path.join(root, folder);
+  const compiled = { compiled: true, typescript: true };
+  t.is(await resolveEntry(at('both'), 'index.ts', compiled), path.join(root, 'both', 'index.js'));
+  t.is(await resolveEntry(at('jsonly'), 'lib/main.mts', compiled), path.join(root, 'jsonly', 'lib', 'main.mjs'), 'the package ships no .ts');
+  t.is(await resolveEntry(at('tsonly'), 'index.ts', compiled), path.join(root, 'tsonly', 'index.ts'), 'a Node.js that strips types runs the TypeScript');
+  t.is(await resolveEntry(at('both'), 'index.ts', { compiled: false, typescript: true }), path.join(root, 'both', 'index.ts'), 'a checkout runs what it names');
+  await t.throwsAsync(resolveEntry(at('jsonly'), 'lib/main.mts', { compiled: false, typescript: true }), { message: 'entry "lib/main.mts" does not exist' });
+});
+
+test('a TypeScript entry with nothing compiled beside it is refused, saying why, where the service runs without type stripping', async (t) => {
+  const root = tempPlugins(t, {
+    tsonly: { manifest: manifest({ entry: 'index.ts' }), files: { 'index.ts': NORMALISER } },
+    both: { manifest: manifest({ entry: 'index.ts' }), files: { 'index.ts': NORMALISER, 'index.js': NORMALISER } },
+  });
+  const packaged = { compiled: true, typescript: false };
+  await t.throwsAsync(resolveEntry(path.join(root, 'tsonly'), 'index.ts', packaged), {
+    message: /^entry "index\.ts" is TypeScript, which this service, started without type stripping .*: put its compiled index\.js beside it/,
+  });
+  t.is(await resolveEntry(path.join(root, 'both'), 'index.ts', packaged), path.join(root, 'both', 'index.js'));
+  await t.throwsAsync(resolveEntry(path.join(root, 'tsonly'), 'gone.ts', packaged), { message: 'entry "gone.ts" does not exist' });
 });
 
 // ---- discovery and reporting
