@@ -22,13 +22,13 @@
  *
  * Test code: it starts servers and loads plugins, never part of the running service.
  */
-import type { ExecutionContext, TestFn } from 'ava';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ActionRequest, ConnectorContext, ConnectorQueryRequest, ConnectorRangeRequest, LogFields, NotifyMessage } from './contract.ts';
 import { pluginHttp } from './http-client.ts';
+export { nothingListening, testNeeding } from './testkit-needs.ts';
 import { pluginLibrary } from './lib/index.ts';
 import { loadPlugins, type LoadedPlugin, type PluginRegistry } from './loader.ts';
 import { getAt, secretStrings } from '../connectors/secrets.ts';
@@ -295,31 +295,4 @@ export async function checkCase(t: CaseAssertions, c: ConnectorCase): Promise<vo
   if (expectedRequests === null) return;
   t.is(requests.length, expectedRequests.length, JSON.stringify(requests.map((r) => `${r.method} ${r.path}`)));
   expectedRequests.forEach((r, i) => t.like(requests[i], r, `request ${i + 1}`));
-}
-
-/**
- * Declares a test that needs a live peer (a database, the `git` binary). `missing` is null when
- * the peer is there, else why not: the test is then skipped with that reason in its title, and
- * under CI=true it fails instead, since CI must run it. `test` is ava's default export (the kit's
- * only tie to ava, a type).
- */
-export function testNeeding(test: TestFn, missing: string | null, title: string, fn: (t: ExecutionContext) => Promise<void>): void {
-  if (missing === null) test(title, fn);
-  else if (process.env.CI === 'true') test(title, async (t) => t.fail(`${missing} (under CI=true this test must run)`));
-  else test.skip(`${title} (skipped: ${missing})`, () => {});
-}
-
-/**
- * Null when something accepts a TCP connection at `host`:`port` within 2 s, else why not
- * (`<what> not reachable at <host>:<port> (<reason>)`): the `missing` of {@link testNeeding} for
- * a server peer, found without the plugin under test (whose own failure must fail its test).
- */
-export function nothingListening(what: string, host: string, port: number): Promise<string | null> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: 2000 });
-    const missing = (reason: string) => (socket.destroy(), resolve(`${what} not reachable at ${host}:${port} (${reason})`));
-    socket.once('connect', () => (socket.destroy(), resolve(null)));
-    socket.once('timeout', () => missing('no answer within 2 s'));
-    socket.once('error', (e: NodeJS.ErrnoException) => missing(e.code ?? e.message));
-  });
 }

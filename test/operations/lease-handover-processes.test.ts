@@ -184,8 +184,20 @@ testNeeding(
     t.is(new Set(keys).size, keys.length, 'no message accepted twice');
     // Each accepted message recorded once (the last one accepted may be being recorded now).
     const notified = async () => ((await call(alive, 'GET', '/v1/ledger?type=outcome.notified&limit=100')).body.events as any[]).length;
-    await waitFor('every accepted message to be recorded', async () => (await notified()) >= accepted.length, 10_000, 200);
-    t.is(await notified(), accepted.length, 'one outcome.notified per accepted message');
+    // Messages go on being accepted (the diagnosis's, say): the two counts are read at one moment,
+    // until they agree; a message recorded twice keeps them apart and fails the wait.
+    let counts = { notified: -1, accepted: 0 };
+    await waitFor(
+      'every accepted message to be recorded, once',
+      async () => {
+        const seen = accepted.length;
+        counts = { notified: await notified(), accepted: seen };
+        return counts.notified === seen && accepted.length === seen;
+      },
+      10_000,
+      200,
+    ).catch(() => undefined);
+    t.is(counts.notified, counts.accepted, 'one outcome.notified per accepted message');
     t.true((await call(alive, 'GET', '/v1/ledger/verify')).body.ok);
   },
 );
