@@ -14,7 +14,8 @@ async function listener(t: ExecutionContext): Promise<{ base: string; host: stri
   const hits: string[] = [];
   const srv = createServer((req, res) => {
     hits.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
-    // Two statements: the chained form threw once on MariaDB's pass (writeHead answered undefined) and took the file down.
+    // Two statements: restify (loaded by the app in this process) replaces http.ServerResponse's
+    // writeHead with one that returns undefined, so writeHead(...).end() throws once it is loaded.
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{}');
   });

@@ -14,8 +14,8 @@ async function healthServer(t: ExecutionContext): Promise<{ url: string; set(m: 
   let mode: Mode = 'up';
   const server = createServer((req, res) => {
     if (mode === 'hang') return; // keeps the connection open and never answers
-    if (mode === 'redirect') return void res.writeHead(302, { location: '/login' }).end();
-    if (mode === 'slow') return void setTimeout(() => res.writeHead(200).end('{"status":"ok","slow":true}'), 800);
+    if (mode === 'redirect') return void (res.writeHead(302, { location: '/login' }), res.end());
+    if (mode === 'slow') return void setTimeout(() => (res.writeHead(200), res.end('{"status":"ok","slow":true}')), 800);
     res.writeHead(mode === 'up' ? 200 : 503, { 'content-type': 'application/json' });
     res.end(mode === 'up' ? '{"status":"ok"}' : '{"status":"down","reason":"database unreachable"}');
   });

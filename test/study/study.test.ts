@@ -26,7 +26,7 @@ async function countingProxy(t: ExecutionContext, target: string, clock: TestClo
       res.writeHead(r.statusCode ?? 502, r.headers);
       r.pipe(res);
     });
-    fwd.on('error', () => res.writeHead(502).end());
+    fwd.on('error', () => (res.writeHead(502), res.end()));
     req.pipe(fwd);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
