@@ -71,6 +71,45 @@ function ownerOnly(file: string): void {
   }
 }
 
+interface SqliteStatement {
+  readonly busy: boolean;
+}
+interface SqliteConnection {
+  pragma(s: string): unknown;
+  prepare(sql: string): SqliteStatement;
+}
+
+/** How many prepared statements one SQLite connection keeps (least recently used go first). */
+export const PREPARED_CACHE_SIZE = 500;
+
+/**
+ * Knex's better-sqlite3 client prepares every query anew (`connection.prepare(sql)` on each
+ * call): compiling the statement costs about as much as running it, and the discarded statement
+ * holds native memory until the garbage collector finalises it. The connection's `prepare` is
+ * wrapped here to hand back the statement prepared before for the same text (Knex only ever runs
+ * it to completion with `all` or `run`, binding its values each time), keeping the last
+ * PREPARED_CACHE_SIZE texts. A statement still being iterated (`busy`) is never handed out twice:
+ * a fresh one is prepared for that call. SQLite re-prepares a cached statement itself after a
+ * schema change (the migrations).
+ */
+function cachePrepared(conn: SqliteConnection): void {
+  const prepare = conn.prepare.bind(conn);
+  const cache = new Map<string, SqliteStatement>();
+  conn.prepare = (sql: string) => {
+    const cached = cache.get(sql);
+    if (cached !== undefined) {
+      if (cached.busy) return prepare(sql);
+      cache.delete(sql); // re-inserted: most recently used last
+      cache.set(sql, cached);
+      return cached;
+    }
+    const fresh = prepare(sql);
+    cache.set(sql, fresh);
+    if (cache.size > PREPARED_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    return fresh;
+  };
+}
+
 /**
  * Opens the database the configuration names: MySQL/MariaDB through mysql2 when
  * SERVICE_DATABASE_URL is set, else the embedded SQLite file `service.db` in the data directory
@@ -112,7 +151,8 @@ export function openDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>, opts: { 
     pool: {
       min: 1,
       max: 1,
-      afterCreate: (conn: { pragma(s: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
+      afterCreate: (conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) => {
+        cachePrepared(conn);
         conn.pragma('journal_mode = WAL');
         conn.pragma('synchronous = NORMAL');
         conn.pragma('busy_timeout = 5000');
