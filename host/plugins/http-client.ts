@@ -34,6 +34,10 @@ async function send(req: HttpRequest, timeoutS: number, cutOff: AbortSignal | un
   for (const [k, v] of req.query ?? []) url.searchParams.append(k, v);
   const where = req.shown === 'origin' ? url.origin : `${url.origin}${url.pathname}`;
   const headers = new Headers(req.headers ?? {});
+  // Uncompressed unless the plugin asks otherwise: the answers are small and local, and
+  // inflating them on the service's one event loop cost more than intake's own parsing while 200
+  // investigations ran (docs/performance.md).
+  if (!headers.has('accept-encoding')) headers.set('accept-encoding', 'identity');
   if (req.auth !== undefined) {
     headers.set(
       'authorization',

@@ -33,6 +33,13 @@ test('basic and bearer auth are sent; auth replaces an authorization header give
   );
 });
 
+test('answers are asked for uncompressed, unless the request names its own accept-encoding', async (t) => {
+  const base = await server(t, (req, res) => res.end(req.headers['accept-encoding'] ?? 'none'));
+  const http = pluginHttp({ settings: {}, secrets: [] });
+  t.like(await http.request({ url: base }), { ok: true, text: 'identity' });
+  t.like(await http.request({ url: base, headers: { 'Accept-Encoding': 'gzip' } }), { ok: true, text: 'gzip' });
+});
+
 test('a redirect is answered as is, never followed', async (t) => {
   let followed = false;
   const base = await server(t, (req, res) =>
