@@ -23,7 +23,7 @@ export type ReadReport = { ok: true; value: Record<string, unknown> } | { ok: fa
 const MAX_READ_BYTES = 1024 * 1024;
 
 /** The configured connectors whose kind declares `capability` in its `reads` (manifest, or the export's array before plugin API 1.5). */
-export async function readableFor(store: ConnectorStore, capability: ReadCapability): Promise<ReadableConnector[]> {
+export async function readableFor(store: Pick<ConnectorStore, 'all'>, capability: ReadCapability): Promise<ReadableConnector[]> {
   return (await store.all())
     .filter((r) => r.type !== null && r.type.reads.has(capability))
     .map((r) => ({ name: r.name, kind: r.kind, fault: r.fault ?? (r.settings === null ? 'its settings are incomplete' : null) }));
@@ -37,7 +37,7 @@ export async function readableFor(store: ConnectorStore, capability: ReadCapabil
  * ledger: the investigation records each check with a digest of its evidence.
  */
 export async function readWith(
-  d: { store: ConnectorStore; log: Logger },
+  d: { store: Pick<ConnectorStore, 'resolve'>; log: Logger },
   name: string,
   method: ReadMethod,
   request: Record<string, unknown>,

@@ -13,7 +13,7 @@ import { ConnectorTests } from './connector-tests.ts';
 import { CarriedConnectors } from './connectors.carried.ts';
 import type { ConnectorsFile } from './connectors.file.ts';
 import type { ConnectorsRepo } from './connectors.repo.ts';
-import { ConnectorStore, type ConnectorInput, type ConnectorView } from './connectors.store.ts';
+import { ConnectorStore, type ConnectorInput, type ConnectorView, type Resolved } from './connectors.store.ts';
 import type { ConnectorKinds } from './kinds.ts';
 import { TestMemory, type TestReport } from './test-memory.ts';
 
@@ -163,8 +163,30 @@ export class ConnectorService {
 
   /** The secret values of a connector's settings (blanked out of what checks keep). */
   async secretsOf(name: string): Promise<string[]> {
-    const r = await this.#store.resolve(name);
-    return r.type === null || r.settings === null ? [] : secretValues(r.type, r.settings);
+    return secretsIn(await this.#store.resolve(name));
+  }
+
+  /**
+   * The same three reads for one investigation (or one check run): each connector is looked up
+   * and its secrets decrypted once, when first needed, and used as it stood then for the rest of
+   * the session, instead of once per read (a run of 34 causes made about 30 reads).
+   */
+  session(): { readable: ConnectorService['readable']; read: ConnectorService['read']; secretsOf: ConnectorService['secretsOf'] } {
+    const once = new Map<string, Promise<Resolved>>();
+    let all: Promise<Resolved[]> | null = null;
+    const store = {
+      resolve: (name: string) => {
+        let r = once.get(name);
+        if (r === undefined) once.set(name, (r = this.#store.resolve(name)));
+        return r;
+      },
+      all: () => (all ??= this.#store.all()),
+    };
+    return {
+      readable: (capability) => readableFor(store, capability),
+      read: (name, method, request, maxMs) => readWith({ store, log: this.#log }, name, method, request, maxMs),
+      secretsOf: async (name) => secretsIn(await store.resolve(name)),
+    };
   }
 
   // ---- notification (used by host/notify; connector-notify.ts)
@@ -202,4 +224,8 @@ export class ConnectorService {
   undo(name: string, request: UndoRequest): Promise<ActionReport> {
     return actionWith({ store: this.#store, log: this.#log }, 'undo', name, request);
   }
+}
+
+function secretsIn(r: Resolved): string[] {
+  return r.type === null || r.settings === null ? [] : secretValues(r.type, r.settings);
 }

@@ -26,6 +26,8 @@ export interface ConnectorReads {
   readable(capability: ReadCapability): Promise<ReadableConnector[]>;
   read(name: string, method: ReadMethod, request: Record<string, unknown>, maxMs: number): Promise<ReadReport>;
   secretsOf(name: string): Promise<string[]>;
+  /** The same reads with each connector looked up once for one source's life, where the reads offer it (the connectors area does). */
+  session?(): ConnectorReads;
 }
 
 /** What live readers need of the ledger. */
@@ -105,6 +107,7 @@ export async function liveSource(
   at: string,
   capabilities: readonly ReadCapability[] = [],
 ): Promise<ReaderSource> {
+  d = { ...d, connectors: d.connectors.session?.() ?? d.connectors };
   const secrets: string[] = [];
   const metrics = chooseConnector('metrics', service, await d.connectors.readable('metrics'));
   // Every other capability the causes read that the host does not serve itself: a connector declares it (plugin API 1.5).
