@@ -76,9 +76,7 @@ export function checkContext(cause: Cause, inputs: CheckInputs, source: ReaderSo
     episode: Object.freeze({ ...inputs.episode }),
     at: inputs.at,
     moment: inputs.moment,
-    signals: deepFreeze(structuredClone(inputs.signals)),
-    service: deepFreeze(structuredClone(inputs.service)),
-    related: deepFreeze(structuredClone(inputs.related)),
+    ...frozenCopies(inputs),
     settings: Object.freeze({ ...cause.defaults, ...pick(inputs.overrides[cause.id] ?? {}, cause.defaults) }),
     metrics: Object.freeze({ query: guard('metrics', r.metrics.query.bind(r.metrics)), range: guard('metrics', r.metrics.range.bind(r.metrics)) }),
     changes: Object.freeze({ since: guard('changes', r.changes.since.bind(r.changes)) }),
@@ -109,6 +107,22 @@ export function checkContext(cause: Cause, inputs: CheckInputs, source: ReaderSo
     deadline,
   };
   return Object.freeze(ctx);
+}
+
+/** A frozen copy of what every check of one investigation is shown, made once and shared by them (nothing can change it). */
+const frozen = new WeakMap<CheckInputs, Pick<CheckContext, 'signals' | 'service' | 'related'>>();
+function frozenCopies(inputs: CheckInputs): Pick<CheckContext, 'signals' | 'service' | 'related'> {
+  let f = frozen.get(inputs);
+  if (f === undefined)
+    frozen.set(
+      inputs,
+      (f = {
+        signals: deepFreeze(structuredClone(inputs.signals)),
+        service: deepFreeze(structuredClone(inputs.service)),
+        related: deepFreeze(structuredClone(inputs.related)),
+      }),
+    );
+  return f;
 }
 
 /** Overrides of settings the cause declares, of the declared type; others are ignored. */

@@ -17,6 +17,7 @@ import type { Claimed, FindingsRepo } from './findings.repo.ts';
 import type { Diagnosis, StoredEvidence } from './findings.model.ts';
 import { liveSource, serviceEvents, type ConnectorReads } from './live-readers.ts';
 import { retrievalData, retrieve, type EstateEntries } from './retrieval.ts';
+import { CheckGate } from './check-gate.ts';
 import { runCheck, unknownVerdict, type VerdictResult } from './run-check.ts';
 import { Passes, holderName, WORK_LEASE_MS, whileRenewing } from '../passes.ts';
 
@@ -53,6 +54,8 @@ export interface InvestigationDeps {
   clock: Clock;
   log: Logger;
   limits?: Partial<InvestigationLimits>;
+  /** How many checks run at once on this host (tests give one with their own utilisation); else one of its own. */
+  gate?: CheckGate;
   /** Acting's store (below this area): a diagnosis asks for the episode's action path in its own transaction. */
   actions?: { request(trx: Trx, record: RecordEvent, episodeId: string, run: number, service: string, nowMs: number): Promise<void>; nudge(): void };
 }
@@ -71,9 +74,11 @@ export class InvestigationService {
   readonly #limits: InvestigationLimits;
   readonly #holder = holderName('investigation');
   readonly #passes: Passes;
+  readonly #gate: CheckGate;
 
   constructor(deps: InvestigationDeps) {
     this.#d = deps;
+    this.#gate = deps.gate ?? new CheckGate();
     this.#limits = { ...DEFAULT_LIMITS, ...deps.limits };
     this.#passes = new Passes(
       () => this.#pass(),
@@ -205,28 +210,34 @@ export class InvestigationService {
           results.set(cause.id, unknownVerdict(cause, blocked.obstacle, blocked.problem));
           continue;
         }
-        const left = endsAt - Date.now();
-        if (left <= 0) {
+        // A place among the host's running checks first (check-gate.ts): the time waited for it counts against the investigation, not the check.
+        const leave = await this.#gate.enter();
+        try {
+          const left = endsAt - Date.now();
+          if (left <= 0) {
+            results.set(
+              cause.id,
+              unknownVerdict(
+                cause,
+                'the read was refused or failed',
+                `the investigation ran out of its ${investigationTimeoutMs / 1000} s before this check ran`,
+              ),
+            );
+            continue;
+          }
+          const pluginLog = pluginLogger(log, cause.id);
           results.set(
             cause.id,
-            unknownVerdict(
-              cause,
-              'the read was refused or failed',
-              `the investigation ran out of its ${investigationTimeoutMs / 1000} s before this check ran`,
-            ),
+            await runCheck(cause, (signal, deadline) => checkContext(cause, inputs, source, pluginLog, signal, deadline), {
+              timeoutMs: Math.min(checkTimeoutMs, left),
+              secrets: source.secrets(),
+              at: inputs.at,
+              moment: inputs.moment,
+            }),
           );
-          continue;
+        } finally {
+          leave();
         }
-        const pluginLog = pluginLogger(log, cause.id);
-        results.set(
-          cause.id,
-          await runCheck(cause, (signal, deadline) => checkContext(cause, inputs, source, pluginLog, signal, deadline), {
-            timeoutMs: Math.min(checkTimeoutMs, left),
-            secrets: source.secrets(),
-            at: inputs.at,
-            moment: inputs.moment,
-          }),
-        );
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, causes.length) }, worker));
