@@ -254,7 +254,11 @@ export async function withService<T>(
     throw e;
   } finally {
     if (service !== null) await stopService(service);
-    if (profileDir !== null) rmSync(profileDir, { recursive: true, force: true });
+    if (profileDir !== null) {
+      // BENCH_KEEP_PROFILE=1 leaves the .cpuprofile for a closer look (Chromium's DevTools, or a script).
+      if (process.env.BENCH_KEEP_PROFILE === '1') log(`CPU profile kept in ${profileDir}`);
+      else rmSync(profileDir, { recursive: true, force: true });
+    }
     await store.cleanup();
   }
 }
