@@ -63,8 +63,17 @@ interface Options {
   profile: boolean;
 }
 
-/** A cause's verdicts over all episodes. */
-type CauseCounts = Record<string, { holds: number; ruled_out: number; unknown: number; obstacles: Record<string, number> }>;
+/** A cause's verdicts over all episodes, and how long its checks ran (those that ran: took_ms > 0), ms. */
+type CauseCounts = Record<
+  string,
+  {
+    holds: number;
+    ruled_out: number;
+    unknown: number;
+    obstacles: Record<string, number>;
+    check_ms: { ran: number; p50: number; p99: number; max: number } | null;
+  }
+>;
 
 interface EngineResult {
   engine: Engine;
@@ -83,6 +92,8 @@ interface EngineResult {
   /** `decision.diagnosed` events in the ledger by the end: the waves' episodes, and the intake load's (`load-*`, re-run as new alert names join). */
   diagnoses_recorded: { fleet: number; other: number };
   causes: CauseCounts;
+  /** Every check that ran, ms. */
+  check_ms: { ran: number; p50: number; p99: number; max: number } | null;
   planted: { held: number; of: number; missed: string[] };
   /** Intake alone, just before the waves. */
   intake_alone: Phase | null;
@@ -100,13 +111,22 @@ const pct = (xs: number[], p: number): number => {
 
 function tally(episodes: Watched[]): CauseCounts {
   const out: CauseCounts = {};
+  const times = new Map<string, number[]>();
   for (const e of episodes)
     for (const v of e.verdicts) {
-      const c = (out[v.cause] ??= { holds: 0, ruled_out: 0, unknown: 0, obstacles: {} });
+      const c = (out[v.cause] ??= { holds: 0, ruled_out: 0, unknown: 0, obstacles: {}, check_ms: null });
       if (v.verdict === 'holds' || v.verdict === 'ruled_out' || v.verdict === 'unknown') c[v.verdict]++;
       if (v.obstacle !== null) c.obstacles[v.obstacle] = (c.obstacles[v.obstacle] ?? 0) + 1;
+      if (v.took_ms > 0) times.set(v.cause, [...(times.get(v.cause) ?? []), v.took_ms]);
     }
+  for (const [cause, ms] of times) out[cause]!.check_ms = { ran: ms.length, p50: pct(ms, 50), p99: pct(ms, 99), max: Math.max(...ms) };
   return out;
+}
+
+/** Every check that ran (took_ms > 0), over all causes and episodes: how many, p50 / p99 / max ms. */
+function checkTimes(episodes: Watched[]): { ran: number; p50: number; p99: number; max: number } | null {
+  const ms = episodes.flatMap((e) => e.verdicts.filter((v) => v.took_ms > 0).map((v) => v.took_ms));
+  return ms.length === 0 ? null : { ran: ms.length, p50: pct(ms, 50), p99: pct(ms, 99), max: Math.max(...ms) };
 }
 
 /** Whether each episode's planted causes (fleet.ts `expected`) hold in its diagnosis. */
@@ -224,6 +244,7 @@ async function benchEngine(engine: Engine, serverUrl: string | null, fleet: Flee
         episode_reads: watch.reads,
         diagnoses_recorded,
         causes: tally(episodes),
+        check_ms: checkTimes(episodes),
         planted: planted(episodes, fleet),
         intake_alone: intakeAlone,
         intake,
@@ -274,6 +295,15 @@ function report(results: EngineResult[], started: Date, o: Options, mysqlSkipped
       verdict(c[0]),
     ]);
     rows.push([r.engine, '  episode open → diagnosed, p50 / p99 / max', span === null ? '' : `${span.p50} / ${span.p99} / ${span.max} s`, '', '', '']);
+    const ms = r.check_ms;
+    rows.push([
+      r.engine,
+      '  each check that ran, p50 / p99 / max',
+      ms === null ? '' : `${ms.p50} / ${ms.p99} / ${ms.max} ms`,
+      ms === null ? '' : `${ms.ran} checks`,
+      '',
+      '',
+    ]);
     const lastWave = r.waves[r.waves.length - 1];
     rows.push([r.engine, '  waves: first push → last episode closed', lastWave === undefined ? '' : `${lastWave.all_closed_s} s`, '', '', '']);
     rows.push([r.engine, '  planted causes that held', `${r.planted.held} of ${r.planted.of}`, '', '', '']);
@@ -307,13 +337,16 @@ function report(results: EngineResult[], started: Date, o: Options, mysqlSkipped
       `${r.engine}: load average before ${r.load_before}; the watch read episodes ${r.episode_reads} times; the ledger has ${r.diagnoses_recorded.fleet} decision.diagnosed events of the ${o.services} services and ${r.diagnoses_recorded.other} of the intake load's services (load-*)`,
     );
     for (const w of r.waves) out.push(`${r.engine}:   wave ${w.wave}: fired ${w.fired_s} s, all open ${w.all_open_s} s, all closed ${w.all_closed_s} s`);
-    out.push(`${r.engine}: verdicts per cause (holds / ruled out / unknown), over ${r.episodes} episodes:`);
+    out.push(
+      `${r.engine}: verdicts per cause (holds / ruled out / unknown), over ${r.episodes} episodes, and each check's time (p50 / p99 / max ms of those that ran):`,
+    );
     for (const [cause, n] of Object.entries(r.causes).sort(([a], [b]) => a.localeCompare(b))) {
       const obstacles = Object.entries(n.obstacles)
         .map(([k, v]) => `${v} × ${k}`)
         .join(', ');
+      const ms = n.check_ms === null ? 'not run' : `${n.check_ms.p50} / ${n.check_ms.p99} / ${n.check_ms.max} ms`;
       out.push(
-        `${r.engine}:   ${cause.padEnd(28)} ${String(n.holds).padStart(4)} / ${String(n.ruled_out).padStart(4)} / ${String(n.unknown).padStart(4)}${obstacles === '' ? '' : `  (${obstacles})`}`,
+        `${r.engine}:   ${cause.padEnd(32)} ${String(n.holds).padStart(4)} / ${String(n.ruled_out).padStart(4)} / ${String(n.unknown).padStart(4)}  ${ms.padEnd(22)}${obstacles === '' ? '' : `  (${obstacles})`}`,
       );
     }
     if (r.planted.missed.length > 0) out.push(`${r.engine}: planted causes that did not hold (first 10): ${r.planted.missed.slice(0, 10).join('; ')}`);

@@ -30,7 +30,8 @@ export interface Watched {
   state: string;
   finished_at: string | null;
   holds: string[];
-  verdicts: Array<{ cause: string; verdict: string; obstacle: string | null }>;
+  /** `took_ms`: how long the check ran (0 for a cause that could not run). */
+  verdicts: Array<{ cause: string; verdict: string; obstacle: string | null; took_ms: number }>;
 }
 
 interface ListedEpisode {
@@ -40,7 +41,7 @@ interface ListedEpisode {
 }
 interface EpisodeView {
   investigation: { state: string; finished_at: string | null } | null;
-  verdicts: Array<{ cause: string; verdict: string; obstacle: string | null }>;
+  verdicts: Array<{ cause: string; verdict: string; obstacle: string | null; took_ms: number }>;
   diagnosis: { holds: string[] } | null;
 }
 
@@ -164,7 +165,7 @@ export class InvestigationWatch {
     w.state = v.investigation?.state ?? 'none';
     w.finished_at = v.investigation?.finished_at ?? null;
     w.holds = v.diagnosis?.holds ?? [];
-    w.verdicts = v.verdicts.map((x) => ({ cause: x.cause, verdict: x.verdict, obstacle: x.obstacle }));
+    w.verdicts = v.verdicts.map((x) => ({ cause: x.cause, verdict: x.verdict, obstacle: x.obstacle, took_ms: x.took_ms }));
   }
 
   async run(total: number, deadline: number, progress: (done: number, known: number) => void): Promise<Watched[]> {
