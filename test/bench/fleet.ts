@@ -146,9 +146,14 @@ export async function startFleet(size: number, log: (s: string) => void): Promis
     const services: FleetService[] = [];
     for (let i = 0; i < size; i++) {
       const profile = PROFILES[i % PROFILES.length]!;
-      // A restarted process started as the benchmark did; the others a day before.
-      const state = { profile, startedAt: Math.round(profile === 'restarted' ? now : now - 86_400), scrapes: 0 };
-      const exporter = await startExporter(teardowns, () => metrics(state, ++state.scrapes));
+      // Every process started a day before; a restarted one starts again at its third scrape
+      // (before the waves: the fleet is ready after 3), so its start time changes inside the
+      // window the cause reads. A start time first seen as it is would be a first start, not a restart.
+      const state = { profile, startedAt: Math.round(now - 86_400), scrapes: 0 };
+      const exporter = await startExporter(teardowns, () => {
+        if (++state.scrapes === 3 && profile === 'restarted') state.startedAt = Math.round(Date.now() / 1000);
+        return metrics(state, state.scrapes);
+      });
       exporter.down = profile === 'target-down';
       const f = FIRES[profile];
       services.push({
