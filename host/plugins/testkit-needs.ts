@@ -12,7 +12,7 @@ import { connect } from 'node:net';
  * under CI=true it fails instead, since CI must run it. `test` is ava's default export (the kit's
  * only tie to ava, a type).
  */
-export function testNeeding(test: TestFn, missing: string | null, title: string, fn: (t: ExecutionContext) => Promise<void>): void {
+export function testNeeding<C = unknown>(test: TestFn<C>, missing: string | null, title: string, fn: (t: ExecutionContext<C>) => Promise<void>): void {
   if (missing === null) test(title, fn);
   else if (process.env.CI === 'true') test(title, async (t) => t.fail(`${missing} (under CI=true this test must run)`));
   else test.skip(`${title} (skipped: ${missing})`, () => {});

@@ -1,4 +1,5 @@
 import anyTest, { type ExecutionContext, type TestFn } from 'ava';
+import { testNeeding } from '../../host/plugins/testkit-needs.ts';
 import { makeOperating, startApp, type TestApp } from '../helpers/app.ts';
 import { AD_USERS, BIG, OU, READER, sambaMissing, startSamba, type RunningSamba } from '../helpers/samba.ts';
 import { ldapSignIn, ledgerOf } from '../helpers/sso.ts';
@@ -24,9 +25,7 @@ test.after.always(async (t) => {
 
 /** A test that needs the domain controller (skipped with the reason without it; failed under CI=true). */
 function adTest(title: string, fn: (t: ExecutionContext<Context>, dc: RunningSamba) => Promise<void>): void {
-  if (sambaMissing === null) test(title, async (t) => fn(t, t.context.dc!));
-  else if (process.env.CI === 'true') test(title, (t) => t.fail(`${sambaMissing} (under CI=true this test must run)`));
-  else test.skip(`${title} (skipped: ${sambaMissing})`, () => {});
+  testNeeding(test, sambaMissing, title, (t) => fn(t, t.context.dc!));
 }
 
 const pw = (sam: string): string => AD_USERS.find((u) => u.sam === sam)!.password!;
