@@ -63,17 +63,10 @@ interface Options {
   profile: boolean;
 }
 
-/** A cause's verdicts over all episodes, and how long its checks ran (those that ran: took_ms > 0), ms. */
-type CauseCounts = Record<
-  string,
-  {
-    holds: number;
-    ruled_out: number;
-    unknown: number;
-    obstacles: Record<string, number>;
-    check_ms: { ran: number; p50: number; p99: number; max: number } | null;
-  }
->;
+/** How long checks ran, ms: how many ran, p50 / p99 / max. */
+type CheckMs = { ran: number; p50: number; p99: number; max: number };
+/** A cause's verdicts over all episodes, and how long its checks ran (those that ran: took_ms > 0). */
+type CauseCounts = Record<string, { holds: number; ruled_out: number; unknown: number; obstacles: Record<string, number>; check_ms: CheckMs | null }>;
 
 interface EngineResult {
   engine: Engine;
@@ -92,8 +85,8 @@ interface EngineResult {
   /** `decision.diagnosed` events in the ledger by the end: the waves' episodes, and the intake load's (`load-*`, re-run as new alert names join). */
   diagnoses_recorded: { fleet: number; other: number };
   causes: CauseCounts;
-  /** Every check that ran, ms. */
-  check_ms: { ran: number; p50: number; p99: number; max: number } | null;
+  /** Every check that ran. */
+  check_ms: CheckMs | null;
   planted: { held: number; of: number; missed: string[] };
   /** Intake alone, just before the waves. */
   intake_alone: Phase | null;
@@ -111,21 +104,19 @@ const pct = (xs: number[], p: number): number => {
 
 function tally(episodes: Watched[]): CauseCounts {
   const out: CauseCounts = {};
-  const times = new Map<string, number[]>();
   for (const e of episodes)
     for (const v of e.verdicts) {
       const c = (out[v.cause] ??= { holds: 0, ruled_out: 0, unknown: 0, obstacles: {}, check_ms: null });
       if (v.verdict === 'holds' || v.verdict === 'ruled_out' || v.verdict === 'unknown') c[v.verdict]++;
       if (v.obstacle !== null) c.obstacles[v.obstacle] = (c.obstacles[v.obstacle] ?? 0) + 1;
-      if (v.took_ms > 0) times.set(v.cause, [...(times.get(v.cause) ?? []), v.took_ms]);
     }
-  for (const [cause, ms] of times) out[cause]!.check_ms = { ran: ms.length, p50: pct(ms, 50), p99: pct(ms, 99), max: Math.max(...ms) };
+  for (const cause of Object.keys(out)) out[cause]!.check_ms = checkTimes(episodes, cause);
   return out;
 }
 
-/** Every check that ran (took_ms > 0), over all causes and episodes: how many, p50 / p99 / max ms. */
-function checkTimes(episodes: Watched[]): { ran: number; p50: number; p99: number; max: number } | null {
-  const ms = episodes.flatMap((e) => e.verdicts.filter((v) => v.took_ms > 0).map((v) => v.took_ms));
+/** The checks that ran (took_ms > 0) over all episodes, of one cause or of every cause. */
+function checkTimes(episodes: Watched[], cause?: string): CheckMs | null {
+  const ms = episodes.flatMap((e) => e.verdicts.filter((v) => v.took_ms > 0 && (cause === undefined || v.cause === cause)).map((v) => v.took_ms));
   return ms.length === 0 ? null : { ran: ms.length, p50: pct(ms, 50), p99: pct(ms, 99), max: Math.max(...ms) };
 }
 
