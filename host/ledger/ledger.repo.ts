@@ -94,9 +94,12 @@ export class LedgerRepo {
     return this.#mysql!.append(build);
   }
 
-  /** Appends the rows `build` makes on the head, locked, inside the caller's transaction. */
-  async appendIn(trx: Trx, build: (head: ChainHead) => Chained): Promise<Chained> {
-    const chained = build(await this.lockHead(trx));
+  /**
+   * Appends the rows `build` makes on the head, locked, inside the caller's transaction; `locked`
+   * is the head this transaction already locked (`lockHead`), if it did: nothing can have moved it.
+   */
+  async appendIn(trx: Trx, build: (head: ChainHead) => Chained, locked: ChainHead | null = null): Promise<Chained> {
+    const chained = build(locked ?? (await this.lockHead(trx)));
     await this.insert(trx, chained.rows, chained.head);
     return chained;
   }

@@ -31,8 +31,11 @@ export interface CommittedEvent {
   readonly trace: string | null;
 }
 
-/** Appends one event, or several in order, inside the current transaction (see Ledger.transact). */
-export type RecordEvent = (event: EventInput | EventInput[]) => Promise<ChainHead>;
+/**
+ * Records one event, or several in order, for the current transaction (see Ledger.transact): an
+ * event it refuses throws now; the events are appended when the transaction's work is done.
+ */
+export type RecordEvent = (event: EventInput | EventInput[]) => Promise<void>;
 
 export const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$/;
 const MAX_DATA_BYTES = 64 * 1024;
@@ -91,7 +94,13 @@ export class Ledger {
     });
   }
 
-  /** Runs `fn` in a transaction; `record` appends events to the chain inside that same transaction. */
+  /**
+   * Runs `fn` in a transaction; `record` checks events at once and appends them, in the order
+   * recorded, when `fn` is done: one lock of the chain head, one insert and one head update, just
+   * before the commit (docs/ledger.md, "Appending"). The head is locked for as short a time
+   * as the change allows: from the end of `fn` to the commit, or, with `headFirst`, from the start
+   * (the lock taken then is the one the append uses).
+   */
   async transact<T>(fn: (trx: Trx, record: RecordEvent) => Promise<T>, opts: { headFirst?: boolean } = {}): Promise<T> {
     let done: { last: ChainHead | null; events: Prepared[] } = { last: null, events: [] };
     const result = await this.#withStorage(() =>
@@ -102,15 +111,17 @@ export class Ledger {
         // head first: on MySQL, locking rows that do not exist yet takes gap locks, and two such
         // transactions inserting into the same gap deadlock. The head lock queues them instead,
         // which costs nothing more, since each would wait for the head to append anyway.
-        if (opts.headFirst === true) await this.#guarded(() => this.repo.lockHead(trx));
-        const record = async (input: EventInput | EventInput[]): Promise<ChainHead> => {
-          const events = (Array.isArray(input) ? input : [input]).map(prepare);
-          const { head } = await this.#guarded(() => this.repo.appendIn(trx, (h) => this.#chain(h, events)));
-          done.last = head;
-          if (this.#eventListeners.length > 0) done.events.push(...events);
-          return head;
+        const locked = opts.headFirst === true ? await this.#guarded(() => this.repo.lockHead(trx)) : null;
+        const pending: Prepared[] = [];
+        const record = async (input: EventInput | EventInput[]): Promise<void> => {
+          pending.push(...(Array.isArray(input) ? input : [input]).map(prepare));
         };
-        return fn(trx, record);
+        const out = await fn(trx, record);
+        if (pending.length > 0) {
+          const { head } = await this.#guarded(() => this.repo.appendIn(trx, (h) => this.#chain(h, pending), locked));
+          done = { last: head, events: this.#eventListeners.length > 0 ? pending : [] };
+        }
+        return out;
       }),
     );
     if (done.last !== null) this.#committed(done.last, done.events);
