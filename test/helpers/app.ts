@@ -78,7 +78,7 @@ export function serviceEnv(store: TestStore, overrides: Record<string, string | 
 
 /** Starts the whole service on a fresh database and a loopback port; torn down after the test. */
 export async function startApp(t: ExecutionContext, opts: StartOptions = {}): Promise<TestApp> {
-  const store = opts.store ?? (await createTestStore());
+  const store = opts.store ?? (await createTestStore({ migrated: true }));
   const clock = opts.clock ?? new TestClock('2026-06-01T00:00:00.000Z');
   const env = serviceEnv(store, opts.env);
   const logs: string[] = [];
