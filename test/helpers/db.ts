@@ -57,6 +57,18 @@ interface Template {
 
 let template: Promise<Template> | null = null;
 
+/** Runs the service's migrations on the (existing) database `name` of the server. */
+export async function migrateDatabase(serverUrl: string, name: string): Promise<void> {
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const db = openDb({ databaseUrl: url.toString(), dataDir: '' }, { warn: () => {} });
+  try {
+    await migrate(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
 /** Creates database `name` on the server at the latest schema, copied from the template. */
 export async function createMigrated(serverUrl: string, name: string): Promise<void> {
   const { name: from, tables, seeded } = await schemaTemplate(serverUrl);
@@ -98,14 +110,7 @@ async function buildTemplate(serverUrl: string): Promise<Template> {
         ];
         for (const { s } of others) await db.raw(`drop database \`${s}\``);
         await db.raw(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);
-        const url = new URL(serverUrl);
-        url.pathname = `/${name}`;
-        const target = openDb({ databaseUrl: url.toString(), dataDir: '' }, { warn: () => {} });
-        try {
-          await migrate(target);
-        } finally {
-          await target.destroy();
-        }
+        await migrateDatabase(serverUrl, name);
         // Marks the template whole: a build cut short is dropped and made again by the next run.
         await db.raw(`create table \`${name}\`.schema_ready (id int primary key)`);
       }

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createMigrated, MARIADB_URL, mariadbTest, withServer } from '../helpers/db.ts';
-import { openDb } from '../../host/storage/db.ts';
-import { migrate } from '../../host/storage/migrate.ts';
+import { createMigrated, MARIADB_URL, mariadbTest, migrateDatabase, withServer } from '../helpers/db.ts';
 
 /** Every table's definition and rows (the migrations' own times left out: they differ by run). */
 async function schemaOf(name: string): Promise<Record<string, { create: string; rows: unknown[] }>> {
@@ -34,14 +32,7 @@ await mariadbTest(
       }),
     );
     await withServer(MARIADB_URL, (db) => db.raw(`create database \`${migrated}\` character set utf8mb4 collate utf8mb4_bin`));
-    const url = new URL(MARIADB_URL);
-    url.pathname = `/${migrated}`;
-    const db = openDb({ databaseUrl: url.toString(), dataDir: '' }, { warn: () => {} });
-    try {
-      await migrate(db);
-    } finally {
-      await db.destroy();
-    }
+    await migrateDatabase(MARIADB_URL, migrated);
     await createMigrated(MARIADB_URL, copied);
     const want = await schemaOf(migrated);
     const got = await schemaOf(copied);
