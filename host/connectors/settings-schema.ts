@@ -77,9 +77,30 @@ export function fieldName(p: Pointer, root = 'settings'): string {
  * Throws when the schema itself does not compile.
  */
 export function settingsValidator(schema: SettingsSchema, root = 'settings'): (settings: unknown) => string | null {
-  const ajv = addFormats(new Ajv({ allErrors: false, strict: false, coerceTypes: false, useDefaults: false, logger: false }));
-  const check: ValidateFunction = ajv.compile(schema);
+  const check = compiledOnce(schema);
   return (settings) => (check(settings) ? null : describe(check.errors ?? [], root));
+}
+
+/** Validators compiled in this process, by the schema's JSON text (bounded: the oldest go first). */
+const COMPILED = new Map<string, ValidateFunction>();
+const COMPILED_MAX = 1000;
+
+/**
+ * Compiles a schema once per process: every app built in one process (each test's, the CLI's)
+ * loads the same plugins, and compiling their schemas was most of the time it took to build one.
+ * The same text gives the same validator; a fresh ajv per schema, so two schemas with one `$id`
+ * never meet. A validator sets its `errors` on each call and they are read right after it, with
+ * nothing awaited between, so sharing one is safe.
+ */
+function compiledOnce(schema: SettingsSchema): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let check = COMPILED.get(key);
+  if (check === undefined) {
+    check = addFormats(new Ajv({ allErrors: false, strict: false, coerceTypes: false, useDefaults: false, logger: false })).compile(schema);
+    if (COMPILED.size >= COMPILED_MAX) COMPILED.delete(COMPILED.keys().next().value!);
+    COMPILED.set(key, check);
+  }
+  return check;
 }
 
 function describe(errors: ErrorObject[], root: string): string {

@@ -137,23 +137,38 @@ function isInside(dir: string, file: string): boolean {
 export function checkSettingsSchema(manifest: PluginManifest): void {
   if (manifest.settings === undefined) return;
   if (manifest.settings.type !== 'object') throw new PluginProblem('settings must be a JSON Schema with "type": "object"');
-  // A fresh instance per plugin: two versions of one connector may carry the same $id.
-  const ajv = addFormats(new Ajv({ strict: true, allErrors: true, logger: false }));
-  try {
-    ajv.compile(manifest.settings);
-  } catch (e) {
-    throw new PluginProblem(`settings is not a usable JSON Schema (${firstLine(e)})`);
-  }
+  const settings = compileProblem(manifest.settings, false);
+  if (settings !== null) throw new PluginProblem(`settings is not a usable JSON Schema (${settings})`);
   for (const [cap, d] of Object.entries(manifest.reads ?? {}))
     for (const part of ['request', 'answer', 'named'] as const) {
       const schema = d[part];
       if (schema === undefined) continue;
-      try {
-        addFormats(new Ajv({ strict: true, allowUnionTypes: true, allErrors: true, logger: false })).compile(schema);
-      } catch (e) {
-        throw new PluginProblem(`reads.${cap}.${part} is not a usable JSON Schema (${firstLine(e)})`);
-      }
+      const problem = compileProblem(schema, true);
+      if (problem !== null) throw new PluginProblem(`reads.${cap}.${part} is not a usable JSON Schema (${problem})`);
     }
+}
+
+/** What compiling each schema said in this process, by its JSON text (null: it compiles), bounded. */
+const COMPILE_PROBLEMS = new Map<string, string | null>();
+const COMPILE_PROBLEMS_MAX = 1000;
+
+/**
+ * Whether ajv (strict) compiles `schema`, asked once per schema text in this process: every app
+ * built in one process checks the same plugins, and compiling was most of the time it took. A
+ * fresh instance per schema: two versions of one connector may carry the same $id.
+ */
+function compileProblem(schema: object, allowUnionTypes: boolean): string | null {
+  const key = `${String(allowUnionTypes)}\n${JSON.stringify(schema)}`;
+  if (COMPILE_PROBLEMS.has(key)) return COMPILE_PROBLEMS.get(key)!;
+  let problem: string | null = null;
+  try {
+    addFormats(new Ajv({ strict: true, allowUnionTypes, allErrors: true, logger: false })).compile(schema);
+  } catch (e) {
+    problem = firstLine(e);
+  }
+  if (COMPILE_PROBLEMS.size >= COMPILE_PROBLEMS_MAX) COMPILE_PROBLEMS.delete(COMPILE_PROBLEMS.keys().next().value!);
+  COMPILE_PROBLEMS.set(key, problem);
+  return problem;
 }
 
 /** The contract module: the one file outside its folder a plugin may name, and only in `import type`. */
