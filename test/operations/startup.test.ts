@@ -12,7 +12,7 @@ import { SchemaNewerError } from '../../host/storage/migrate.ts';
 import { ADMIN_TOKEN, serviceEnv, startApp } from '../helpers/app.ts';
 import { createTestStore, everyRow, type TestStore } from '../helpers/db.ts';
 import { testNeeding } from '../helpers/needs.ts';
-import { spawnHost } from '../helpers/service-process.ts';
+import { spawnHost, type SpawnedHost } from '../helpers/service-process.ts';
 import { hostOnTmpfs, tmpfsMissing } from '../helpers/tmpfs.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -70,7 +70,7 @@ test('a second service on the same data directory is refused in one line while t
     new RegExp(`^Cannot start: another oncall service \\(pid ${a.child.pid}, started [^)]+\\) is running on ${store.dataDir}: stop it first\\n$`),
   );
   a.child.kill('SIGTERM');
-  t.is(await a.exited, 0);
+  t.is(await a.exited, 0, ended(a));
   const c = host(t, store);
   await waitFor(
     'the next host to listen',
@@ -79,8 +79,13 @@ test('a second service on the same data directory is refused in one line while t
     50,
   );
   c.child.kill('SIGTERM');
-  t.is(await c.exited, 0);
+  t.is(await c.exited, 0, ended(c));
 });
+
+/** How a host ended and what it last wrote: an exit by a signal says which one (it failed once under load, unexplained). */
+function ended(h: SpawnedHost): string {
+  return `ended by ${h.child.signalCode ?? `exit code ${String(h.child.exitCode)}`}; its output:\n${h.output().slice(-4000)}`;
+}
 
 test('a port already in use stops the start in one line', async (t) => {
   const store = await createTestStore();
