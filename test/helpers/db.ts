@@ -72,11 +72,14 @@ export async function migrateDatabase(serverUrl: string, name: string): Promise<
 /** Creates database `name` on the server at the latest schema, copied from the template. */
 export async function createMigrated(serverUrl: string, name: string): Promise<void> {
   const { name: from, tables, seeded } = await schemaTemplate(serverUrl);
-  await withServer(serverUrl, async (db) => {
-    await db.raw(`create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`);
-    for (const table of tables) await db.raw(`create table \`${name}\`.\`${table}\` like \`${from}\`.\`${table}\``);
-    for (const table of seeded) await db.raw(`insert into \`${name}\`.\`${table}\` select * from \`${from}\`.\`${table}\``);
-  });
+  // One round trip for the whole copy (about 60 statements): sent one by one through the driver
+  // they took 0.5-1.1 s on a loaded machine, where the server itself needs about 0.2 s.
+  const statements = [
+    `create database \`${name}\` character set utf8mb4 collate utf8mb4_bin`,
+    ...tables.map((table) => `create table \`${name}\`.\`${table}\` like \`${from}\`.\`${table}\``),
+    ...seeded.map((table) => `insert into \`${name}\`.\`${table}\` select * from \`${from}\`.\`${table}\``),
+  ];
+  await withServer(serverUrl, (db) => db.raw(statements.join(';\n')));
 }
 
 /**
@@ -133,7 +136,14 @@ export async function withServer<T>(serverUrl: string, fn: (db: knex.Knex) => Pr
   const url = new URL(serverUrl);
   const db = knex({
     client: 'mysql2',
-    connection: { host: url.hostname, port: Number(url.port || 3306), user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) },
+    // Several statements in one query: only the helpers' own SQL goes through this connection.
+    connection: {
+      host: url.hostname,
+      port: Number(url.port || 3306),
+      user: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      multipleStatements: true,
+    },
     pool: { min: 0, max: 1 },
   });
   try {
