@@ -43,10 +43,6 @@ async function main(): Promise<void> {
     await app.close().catch(() => undefined);
     return problem(e);
   });
-  log.info({ port, fingerprint: app.identity.fingerprint, database: config.databaseUrl === null ? 'sqlite' : 'mysql' }, 'serving');
-  releaseStartupGarbage();
-  process.stdout.write(`Console and API on ${config.tls === null ? 'http' : 'https'}://localhost:${port}\n`);
-
   // SIGTERM/SIGINT: the shutdown gives back every lease by SHUTDOWN_DEADLINE_MS whatever clients,
   // relays or connectors do; should even that hang (a frozen database), the process still exits
   // by EXIT_DEADLINE_MS (docs/operations.md, "Shutdown"; systemd's TimeoutStopSec is above it).
@@ -67,8 +63,15 @@ async function main(): Promise<void> {
       },
     );
   };
+  // Before the line below says the service is up: whoever waits for that line (a supervisor, a
+  // script, a test) may stop it at once, and a signal that came before the handlers would end the
+  // process without its shutdown (it did, under load, between the line and the handlers).
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+
+  log.info({ port, fingerprint: app.identity.fingerprint, database: config.databaseUrl === null ? 'sqlite' : 'mysql' }, 'serving');
+  releaseStartupGarbage();
+  process.stdout.write(`Console and API on ${config.tls === null ? 'http' : 'https'}://localhost:${port}\n`);
 }
 
 await main();
