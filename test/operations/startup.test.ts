@@ -82,7 +82,7 @@ test('a second service on the same data directory is refused in one line while t
   t.is(await c.exited, 0, ended(c));
 });
 
-/** How a host ended and what it last wrote: an exit by a signal says which one (it failed once under load, unexplained). */
+/** How a host ended and what it last wrote: an exit by a signal says which one (a SIGTERM that came before the host listened for it once ended one: host/main.ts). */
 function ended(h: SpawnedHost): string {
   return `ended by ${h.child.signalCode ?? `exit code ${String(h.child.exitCode)}`}; its output:\n${h.output().slice(-4000)}`;
 }
