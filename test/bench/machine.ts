@@ -27,9 +27,10 @@ function fsyncMs(): number {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'oncall-bench-machine-'));
   const fd = openSync(path.join(dir, 'probe'), 'w');
   const n = 200;
+  const block = Buffer.alloc(512, 120);
   const started = performance.now();
   for (let i = 0; i < n; i++) {
-    writeSync(fd, Buffer.alloc(512, 120));
+    writeSync(fd, block);
     fsyncSync(fd);
   }
   const each = (performance.now() - started) / n;
