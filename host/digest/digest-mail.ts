@@ -1,4 +1,4 @@
-import cron, { type ScheduledTask } from 'node-cron';
+import type { ScheduledTask } from 'node-cron';
 import type { Clock } from '../clock.ts';
 import type { PeopleDirectory } from '../identity/people.ts';
 import type { Ledger } from '../ledger/ledger.service.ts';
@@ -7,7 +7,7 @@ import type { MailService } from '../mail/mail.service.ts';
 import type { Lease } from '../schedule/lease.model.ts';
 import { WORK_LEASE_MS, whileRenewing } from '../passes.ts';
 import { clip } from '../text.ts';
-import { dailyCron, dayIn } from './day.ts';
+import { dayIn, scheduleDaily } from './day.ts';
 import type { DigestService } from './digest.service.ts';
 import type { DigestStateRepo } from './digest-state.repo.ts';
 import type { DigestMailState } from './digest.model.ts';
@@ -105,14 +105,19 @@ export class DigestMailer {
   /** Schedules the daily send (idempotent). */
   start(): void {
     if (this.#task !== null) return;
-    this.#task = cron.schedule(
-      dailyCron(this.#d.at),
-      () => {
-        const run = this.sendFor(this.#d.clock.now()).catch((err: unknown) => this.#d.log.error({ err }, 'the daily digest failed'));
+    this.#task = scheduleDaily(
+      this.#d.at,
+      this.#d.timeZone,
+      `digest:${this.#d.holder}`,
+      (due) => {
+        // The day is the one the run was due on, even when the timer fired late past midnight.
+        const run = this.sendFor(this.#d.clock.now(), dayIn(due, this.#d.timeZone)).catch((err: unknown) =>
+          this.#d.log.error({ err }, 'the daily digest failed'),
+        );
         this.#runs.add(run);
         return run.finally(() => this.#runs.delete(run));
       },
-      { name: `digest:${this.#d.holder}`, timezone: this.#d.timeZone, noOverlap: true, unref: true },
+      this.#d.log,
     );
   }
 
@@ -128,15 +133,14 @@ export class DigestMailer {
    * Sends the digest of the day before `at` when this process wins that day's lease; what the
    * schedule calls, and tests call with a moment of the injected clock.
    */
-  sendFor(at: Date): Promise<DigestMailOutcome> {
-    const next = this.#queue.then(() => this.#sendFor(at));
+  sendFor(at: Date, day = dayIn(at, this.#d.timeZone)): Promise<DigestMailOutcome> {
+    const next = this.#queue.then(() => this.#sendFor(at, day));
     this.#queue = next.catch(() => undefined);
     return next;
   }
 
-  async #sendFor(at: Date): Promise<DigestMailOutcome> {
+  async #sendFor(at: Date, day: string): Promise<DigestMailOutcome> {
     const d = this.#d;
-    const day = dayIn(at, d.timeZone);
     const nowMs = at.getTime();
     const lease = await d.leases.get(digestLease(day));
     if (lease !== null && lease.until_ms > nowMs) return { day, sent: false };
