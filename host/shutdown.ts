@@ -52,11 +52,14 @@ export function createShutdown(d: ShutdownDeps): Shutdown {
   const { server, log } = d;
   let shuttingDown = false;
   const answering = new Set<ServerResponse>();
-  server.server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
+  const answer = (_req: IncomingMessage, res: ServerResponse) => {
     if (shuttingDown) res.shouldKeepAlive = false;
     answering.add(res);
     res.once('close', () => answering.delete(res));
-  });
+  };
+  // A request with `Expect: 100-continue` comes as 'checkContinue' instead of 'request'.
+  server.server.prependListener('request', answer);
+  server.server.prependListener('checkContinue', answer);
   const closeAfterAnswers = () => {
     for (const res of answering) if (!res.headersSent) res.shouldKeepAlive = false;
   };

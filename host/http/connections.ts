@@ -121,7 +121,9 @@ export function guardConnections(server: HttpServer, limits: ConnectionLimits, t
       (oldestIdle(all.keys(), socket) ?? socket).destroy();
     }
   });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  // A request with `Expect: 100-continue` comes as 'checkContinue' instead (restify listens for
+  // it): it makes its connection busy all the same.
+  const busy = (req: IncomingMessage, res: ServerResponse) => {
     const h = all.get(req.socket);
     if (h === undefined) return;
     h.busy++;
@@ -133,7 +135,9 @@ export function guardConnections(server: HttpServer, limits: ConnectionLimits, t
     };
     res.once('finish', end);
     res.once('close', end);
-  });
+  };
+  server.on('request', busy);
+  server.on('checkContinue', busy);
   return { held: () => all.size };
 }
 

@@ -3,12 +3,16 @@
 // finish their headers, from one address and then from twenty, and /health, a password sign-in
 // and the doctor (which opens files) still answer. Every attack is bounded and stops by itself.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
+import { connect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import test, { type ExecutionContext } from 'ava';
-import { connectionCap } from '../../host/http/connections.ts';
+import restify from 'restify';
+import { connectionCap, DEFAULT_LIMITS, guardConnections } from '../../host/http/connections.ts';
+import { silentLogger } from '../../host/log.ts';
 import { signLicence, testVendor } from '../helpers/app.ts';
 import { hostNeeds } from '../helpers/sign-in-queue.ts';
 import { slowHeaders } from '../helpers/slow-headers.ts';
@@ -107,4 +111,44 @@ test('the server waits far less than Node does by default: 10 s for headers, 30 
   const ta = await startApp(t);
   const s = ta.app.server.server as import('node:http').Server & { connectionsCheckingInterval: number };
   t.like(s, { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 5_000, timeout: 120_000, connectionsCheckingInterval: 1000 });
+});
+
+test('a request sent with "Expect: 100-continue" keeps its connection busy: a newer connection over the peer’s share is the one given up', async (t) => {
+  // restify answers the Expect itself ('checkContinue', not 'request'): such a request must
+  // count as one being answered, or its connection would be closed as idle under it.
+  const server = restify.createServer();
+  server.post('/slow', (req, res, next) => {
+    req.resume();
+    req.once('end', () => {
+      res.send(200, { ok: true });
+      next();
+    });
+  });
+  guardConnections(server.server, { ...DEFAULT_LIMITS, max: 100, perClient: 1 }, () => false, silentLogger());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address();
+
+  const body = JSON.stringify({ a: 1 });
+  const slow = request({
+    host: '127.0.0.1',
+    port,
+    path: '/slow',
+    method: 'POST',
+    headers: { 'content-length': Buffer.byteLength(body), expect: '100-continue' },
+  });
+  const answered = new Promise<number>((resolve, reject) => {
+    slow.once('response', (res) => (res.resume(), resolve(res.statusCode ?? 0)));
+    slow.once('error', reject);
+  });
+  await new Promise<void>((resolve) => (slow.once('continue', () => resolve()), slow.flushHeaders()));
+
+  // A second connection from the same address: over its share of one, and the first is busy.
+  const firstClosed = new Promise<string>((resolve) => slow.socket!.once('close', () => resolve('the busy one')));
+  const second = connect(port, '127.0.0.1');
+  t.teardown(() => second.destroy());
+  const secondClosed = new Promise<string>((resolve) => second.once('close', () => resolve('the newer one')));
+  t.is(await Promise.race([firstClosed, secondClosed]), 'the newer one');
+  slow.end(body);
+  t.is(await answered, 200, 'the request in flight was answered on its connection');
 });
