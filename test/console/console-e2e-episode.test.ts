@@ -213,7 +213,7 @@ browserTest('an investigation under way says "Investigating…" and the diagnosi
   // The slow check answers: the diagnosis appears without a reload (the page follows the ledger head).
   for (const release of g.__releaseSlow ?? []) release();
   await running;
-  await page.locator('section[aria-labelledby="diagnosis-heading"] .summary').waitFor({ timeout: 5_000 });
+  await page.locator('section[aria-labelledby="diagnosis-heading"] .summary').waitFor({ timeout: 10_000 });
   t.is(await status.count(), 0);
   t.regex(await page.locator('section[aria-labelledby="diagnosis-heading"]').innerText(), /Held back by the test demo\/slow: released by the test/);
 

@@ -185,7 +185,7 @@ browserTest('first start with an SMTP relay: the owner signs in with a code it d
   await heading(bp, 'Home').waitFor();
   await page.getByText(/Signed in as Olive Owner/).waitFor();
   // The banner follows /v1/status, re-read on the page change: the code went out, so it goes.
-  await page.getByText('Break-glass is open').waitFor({ state: 'detached', timeout: 5000 });
+  await page.getByText('Break-glass is open').waitFor({ state: 'detached', timeout: 10_000 });
   t.like((await ta.call('GET', '/v1/settings/mail')).body, { provider: 'smtp', smtp_host: smtp.host, smtp_user: 'relay', smtp_password_set: true });
   t.is((await ta.call('GET', '/v1/status', { token: null })).body.auth.email_codes, 'working');
   t.false(JSON.stringify((await ta.call('GET', '/v1/ledger?limit=500')).body).includes('relay-pass-77'));
@@ -217,7 +217,7 @@ browserTest('sign-in with an e-mailed code from a real SMTP server; sign out end
   t.regex(await who.innerText(), /First Owner \(owner@bank\.example\), role owner/);
   t.notRegex(await who.innerText(), /break-glass/);
   // The banner follows /v1/status, re-read on each page: once a code was sent it goes.
-  await page.getByText('Break-glass is open').waitFor({ state: 'detached', timeout: 5000 });
+  await page.getByText('Break-glass is open').waitFor({ state: 'detached', timeout: 10_000 });
   t.is(await page.getByText('Break-glass is open').count(), 0, 'a code was sent: break-glass is closed');
   await visited(t, bp, 'e2e-2-home');
 

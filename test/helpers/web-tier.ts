@@ -113,7 +113,7 @@ defaults
   mode http
   timeout connect 1s
   timeout client 30s
-  timeout server 5s
+  timeout server ${o.serviceHosts === true ? '30s' : '5s'}
 frontend fe_web
   bind 127.0.0.1:${port}
   maxconn ${o.maxconn ?? 100}
@@ -123,7 +123,7 @@ frontend prometheus
   http-request use-service prometheus-exporter if { path /metrics }
 backend be_app
   option httpchk GET ${o.checkPath ?? '/health'}
-  default-server check inter 500ms fall 1 rise 1
+  default-server check inter 500ms ${o.serviceHosts === true ? 'fall 3 rise 1\n  timeout check 5s' : 'fall 1 rise 1'}
 ${o.serviceHosts === true ? '  http-response set-header X-Served-By %s\n  option http-buffer-request\n  retries 3\n  option redispatch\n  retry-on conn-failure empty-response\n' : ''}${Object.entries(
       o.servers,
     )

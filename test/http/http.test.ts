@@ -108,7 +108,7 @@ test('status polls, probes and scrapes are logged at debug; other requests and f
   t.is((await ta.call('GET', '/v1/live', { token: null })).status, 401);
   t.is((await ta.call('GET', '/v1/ledger')).status, 200);
   // The logger writes each line after the answer is sent: wait for the last one.
-  for (let i = 0; i < 100 && requestLines(ta).length < 7; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 500 && requestLines(ta).length < 7; i++) await new Promise((r) => setTimeout(r, 10));
   const lines = requestLines(ta);
   const level = (path: string, status: number) => lines.find((l) => l.path === path && l.status === status)?.level;
   for (const path of ['/v1/status', '/v1/live', '/health', '/health/ready']) t.is(level(path, 200), 20, `${path} at debug`);
@@ -120,7 +120,7 @@ test('status polls, probes and scrapes are logged at debug; other requests and f
   const quiet = await startApp(t);
   for (let i = 0; i < 5; i++) t.is((await quiet.call('GET', '/v1/status')).status, 200);
   t.is((await quiet.call('GET', '/v1/ledger')).status, 200);
-  for (let i = 0; i < 100 && !requestLines(quiet).some((l) => l.path === '/v1/ledger'); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 500 && !requestLines(quiet).some((l) => l.path === '/v1/ledger'); i++) await new Promise((r) => setTimeout(r, 10));
   t.deepEqual(
     requestLines(quiet).map((l) => l.path),
     ['/v1/ledger'],

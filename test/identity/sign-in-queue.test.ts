@@ -105,7 +105,9 @@ test('wrong passwords from 12 addresses keeping the queue full: the rest are ref
   // waits for it); on a slow database an address may meet its 30 tries (refused ones count) first.
   t.true(r.statuses['401']! + 10 * (r.statuses['429'] ?? 0) >= 120, 'every address gave 10 wrong passwords or used its 30 tries');
   t.true((r.statuses['503'] ?? 0) > 0, 'a full queue refuses at once');
-  // First in line: only the derivations under way when it came are answered before it (a queue
-  // in arrival order would have had it wait for the 24 waiting).
-  t.true(r.ahead <= 4, `${r.ahead} wrong passwords were answered while the valid sign-in waited`);
+  // First in line: only the derivations under way when it came are answered before it, and the
+  // answers already on their way (a queue in arrival order would have had it wait for the 24
+  // waiting). 8, as for two hosts: the count is taken by a client in the service's own process,
+  // which a loaded machine can leave a few answers behind.
+  t.true(r.ahead <= 8, `${r.ahead} wrong passwords were answered while the valid sign-in waited`);
 });

@@ -160,6 +160,20 @@ await mariadbTest('two host processes on one MariaDB database never deliver one 
   const messages = () => hook.got.map((g) => JSON.parse(g.toString('utf8')) as { event: string; episode: { id: string } });
   const openings = () => messages().filter((m) => m.event === 'incident.opened');
   while (openings().length < SERVICES && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+  // Every episode escalated and told, and the messages received matching the outcome.notified
+  // events on two reads in a row (a message received is recorded just after): a loaded machine
+  // can take longer than a fixed wait. Then one tick more, so that a second delivery would show.
+  const notifiedCount = async () => ((await call(a, 'GET', '/v1/ledger?type=outcome.notified&limit=500', ADMIN_TOKEN)).body.events as any[]).length;
+  const allTold = async () =>
+    ((await call(b, 'GET', '/v1/episodes?limit=100', ADMIN_TOKEN)).body.episodes as any[]).filter(
+      (e) => e.outcome === 'escalated' && e.outcome_detail.told.length === 1,
+    ).length === SERVICES;
+  const settled = async () => (await allTold()) && (await notifiedCount()) === messages().length;
+  const late = Date.now() + 90_000;
+  for (let agreed = 0; agreed < 2 && Date.now() < late;) {
+    agreed = (await settled()) ? agreed + 1 : 0;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const ids = openings().map((m) => m.episode.id);
   t.is(new Set(ids).size, SERVICES, `every incident told (${a.output()}${b.output()})`);

@@ -44,10 +44,19 @@ await mariadbTest('MariaDB: a host whose clock runs 2 minutes ahead of the datab
   // `SET timestamp` stops the session's clock at that moment: set again just before each reading
   // (from SYSDATE, the real time), on the pool's one connection, so the stopped clock is not stale.
   const behindNow = () => db.raw(`set timestamp = unix_timestamp(sysdate(6)) - ${behind / 1000}`);
-  await behindNow();
-  t.is(await a.measure(), 0, 'A agrees with the database');
-  await behindNow();
-  const offset = await b.measure();
+  // Up to three readings: a stall of a second between setting the clock and reading it (a loaded
+  // machine) shows as an offset; a real disagreement shows on every reading.
+  const reading = async (clock: DatabaseClock, good: (ms: number) => boolean): Promise<number> => {
+    let ms = 0;
+    for (let i = 0; i < 3; i++) {
+      await behindNow();
+      ms = await clock.measure();
+      if (good(ms)) break;
+    }
+    return ms;
+  };
+  t.is(await reading(a, (ms) => ms === 0), 0, 'A agrees with the database');
+  const offset = await reading(b, (ms) => Math.abs(ms + behind) < 2_000);
   t.true(Math.abs(offset + behind) < 2_000, `B measured ${offset} ms`);
 
   t.true(await leases.take('investigation-like', 'host-a', 15_000, a.now().getTime()));

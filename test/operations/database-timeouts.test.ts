@@ -51,7 +51,8 @@ await mariadbTest('MariaDB frozen: reads and writes answer 503 storage_unavailab
     const took = Date.now() - started;
     t.is(res.status, 503, `${what}: ${JSON.stringify(res.body)}`);
     t.true(['storage_unavailable', 'ledger_unavailable'].includes(res.body.error), `${what}: ${JSON.stringify(res.body)}`);
-    t.true(took < 5_000, `${what} answered after ${took} ms (timeout 2 s)`);
+    // Within two timeouts (a wait for a connection, then for the statement) and slack, not hung.
+    t.true(took < 7_000, `${what} answered after ${took} ms (timeout 2 s)`);
   }
 
   proxy.thaw();

@@ -2,19 +2,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createServer } from 'node:net';
 import test from 'ava';
 import { deliverAdminToken } from '../../host/first-start.ts';
 import { silentLogger } from '../../host/log.ts';
 import { createTestStore } from '../helpers/db.ts';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 test('npm start runs host/main.ts', (t) => {
   t.is(JSON.parse(readFileSync('package.json', 'utf8')).scripts.start, 'node host/main.ts');
@@ -23,13 +14,13 @@ test('npm start runs host/main.ts', (t) => {
 test('the service starts on a fresh data directory, leaves the admin token in a 0600 file the log names (no terminal), serves, and stops on SIGTERM', async (t) => {
   const store = await createTestStore();
   t.teardown(() => store.cleanup());
-  const port = await freePort();
   const child = spawn(process.execPath, ['host/main.ts'], {
     env: {
       ...process.env,
       SERVICE_DATA_DIR: store.dataDir,
       SERVICE_DATABASE_URL: store.databaseUrl ?? '',
-      SERVICE_PORT: String(port),
+      // Port 0: the host chooses its own and prints it (a port picked here could be taken meanwhile).
+      SERVICE_PORT: '0',
       SERVICE_HOST: '127.0.0.1',
       SERVICE_ADMIN_TOKEN: '',
     },
@@ -40,10 +31,12 @@ test('the service starts on a fresh data directory, leaves the admin token in a 
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const started = Date.now();
-  while (!out.includes('Console and API on')) {
-    if (Date.now() - started > 30_000) t.fail(`did not start: ${out}`);
+  let listening: RegExpExecArray | null = null;
+  while ((listening = /Console and API on http:\/\/[^:]+:(\d+)/.exec(out)) === null) {
+    if (Date.now() - started > 60_000) throw new Error(`did not start: ${out}`);
     await new Promise((r) => setTimeout(r, 50)); // waiting for a child process to boot, not for a rule
   }
+  const port = Number(listening[1]);
   // stdout is a pipe here, as under systemd: it carries the JSON log, so the token is not in it.
   const file = path.join(store.dataDir, 'admin-token');
   t.is(statSync(file).mode & 0o777, 0o600);

@@ -71,8 +71,10 @@ test('endpoint-down: no answer within the timeout holds (a slow 2xx inside it do
   t.true(took >= 950 && took < 5000, `cut off after the service's own timeout (${took} ms)`);
 
   h.set('slow');
-  const slow = await runLive(cause, checkInputs(AT, { service: { health_url: h.url }, overrides: { 'http/endpoint-down': { timeout_s: 1 } } }));
-  t.is(slow.verdict, 'ruled_out', `near miss: a 200 after 0.8 s is inside a 1 s timeout (${slow.reason})`);
+  // 3 s: the server and the check's timer run in this one process, and a stall of 0.2 s on a
+  // loaded machine would let a 1 s timer fire before the 0.8 s answer is read.
+  const slow = await runLive(cause, checkInputs(AT, { service: { health_url: h.url }, overrides: { 'http/endpoint-down': { timeout_s: 3 } } }));
+  t.is(slow.verdict, 'ruled_out', `near miss: a 200 after 0.8 s is inside the timeout (${slow.reason})`);
   t.true((slow.evidence[0]!.observed as { took_ms: number }).took_ms >= 750);
 
   // A fresh server, closed before any request: no pooled connection of the client to it.
