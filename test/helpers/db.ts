@@ -2,7 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { ExecutionContext } from 'ava';
+import test, { type ExecutionContext } from 'ava';
+import { fileURLToPath } from 'node:url';
 import { testNeeding } from './needs.ts';
 import knex from 'knex';
 import { openDb } from '../../host/storage/db.ts';
@@ -29,6 +30,7 @@ export interface TestStore {
  * migration. Without it the database is empty, for the tests of migrating itself.
  */
 export async function createTestStore(opts: { migrated?: boolean } = {}): Promise<TestStore> {
+  refuseIfEngineIndependent();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'oncall-test-'));
   if (TEST_DATABASE_URL === null) {
     return { dataDir, databaseUrl: null, cleanup: async () => rmSync(dataDir, { recursive: true, force: true }) };
@@ -46,6 +48,21 @@ export async function createTestStore(opts: { migrated?: boolean } = {}): Promis
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** test/engine-independent.json: files the MariaDB pass leaves out (ava.config.js). */
+const ENGINE_INDEPENDENT = new Set((JSON.parse(readFileSync(path.join(ROOT, 'test/engine-independent.json'), 'utf8')) as { files: string[] }).files);
+
+/**
+ * A store of the pass's engine is exactly what a file listed as engine-independent must not use:
+ * the MariaDB pass leaves such a file out, so its tests would never run on MariaDB.
+ */
+export function refuseIfEngineIndependent(file = path.relative(ROOT, fileURLToPath(test.meta.file)).split(path.sep).join('/')): void {
+  if (ENGINE_INDEPENDENT.has(file))
+    throw new Error(
+      `${file} opens a test store of the pass's engine, but test/engine-independent.json lists it (the MariaDB pass leaves it out): take it off the list`,
+    );
 }
 
 interface Template {
