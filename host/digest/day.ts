@@ -24,8 +24,9 @@ export function dailyCron(hhmm: string): string {
 }
 
 /**
- * Runs `fn` (given the minute it was due) every day at `HH:MM` in `timeZone`, even when the timer fires up to DAILY_LATE_MS
- * late; a run missed by more than that is logged (and the next day's runs as usual).
+ * Runs `fn` (given the minute it was due) every day at `HH:MM` in `timeZone`, even when the
+ * timer fires up to DAILY_LATE_MS late; a run missed by more than that is logged (and the next
+ * day's runs as usual).
  */
 export function scheduleDaily(hhmm: string, timeZone: string, name: string, fn: (due: Date) => Promise<unknown>, log: Logger): ScheduledTask {
   const task = cron.schedule(dailyCron(hhmm), (ctx) => fn(ctx.date), {

@@ -121,8 +121,9 @@ export function guardConnections(server: HttpServer, limits: ConnectionLimits, t
       (oldestIdle(all.keys(), socket) ?? socket).destroy();
     }
   });
-  // A request with `Expect: 100-continue` comes as 'checkContinue' instead (restify listens for
-  // it): it makes its connection busy all the same.
+  // A request with `Expect: 100-continue` comes as 'checkContinue' instead: restify listens for
+  // it (a bare Node server given a listener would leave the answer to it). Such a request makes
+  // its connection busy all the same.
   const busy = (req: IncomingMessage, res: ServerResponse) => {
     const h = all.get(req.socket);
     if (h === undefined) return;
