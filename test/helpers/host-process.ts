@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import { MARIADB_URL, withServer } from './db.ts';
+import { listeningPort } from './listening.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BOOT_DEADLINE_MS = 60_000;
@@ -94,9 +95,9 @@ export async function startHostProcesses(
       const deadline = Date.now() + BOOT_DEADLINE_MS;
       while (Date.now() < deadline) {
         if (h.exited()) throw new Error(`${h.name} exited while starting:\n${h.output()}`);
-        const listening = /Console and API on http:\/\/[^:]+:(\d+)/.exec(h.output());
+        const listening = listeningPort(h.output());
         if (listening !== null) {
-          h.base = `http://127.0.0.1:${listening[1]}`;
+          h.base = `http://127.0.0.1:${listening}`;
           return;
         }
         await new Promise((r) => setTimeout(r, 50));

@@ -8,6 +8,7 @@ import type { ExecutionContext } from 'ava';
 import knex, { type Knex } from 'knex';
 import { ADMIN_TOKEN, signLicence, testVendor } from './app.ts';
 import { MARIADB_URL, withServer } from './db.ts';
+import { listeningPort } from './listening.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BOOT_DEADLINE_MS = 180_000;
@@ -108,9 +109,9 @@ export async function startInstallProcess(t: ExecutionContext, name: string, opt
     const deadline = Date.now() + BOOT_DEADLINE_MS;
     while (Date.now() < deadline) {
       if (c.exitCode !== null) throw new Error(`${name} exited while starting:\n${out.slice(-4000)}`);
-      const listening = /Console and API on http:\/\/[^:]+:(\d+)/.exec(out.slice(from));
+      const listening = listeningPort(out.slice(from));
       if (listening !== null) {
-        port = Number(listening[1]);
+        port = listening;
         return;
       }
       await new Promise((r) => setTimeout(r, 50));

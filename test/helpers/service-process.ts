@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import { waitFor } from './wait.ts';
+import { listeningPort } from './listening.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -60,7 +61,7 @@ export async function startServiceProcess(t: ExecutionContext, serviceEnv: Recor
     'the service to listen',
     async () => {
       if (host.child.exitCode !== null) throw new Error(`exited ${host.child.exitCode}:\n${host.output()}`);
-      return /Console and API on http:\/\/localhost:(\d+)/.exec(host.output())?.[1] ?? null;
+      return listeningPort(host.output())?.toString() ?? null;
     },
     60_000,
     50,

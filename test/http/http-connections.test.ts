@@ -16,6 +16,7 @@ import { silentLogger } from '../../host/log.ts';
 import { signLicence, testVendor } from '../helpers/app.ts';
 import { hostNeeds } from '../helpers/sign-in-queue.ts';
 import { slowHeaders } from '../helpers/slow-headers.ts';
+import { listeningPort } from '../helpers/listening.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ADMIN = 'admin-token-for-http-connections-0123456789';
@@ -57,8 +58,8 @@ async function limitedHost(
   });
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const m = /Console and API on http:\/\/[^:]+:(\d+)/.exec(out);
-    if (m !== null) return { base: `http://127.0.0.1:${m[1]}`, port: Number(m[1]), output: () => out };
+    const port = listeningPort(out);
+    if (port !== null) return { base: `http://127.0.0.1:${port}`, port, output: () => out };
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the host did not start:\n${out}`);
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MARIADB_URL, mariadbTest, withServer } from '../helpers/db.ts';
+import { listeningPort } from '../helpers/listening.ts';
 
 /**
  * Two real host processes on one MySQL database, started at the same moment (so their
@@ -79,12 +80,12 @@ async function waitForHealth(t: ExecutionContext, host: Host): Promise<void> {
     if (host.exited !== null) {
       throw new Error(`${host.name} exited while starting (code ${host.exited.code}, signal ${host.exited.signal}):\n${host.output()}`);
     }
-    const listening = /Console and API on http:\/\/[^:]+:(\d+)/.exec(host.output());
+    const listening = listeningPort(host.output());
     if (listening === null) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       continue;
     }
-    host.base = `http://127.0.0.1:${listening[1]}`;
+    host.base = `http://127.0.0.1:${listening}`;
     try {
       const res = await fetch(`${host.base}/health`, { signal: AbortSignal.timeout(2000) });
       if (res.status === 200) return;

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import { MARIADB_URL, mariadbTest, withServer } from '../helpers/db.ts';
+import { listeningPort } from '../helpers/listening.ts';
 
 /*
  * Two host processes (`node host/main.ts`) on one MariaDB database, both running the delivery
@@ -78,12 +79,12 @@ async function waitForHealth(host: Host): Promise<void> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (host.exited) throw new Error(`${host.name} exited while starting:\n${host.output()}`);
-    const listening = /Console and API on http:\/\/[^:]+:(\d+)/.exec(host.output());
+    const listening = listeningPort(host.output());
     if (listening === null) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       continue;
     }
-    host.base = `http://127.0.0.1:${listening[1]}`;
+    host.base = `http://127.0.0.1:${listening}`;
     if (
       await fetch(`${host.base}/health`, { signal: AbortSignal.timeout(2000) }).then(
         (r) => r.ok,

@@ -6,6 +6,7 @@ import test from 'ava';
 import { deliverAdminToken } from '../../host/first-start.ts';
 import { silentLogger } from '../../host/log.ts';
 import { createTestStore } from '../helpers/db.ts';
+import { listeningPort } from '../helpers/listening.ts';
 
 test('npm start runs host/main.ts', (t) => {
   t.is(JSON.parse(readFileSync('package.json', 'utf8')).scripts.start, 'node host/main.ts');
@@ -31,12 +32,11 @@ test('the service starts on a fresh data directory, leaves the admin token in a 
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const started = Date.now();
-  let listening: RegExpExecArray | null = null;
-  while ((listening = /Console and API on http:\/\/[^:]+:(\d+)/.exec(out)) === null) {
+  let port: number | null;
+  while ((port = listeningPort(out)) === null) {
     if (Date.now() - started > 60_000) throw new Error(`did not start: ${out}`);
     await new Promise((r) => setTimeout(r, 50)); // waiting for a child process to boot, not for a rule
   }
-  const port = Number(listening[1]);
   // stdout is a pipe here, as under systemd: it carries the JSON log, so the token is not in it.
   const file = path.join(store.dataDir, 'admin-token');
   t.is(statSync(file).mode & 0o777, 0o600);

@@ -11,6 +11,7 @@ import { testNeeding } from '../helpers/needs.ts';
 import { tcpProxy } from '../helpers/tcp-proxy.ts';
 import { fillDisk, hostOnTmpfs, tmpfsMissing } from '../helpers/tmpfs.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { listeningPort } from '../helpers/listening.ts';
 
 // Asked before any test is declared: ava takes declarations only until the file's first pause.
 const mariadbMissing = await withServer(MARIADB_URL, (db) => db.raw('select 1')).then(
@@ -89,9 +90,9 @@ testNeeding(
   async (t) => {
     const host = hostOnTmpfs(t, { sizeMb: 64, env: { SERVICE_METRICS_TOKEN: METRICS_TOKEN, SERVICE_ADMIN_TOKEN: 'admin-token-for-tests-0123456789abcdef' } });
     const base = await waitFor('the host to listen', async () => {
-      const m = /Console and API on http:\/\/localhost:(\d+)/.exec(host.output());
-      if (m === null && host.child.exitCode !== null) throw new Error(host.output());
-      return m === null ? null : `http://127.0.0.1:${m[1]}`;
+      const port = listeningPort(host.output());
+      if (port === null && host.child.exitCode !== null) throw new Error(host.output());
+      return port === null ? null : `http://127.0.0.1:${port}`;
     });
     const probe = async () => {
       const res = await fetch(`${base}/health/ready`);

@@ -13,6 +13,7 @@ import knex from 'knex';
 import { knownMigrations } from '../../host/storage/migrate.ts';
 import { copySource } from '../helpers/source-copy.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { listeningPort } from '../helpers/listening.ts';
 
 /** PATH without any node_modules/.bin: npm runs on the machine's Node.js, as it would for an operator. */
 const machinePath = (process.env.PATH ?? '')
@@ -97,7 +98,7 @@ test('npm pack, unpack, npm ci --omit=dev and start: the compiled service, witho
     'the packaged service to listen',
     async () => {
       if (child.exitCode !== null) throw new Error(out);
-      return /Console and API on http:\/\/localhost:(\d+)/.exec(out)?.[1] ?? null;
+      return listeningPort(out)?.toString() ?? null;
     },
     60_000,
     100,
