@@ -1,5 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { Server } from 'restify';
+import { onEveryRequest } from './http/connections.ts';
 import type { Logger } from './log.ts';
 
 export interface CloseOptions {
@@ -52,14 +53,15 @@ export function createShutdown(d: ShutdownDeps): Shutdown {
   const { server, log } = d;
   let shuttingDown = false;
   const answering = new Set<ServerResponse>();
-  const answer = (_req: IncomingMessage, res: ServerResponse) => {
-    if (shuttingDown) res.shouldKeepAlive = false;
-    answering.add(res);
-    res.once('close', () => answering.delete(res));
-  };
-  // A request with `Expect: 100-continue` comes as 'checkContinue' instead of 'request'.
-  server.server.prependListener('request', answer);
-  server.server.prependListener('checkContinue', answer);
+  onEveryRequest(
+    server.server,
+    (_req, res) => {
+      if (shuttingDown) res.shouldKeepAlive = false;
+      answering.add(res);
+      res.once('close', () => answering.delete(res));
+    },
+    true,
+  );
   const closeAfterAnswers = () => {
     for (const res of answering) if (!res.headersSent) res.shouldKeepAlive = false;
   };

@@ -37,7 +37,10 @@ export function scheduleDaily(hhmm: string, timeZone: string, name: string, fn: 
     missedExecutionTolerance: DAILY_LATE_MS,
   });
   task.on('execution:missed', (ctx) =>
-    log.warn({ task: name, due: ctx.date.toISOString() }, `the run due at ${hhmm} was missed: the process was stalled for more than 15 minutes`),
+    log.warn(
+      { task: name, due: ctx.date.toISOString() },
+      `the run due at ${hhmm} was missed: the process was stalled for more than ${DAILY_LATE_MS / MINUTE} minutes`,
+    ),
   );
   return task;
 }

@@ -121,10 +121,7 @@ export function guardConnections(server: HttpServer, limits: ConnectionLimits, t
       (oldestIdle(all.keys(), socket) ?? socket).destroy();
     }
   });
-  // A request with `Expect: 100-continue` comes as 'checkContinue' instead: restify listens for
-  // it (a bare Node server given a listener would leave the answer to it). Such a request makes
-  // its connection busy all the same.
-  const busy = (req: IncomingMessage, res: ServerResponse) => {
+  onEveryRequest(server, (req, res) => {
     const h = all.get(req.socket);
     if (h === undefined) return;
     h.busy++;
@@ -136,10 +133,21 @@ export function guardConnections(server: HttpServer, limits: ConnectionLimits, t
     };
     res.once('finish', end);
     res.once('close', end);
-  };
-  server.on('request', busy);
-  server.on('checkContinue', busy);
+  });
   return { held: () => all.size };
+}
+
+/**
+ * Calls `listener` for every request the server takes, `prepend`ed or not. A request with
+ * `Expect: 100-continue` comes as 'checkContinue' instead of 'request': restify listens for it
+ * and answers the Expect itself (on a bare Node server, a listener here would leave that answer
+ * to the listener).
+ */
+export function onEveryRequest(server: HttpServer, listener: (req: IncomingMessage, res: ServerResponse) => void, prepend = false): void {
+  for (const event of ['request', 'checkContinue'] as const) {
+    if (prepend) server.prependListener(event, listener);
+    else server.on(event, listener);
+  }
 }
 
 /** `::ffff:10.0.0.1` is `10.0.0.1`. */
